@@ -1,0 +1,77 @@
+# tokenpipe: build, test, demo, install. `make help` lists the targets.
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CARGO   ?= cargo
+BINS    := arrivals fire reduce table simserve
+RELEASE := target/release
+
+.PHONY: help build test lint demo bench generated man completions schema install uninstall clean
+
+help:
+	@echo "make build        release binaries in $(RELEASE)/"
+	@echo "make test         every test (unit, integration through real pipes, generated files)"
+	@echo "make demo         start the simulated server, run the whole pipe against it, print the table"
+	@echo "make bench        measure fire's own timing error and CPU cost (writes nothing; see BENCHMARKS.md)"
+	@echo "make generated    regenerate man/, completions/ and docs/schema.json from the binaries"
+	@echo "make install      install binaries, man pages and completions under DESTDIR/PREFIX"
+	@echo "make lint         rustfmt and clippy, warnings as errors"
+
+build:
+	$(CARGO) build --release --locked --bins
+
+test:
+	$(CARGO) test --workspace --locked
+	$(CARGO) check --locked --benches
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+
+demo: build
+	scripts/demo.sh $(RELEASE)
+
+bench:
+	$(CARGO) bench --locked --bench fire_overhead
+
+generated: man completions schema
+
+man: build
+	@mkdir -p man
+	@for b in $(BINS); do $(RELEASE)/$$b --generate man > man/$$b.1; done
+
+completions: build
+	@mkdir -p completions
+	@for b in $(BINS); do \
+	  $(RELEASE)/$$b --generate complete-bash > completions/$$b.bash; \
+	  $(RELEASE)/$$b --generate complete-zsh > completions/_$$b; \
+	  $(RELEASE)/$$b --generate complete-fish > completions/$$b.fish; \
+	done
+
+schema: build
+	@mkdir -p docs
+	$(RELEASE)/reduce --generate schema > docs/schema.json
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	@for b in $(BINS); do \
+	  install -m 755 $(RELEASE)/$$b $(DESTDIR)$(PREFIX)/bin/$$b; \
+	  install -m 644 man/$$b.1 $(DESTDIR)$(PREFIX)/share/man/man1/$$b.1; \
+	  install -m 644 completions/$$b.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$b; \
+	  install -m 644 completions/_$$b $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_$$b; \
+	  install -m 644 completions/$$b.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$b.fish; \
+	done
+
+uninstall:
+	@for b in $(BINS); do \
+	  rm -f $(DESTDIR)$(PREFIX)/bin/$$b $(DESTDIR)$(PREFIX)/share/man/man1/$$b.1 \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$b \
+	    $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_$$b \
+	    $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$b.fish; \
+	done
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,14 @@
+complete -c simserve -l host -d 'Address to listen on' -r
+complete -c simserve -l port -d 'Port to listen on; 0 picks a free port (printed on stdout)' -r
+complete -c simserve -l ttft-ms -d 'Milliseconds from receiving a request\'s body to sending its first token' -r
+complete -c simserve -l itl-ms -d 'Milliseconds between consecutive tokens' -r
+complete -c simserve -l model -d 'The name of the one model served (listed by /v1/models, echoed in every answer)' -r
+complete -c simserve -l stamps -d 'Write one NDJSON line per finished request with the server\'s own CLOCK_MONOTONIC send stamps: request_id, received_ns, first_token_ns, last_token_ns, tokens' -r -F
+complete -c simserve -l workers -d 'Tokio worker threads' -r
+complete -c simserve -l generate -r -f -a "man\t'A roff man page for section 1'
+complete-bash\t'A bash completion script'
+complete-zsh\t'A zsh completion script'
+complete-fish\t'A fish completion script'
+schema\t'The JSON Schema of the stream format'"
+complete -c simserve -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c simserve -s V -l version -d 'Print version'

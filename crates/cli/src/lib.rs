@@ -1,0 +1,190 @@
+//! What every tokenpipe binary shares: the exit-status contract, `tool: message` errors, a closed
+//! stdout treated as a normal end, input files, and the hidden `--generate` flag that writes man
+//! pages, shell completions and the JSON Schema from the clap definitions themselves.
+
+use std::io::{self, BufRead, Write};
+use std::path::{Path, PathBuf};
+
+pub use anyhow;
+
+/// Exit status: success.
+pub const EXIT_OK: i32 = 0;
+/// Exit status: a runtime failure (I/O, network set-up, a server that cannot be used).
+pub const EXIT_FAILURE: i32 = 1;
+/// Exit status: bad usage or bad input; clap uses the same for flag errors.
+pub const EXIT_BAD_INPUT: i32 = 2;
+/// Exit status after Ctrl-C, as shells expect (128 + SIGINT).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// An error that carries its own exit status, for failures other than I/O and stream errors.
+#[derive(Debug)]
+pub struct Failure {
+    /// The exit status to end with.
+    pub code: i32,
+    /// What to print after `tool: `.
+    pub message: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// Builds a bad-input error (exit status 2).
+pub fn bad_input(message: impl Into<String>) -> anyhow::Error {
+    Failure {
+        code: EXIT_BAD_INPUT,
+        message: message.into(),
+    }
+    .into()
+}
+
+/// Builds an error that ends the process with `code` after printing `message`.
+pub fn failure(code: i32, message: impl Into<String>) -> anyhow::Error {
+    Failure {
+        code,
+        message: message.into(),
+    }
+    .into()
+}
+
+/// Runs a tool's main body and exits with the status its outcome means: 0 on success or when
+/// stdout was closed by the reader (`| head`), 2 for bad input, 1 for anything else. Errors are
+/// printed on stderr as `tool: message`.
+pub fn run(tool: &str, body: impl FnOnce() -> anyhow::Result<()>) -> ! {
+    let code = match body() {
+        Ok(()) => EXIT_OK,
+        Err(err) => exit_code_and_report(tool, &err),
+    };
+    std::process::exit(code)
+}
+
+fn exit_code_and_report(tool: &str, err: &anyhow::Error) -> i32 {
+    for cause in err.chain() {
+        if let Some(io) = cause.downcast_ref::<io::Error>() {
+            if io.kind() == io::ErrorKind::BrokenPipe {
+                return EXIT_OK;
+            }
+        }
+    }
+    let code = if let Some(f) = err.downcast_ref::<Failure>() {
+        f.code
+    } else if let Some(r) = err.downcast_ref::<tokenpipe_format::ReadError>() {
+        if r.is_bad_input() {
+            EXIT_BAD_INPUT
+        } else {
+            EXIT_FAILURE
+        }
+    } else {
+        EXIT_FAILURE
+    };
+    let mut stderr = io::stderr().lock();
+    let _ = write!(stderr, "{tool}: {err}");
+    for cause in err.chain().skip(1) {
+        let _ = write!(stderr, ": {cause}");
+    }
+    let _ = writeln!(stderr);
+    code
+}
+
+/// The generated artefacts a binary can write about itself (hidden `--generate` flag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Generate {
+    /// A roff man page for section 1.
+    Man,
+    /// A bash completion script.
+    CompleteBash,
+    /// A zsh completion script.
+    CompleteZsh,
+    /// A fish completion script.
+    CompleteFish,
+    /// The JSON Schema of the stream format.
+    Schema,
+}
+
+/// Writes the requested artefact for `cmd` to stdout.
+pub fn generate(mut cmd: clap::Command, what: Generate) -> anyhow::Result<()> {
+    let name = cmd.get_name().to_string();
+    let mut out = io::stdout().lock();
+    match what {
+        Generate::Man => clap_mangen::Man::new(cmd).render(&mut out)?,
+        Generate::CompleteBash => {
+            clap_complete::generate(clap_complete::Shell::Bash, &mut cmd, name, &mut out)
+        }
+        Generate::CompleteZsh => {
+            clap_complete::generate(clap_complete::Shell::Zsh, &mut cmd, name, &mut out)
+        }
+        Generate::CompleteFish => {
+            clap_complete::generate(clap_complete::Shell::Fish, &mut cmd, name, &mut out)
+        }
+        Generate::Schema => out.write_all(tokenpipe_format::schema::json_schema().as_bytes())?,
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// An input stream and the name to use for it in messages.
+pub struct Input {
+    /// The buffered reader.
+    pub reader: Box<dyn BufRead + Send>,
+    /// `<stdin>` or the path.
+    pub name: String,
+}
+
+/// Opens each path (`-` is stdin); no paths means stdin alone. Consumers read many files so
+/// that runs saved with `tee` can be combined without `cat`.
+pub fn open_inputs(paths: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
+    if paths.is_empty() {
+        return Ok(vec![stdin_input()]);
+    }
+    paths.iter().map(|p| open_input(p)).collect()
+}
+
+fn stdin_input() -> Input {
+    Input {
+        reader: Box::new(io::BufReader::with_capacity(256 * 1024, io::stdin())),
+        name: "<stdin>".into(),
+    }
+}
+
+fn open_input(path: &Path) -> anyhow::Result<Input> {
+    if path == Path::new("-") {
+        return Ok(stdin_input());
+    }
+    let file = std::fs::File::open(path).map_err(|e| {
+        failure(
+            EXIT_BAD_INPUT,
+            format!("cannot open {}: {e}", path.display()),
+        )
+    })?;
+    Ok(Input {
+        reader: Box::new(io::BufReader::with_capacity(256 * 1024, file)),
+        name: path.display().to_string(),
+    })
+}
+
+/// Raises the soft open-file limit to the hard limit: a thousand concurrent streams need a
+/// thousand sockets, more than the common default soft limit of 1024.
+pub fn raise_fd_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain getrlimit/setrlimit on a valid struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
+/// The command line as given, for the header's `argv`.
+pub fn argv() -> Vec<String> {
+    std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}

@@ -1,0 +1,402 @@
+//! `fire`: executes a schedule against an OpenAI-compatible streaming endpoint and writes one
+//! record per sent request, per content event and per finished request.
+//!
+//! Threads: the dispatcher (reads the schedule, decides send instants, see [`pacer`]), the
+//! network runtime (tokio + hyper; one task per request, see [`exchange`]), and the writer
+//! (owns stdout, see [`sink`]). Times are stamped on `CLOCK_MONOTONIC` relative to the run
+//! start written in the header.
+
+pub mod body;
+pub mod chunk;
+pub mod exchange;
+pub mod pacer;
+pub mod sink;
+pub mod sse;
+pub mod stop;
+
+use anyhow::Context;
+use body::{Api, BodyOptions};
+use clap::{CommandFactory, Parser};
+use exchange::{Ctx, HttpClient};
+use http_body_util::BodyExt;
+use hyper::header::HeaderValue;
+use hyper::Uri;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use pacer::{Job, Pacer};
+use sink::Sink;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use stop::{Stop, StopReason};
+use tokenpipe_format::clock::{rfc3339_now, RunClock};
+use tokenpipe_format::{Header, Record, RecordReader, FORMAT_MAJOR, FORMAT_MINOR};
+
+/// Execute a request schedule against an OpenAI-compatible streaming endpoint.
+///
+/// Reads the NDJSON schedule written by `arrivals` (stdin, or FILE), sends each request at its
+/// scheduled instant (open loop) or keeps N in flight (closed loop), and writes NDJSON events to
+/// stdout: a `sent` record per request, a `token` record per streamed event that carries
+/// content (stamped when its bytes are read), and exactly one `done` record per request,
+/// failures included. Ctrl-C stops sending, ends requests in flight as `cancelled` and exits
+/// 130 after writing everything measured.
+#[derive(Debug, Parser)]
+#[command(name = "fire", version, after_help = EXAMPLES)]
+pub struct Args {
+    /// Base URL of the API, up to and including `/v1`.
+    #[arg(long, env = "TOKENPIPE_URL", required_unless_present = "generate")]
+    pub url: Option<String>,
+
+    /// Which endpoint to call.
+    #[arg(long, value_enum, default_value = "completions")]
+    pub api: Api,
+
+    /// Model name to send; by default the first model listed by `GET {url}/models`.
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// Bearer token for the `Authorization` header.
+    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+
+    /// Closed loop: requests kept in flight, overriding the schedule's concurrency.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub concurrency: Option<u64>,
+
+    /// Seconds a request may take from send to the end of its stream.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1800.0)]
+    pub timeout: f64,
+
+    /// Do not send `ignore_eos: true` (then the model may stop before `max_tokens`).
+    #[arg(long)]
+    pub no_ignore_eos: bool,
+
+    /// Network threads (1 runs everything on one thread, the cheapest for a few thousand
+    /// streams).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: u16,
+
+    /// Schedule to read instead of stdin.
+    pub file: Option<PathBuf>,
+
+    #[arg(long, hide = true, value_enum)]
+    generate: Option<tokenpipe_cli::Generate>,
+}
+
+const EXAMPLES: &str = "\
+Examples:
+  # open loop, Poisson arrivals at 2 requests/s
+  arrivals --rate 2 --num-prompts 100 | fire --url http://127.0.0.1:8000/v1 > run.ndjson
+
+  # closed loop through the chat API, keeping 16 requests in flight
+  arrivals --concurrency 16 -n 256 | fire --url http://127.0.0.1:8000/v1 --api chat | reduce | table
+
+  # keep the raw events and the summary
+  arrivals --rate 1 -n 50 | fire --url http://127.0.0.1:8000/v1 | tee events.ndjson | reduce | table";
+
+/// The clap command, for man pages and completions.
+pub fn command() -> clap::Command {
+    Args::command()
+}
+
+/// Parses the process arguments and runs.
+pub fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    if let Some(g) = args.generate {
+        return tokenpipe_cli::generate(Args::command(), g);
+    }
+    tokenpipe_cli::raise_fd_limit();
+    run(args)
+}
+
+fn endpoint(base: &str, api: Api) -> anyhow::Result<(Uri, Uri)> {
+    let base = base.trim_end_matches('/');
+    if !base.starts_with("http://") {
+        return Err(tokenpipe_cli::bad_input(format!(
+            "--url {base}: only http:// URLs are supported"
+        )));
+    }
+    let parse = |s: String| {
+        s.parse::<Uri>()
+            .map_err(|e| tokenpipe_cli::bad_input(format!("--url {base}: {e}")))
+    };
+    Ok((
+        parse(format!("{base}{}", api.path()))?,
+        parse(format!("{base}/models"))?,
+    ))
+}
+
+fn build_client() -> HttpClient {
+    let mut http = HttpConnector::new();
+    http.set_nodelay(true);
+    http.enforce_http(true);
+    Client::builder(TokioExecutor::new())
+        .pool_timer(TokioTimer::new())
+        .timer(TokioTimer::new())
+        .pool_max_idle_per_host(usize::MAX)
+        .pool_idle_timeout(Duration::from_secs(90))
+        .build(http)
+}
+
+/// Asks the server which model it serves; `None` (with a warning) if it cannot tell us.
+async fn discover_model(client: &HttpClient, models: Uri) -> Option<String> {
+    let attempt = async {
+        let resp = client
+            .get(models.clone())
+            .await
+            .map_err(|e| exchange::error_chain(&e))?;
+        let status = resp.status();
+        let bytes = tokio::time::timeout(Duration::from_secs(30), resp.into_body().collect())
+            .await
+            .map_err(|_| "timed out".to_string())?
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        if !status.is_success() {
+            return Err(format!("HTTP {status}"));
+        }
+        let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+        v.pointer("/data/0/id")
+            .and_then(|m| m.as_str())
+            .map(str::to_string)
+            .ok_or_else(|| "no model listed".to_string())
+    };
+    match tokio::time::timeout(Duration::from_secs(30), attempt).await {
+        Ok(Ok(m)) => Some(m),
+        Ok(Err(e)) => {
+            eprintln!("fire: warning: GET {models}: {e}; sending requests without a model name (use --model)");
+            None
+        }
+        Err(_) => {
+            eprintln!("fire: warning: GET {models}: timed out; sending requests without a model name (use --model)");
+            None
+        }
+    }
+}
+
+/// Runs a whole benchmark with parsed arguments.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        return Err(tokenpipe_cli::bad_input(
+            "--timeout must be a positive number of seconds",
+        ));
+    }
+    let url = args.url.clone().unwrap_or_default();
+    let (uri, models_uri) = endpoint(&url, args.api)?;
+    let auth = match &args.api_key {
+        Some(k) => Some(
+            HeaderValue::from_str(&format!("Bearer {k}"))
+                .map_err(|_| tokenpipe_cli::bad_input("--api-key contains invalid characters"))?,
+        ),
+        None => None,
+    };
+    let inputs = tokenpipe_cli::open_inputs(args.file.as_slice())?;
+    let input = inputs.into_iter().next().context("no input to read")?;
+    let mut reader = RecordReader::new(input.reader, input.name);
+    let upstream = reader.read_header()?;
+
+    let runtime = if args.threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(usize::from(args.threads))
+            .enable_all()
+            .build()?
+    };
+    let client = runtime.block_on(async { build_client() });
+    let model = match &args.model {
+        Some(m) => Some(m.clone()),
+        None => runtime.block_on(discover_model(&client, models_uri)),
+    };
+
+    let stop = Arc::new(Stop::default());
+    let stop_on_close = stop.clone();
+    let sink = Sink::new(std::io::stdout(), move || {
+        stop_on_close.trigger(StopReason::OutputClosed)
+    });
+    let clock = RunClock::start();
+    let run_hash = run_hash(clock.origin_ns());
+    sink.record(&Record::Header(header(
+        &args, &upstream, &clock, run_hash, &model,
+    )));
+
+    let (jobs_tx, mut jobs_rx) = tokio::sync::mpsc::unbounded_channel::<Job>();
+    let (slots_tx, slots_rx) = std::sync::mpsc::channel::<u64>();
+    let pacer = Pacer {
+        clock,
+        jobs: jobs_tx,
+        slots: slots_rx,
+        stop: stop.clone(),
+        sink: sink.clone(),
+        body: BodyOptions {
+            api: args.api,
+            model,
+            ignore_eos: !args.no_ignore_eos,
+        },
+        concurrency: args.concurrency,
+    };
+    let dispatcher = std::thread::Builder::new()
+        .name("fire-dispatch".into())
+        .spawn(move || pacer.run(reader))
+        .context("starting the dispatcher thread")?;
+
+    let ctx = Arc::new(Ctx {
+        client,
+        uri,
+        auth,
+        clock,
+        sink: sink.clone(),
+        timeout: Duration::from_secs_f64(args.timeout),
+        stop: stop.clone(),
+        slots: slots_tx,
+        run_hash,
+        failures: Mutex::new(Vec::new()),
+    });
+    runtime.block_on(async {
+        let sigint_stop = stop.clone();
+        let sigint = tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                sigint_stop.trigger(StopReason::Interrupted);
+            }
+        });
+        let ticker_sink = sink.clone();
+        let ticker = tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_millis(200));
+            loop {
+                every.tick().await;
+                ticker_sink.flush_now();
+            }
+        });
+        let mut tasks = tokio::task::JoinSet::new();
+        while let Some(job) = jobs_rx.recv().await {
+            tasks.spawn(exchange::run(ctx.clone(), job));
+            while tasks.try_join_next().is_some() {}
+        }
+        while tasks.join_next().await.is_some() {}
+        sigint.abort();
+        ticker.abort();
+    });
+    let dispatched = dispatcher
+        .join()
+        .map_err(|_| anyhow::anyhow!("dispatcher thread panicked"))?;
+    sink.finish().context("writing output")?;
+    report_failures(&ctx);
+    dispatched?;
+    match stop.reason() {
+        Some(StopReason::Interrupted) => Err(tokenpipe_cli::failure(
+            tokenpipe_cli::EXIT_INTERRUPTED,
+            "interrupted; everything measured was written",
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn report_failures(ctx: &Ctx) {
+    let f = ctx.failures.lock().unwrap_or_else(|p| p.into_inner());
+    if f.is_empty() {
+        return;
+    }
+    let total: u64 = f.iter().map(|(_, n)| n).sum();
+    let kinds: Vec<String> = f
+        .iter()
+        .map(|(k, n)| format!("{}: {n}", k.as_str()))
+        .collect();
+    eprintln!("fire: {total} requests failed ({})", kinds.join(", "));
+}
+
+/// A run identifier from the clock origin and the process id: distinct across concurrent runs.
+fn run_hash(origin_ns: u64) -> u64 {
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for v in [wall, origin_ns, u64::from(std::process::id())] {
+        for b in v.to_le_bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+fn header(
+    args: &Args,
+    upstream: &Header,
+    clock: &RunClock,
+    run_hash: u64,
+    model: &Option<String>,
+) -> Header {
+    let mut params = BTreeMap::new();
+    params.insert(
+        "url".to_string(),
+        serde_json::json!(args.url.as_deref().unwrap_or_default()),
+    );
+    params.insert("api".to_string(), serde_json::json!(args.api));
+    params.insert("model".to_string(), serde_json::json!(model));
+    params.insert("timeout_s".to_string(), serde_json::json!(args.timeout));
+    params.insert(
+        "ignore_eos".to_string(),
+        serde_json::json!(!args.no_ignore_eos),
+    );
+    if let Some(c) = args.concurrency {
+        params.insert("concurrency".to_string(), serde_json::json!(c));
+    }
+    Header {
+        format_major: FORMAT_MAJOR,
+        format_minor: FORMAT_MINOR,
+        tool: "fire".into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        run_id: format!("fire-{run_hash:016x}"),
+        argv: redact_key(tokenpipe_cli::argv()),
+        seed: None,
+        started_at: Some(rfc3339_now()),
+        monotonic_origin_ns: Some(clock.origin_ns()),
+        params,
+        upstream: Header::chain(upstream),
+    }
+}
+
+/// Keeps API keys given on the command line out of the recorded argv.
+fn redact_key(mut argv: Vec<String>) -> Vec<String> {
+    let mut redact_next = false;
+    for a in argv.iter_mut() {
+        if redact_next {
+            *a = "***".into();
+            redact_next = false;
+        } else if a == "--api-key" {
+            redact_next = true;
+        } else if a.starts_with("--api-key=") {
+            *a = "--api-key=***".into();
+        }
+    }
+    argv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_and_bad_urls() {
+        let (u, m) = endpoint("http://127.0.0.1:8000/v1/", Api::Chat).unwrap();
+        assert_eq!(u.to_string(), "http://127.0.0.1:8000/v1/chat/completions");
+        assert_eq!(m.to_string(), "http://127.0.0.1:8000/v1/models");
+        assert!(endpoint("https://x/v1", Api::Chat).is_err());
+        assert!(endpoint("http://exa mple/v1", Api::Chat).is_err());
+    }
+
+    #[test]
+    fn api_key_never_recorded() {
+        let a = redact_key(vec![
+            "fire".into(),
+            "--api-key".into(),
+            "sk-1".into(),
+            "--api-key=sk-2".into(),
+        ]);
+        assert!(!a.join(" ").contains("sk-"));
+    }
+}

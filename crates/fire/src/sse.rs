@@ -1,0 +1,135 @@
+//! Splits a byte stream into Server-Sent Events, whatever the network cut them into.
+//!
+//! Follows the SSE grammar: lines end in `\n`, `\r\n` or `\r`; `data:` lines (one optional space
+//! after the colon) accumulate, joined by `\n`; a blank line dispatches the event; comments
+//! (`:`) and other fields are ignored. Buffers are reused across events and requests, so a
+//! steady stream allocates nothing.
+
+/// Incremental SSE parser for one response body.
+#[derive(Debug, Default)]
+pub struct SseSplitter {
+    line: Vec<u8>,
+    data: Vec<u8>,
+    has_data: bool,
+    last_was_cr: bool,
+}
+
+impl SseSplitter {
+    /// Creates an empty splitter.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds the next bytes of the body; `on_event` is called with the data of each complete
+    /// event, in order. It returns `false` to stop early (the rest of `chunk` is dropped).
+    pub fn feed(&mut self, chunk: &[u8], mut on_event: impl FnMut(&[u8]) -> bool) {
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            if self.last_was_cr {
+                self.last_was_cr = false;
+                if rest[0] == b'\n' {
+                    rest = &rest[1..];
+                    continue;
+                }
+            }
+            match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+                None => {
+                    self.line.extend_from_slice(rest);
+                    return;
+                }
+                Some(i) => {
+                    self.last_was_cr = rest[i] == b'\r';
+                    let keep_going = if self.line.is_empty() {
+                        self.end_line(&rest[..i], &mut on_event)
+                    } else {
+                        let mut line = std::mem::take(&mut self.line);
+                        line.extend_from_slice(&rest[..i]);
+                        let r = self.end_line(&line, &mut on_event);
+                        line.clear();
+                        self.line = line;
+                        r
+                    };
+                    if !keep_going {
+                        return;
+                    }
+                    rest = &rest[i + 1..];
+                }
+            }
+        }
+    }
+
+    fn end_line(&mut self, line: &[u8], on_event: &mut impl FnMut(&[u8]) -> bool) -> bool {
+        if line.is_empty() {
+            if !self.has_data {
+                return true;
+            }
+            self.has_data = false;
+            let r = on_event(&self.data);
+            self.data.clear();
+            return r;
+        }
+        if let Some(value) = line.strip_prefix(b"data:") {
+            let value = value.strip_prefix(b" ").unwrap_or(value);
+            if self.has_data {
+                self.data.push(b'\n');
+            }
+            self.data.extend_from_slice(value);
+            self.has_data = true;
+        }
+        true
+    }
+
+    /// True when bytes of an unfinished event are buffered (a body that ends here was cut).
+    pub fn has_partial(&self) -> bool {
+        self.has_data || !self.line.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(chunks: &[&[u8]]) -> Vec<String> {
+        let mut s = SseSplitter::new();
+        let mut out = vec![];
+        for c in chunks {
+            s.feed(c, |e| {
+                out.push(String::from_utf8_lossy(e).into_owned());
+                true
+            });
+        }
+        out
+    }
+
+    const BODY: &[u8] = b": comment\r\n\r\ndata: {\"a\":1}\n\nevent: x\ndata:{\"b\":2}\r\n\r\ndata: line1\ndata: line2\n\ndata: [DONE]\r\r";
+
+    #[test]
+    fn parses_whole_body() {
+        assert_eq!(
+            events(&[BODY]),
+            vec!["{\"a\":1}", "{\"b\":2}", "line1\nline2", "[DONE]"]
+        );
+    }
+
+    #[test]
+    fn same_events_when_cut_at_every_byte() {
+        let whole = events(&[BODY]);
+        for i in 0..=BODY.len() {
+            for j in i..=BODY.len() {
+                let got = events(&[&BODY[..i], &BODY[i..j], &BODY[j..]]);
+                assert_eq!(got, whole, "cut at {i} and {j}");
+            }
+        }
+        let bytes: Vec<&[u8]> = BODY.chunks(1).collect();
+        assert_eq!(events(&bytes), whole);
+    }
+
+    #[test]
+    fn partial_event_is_reported() {
+        let mut s = SseSplitter::new();
+        s.feed(b"data: {\"a\"", |_| true);
+        assert!(s.has_partial());
+        s.feed(b":1}\n\n", |_| true);
+        assert!(!s.has_partial());
+    }
+}

@@ -1,0 +1,64 @@
+//! One way to end a run early, whatever the cause: Ctrl-C, or a reader that closed our stdout.
+//! The dispatcher stops sending (remaining requests end as `not_sent`) and every request in
+//! flight ends as `cancelled`, so the stream still holds one `done` per request.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use tokio::sync::watch;
+
+/// Why the run was stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// SIGINT (Ctrl-C).
+    Interrupted,
+    /// The consumer of stdout went away.
+    OutputClosed,
+}
+
+/// A stop signal visible to threads (polling) and tasks (awaiting).
+pub struct Stop {
+    reason: AtomicU8,
+    tx: watch::Sender<bool>,
+}
+
+impl Default for Stop {
+    fn default() -> Self {
+        Self {
+            reason: AtomicU8::new(0),
+            tx: watch::Sender::new(false),
+        }
+    }
+}
+
+impl Stop {
+    /// Stops the run; the first reason given is the one kept.
+    pub fn trigger(&self, reason: StopReason) {
+        let code = match reason {
+            StopReason::Interrupted => 1,
+            StopReason::OutputClosed => 2,
+        };
+        let _ = self
+            .reason
+            .compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst);
+        self.tx.send_replace(true);
+    }
+
+    /// Why the run stopped, if it did.
+    pub fn reason(&self) -> Option<StopReason> {
+        match self.reason.load(Ordering::SeqCst) {
+            1 => Some(StopReason::Interrupted),
+            2 => Some(StopReason::OutputClosed),
+            _ => None,
+        }
+    }
+
+    /// True once stopped (cheap enough to poll between sends).
+    pub fn is_stopped(&self) -> bool {
+        self.reason.load(Ordering::Relaxed) != 0
+    }
+
+    /// Completes when the run is stopped.
+    pub async fn stopped(&self) {
+        let mut rx = self.tx.subscribe();
+        let _ = rx.wait_for(|s| *s).await;
+    }
+}

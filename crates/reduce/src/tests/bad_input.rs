@@ -1,0 +1,99 @@
+//! Each rule of the stream, broken once, must name the source and the line.
+
+use super::*;
+use tokenpipe_cli::{Failure, EXIT_BAD_INPUT};
+
+/// Asserts that `lines` (after the header on line 1) are rejected as bad input at `line`.
+fn assert_bad(lines: &[String], line: usize, needle: &str) {
+    let err = summary_of(&stream(lines)).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with(&format!("<test>: line {line}: ")),
+        "wrong line: {msg}"
+    );
+    assert!(msg.contains(needle), "{msg}");
+    let failure = err.downcast_ref::<Failure>().expect("a bad-input failure");
+    assert_eq!(failure.code, EXIT_BAD_INPUT);
+}
+
+#[test]
+fn token_after_done_is_bad_input() {
+    let lines = [sent(1, 0, 0), done(1, 5, true, ""), token(1, 6, 1)];
+    assert_bad(&lines, 4, "request 1: token record after its done");
+}
+
+#[test]
+fn second_done_is_bad_input() {
+    let lines = [sent(1, 0, 0), done(1, 5, false, ""), done(1, 6, false, "")];
+    assert_bad(&lines, 4, "request 1: a second done record");
+    // A done without sent, twice.
+    let lines = [done(2, 5, false, ""), done(2, 6, false, "")];
+    assert_bad(&lines, 3, "request 2: a second done record");
+}
+
+#[test]
+fn token_never_sent_is_bad_input() {
+    let lines = [sent(1, 0, 0), token(7, 3, 1)];
+    assert_bad(
+        &lines,
+        3,
+        "request 7: token record for a request that was never sent",
+    );
+}
+
+#[test]
+fn second_sent_is_bad_input() {
+    let lines = [sent(1, 0, 0), sent(2, 0, 0), sent(1, 0, 4)];
+    assert_bad(
+        &lines,
+        4,
+        "request 1: a second sent record (the first is on line 2)",
+    );
+    let lines = [sent(1, 0, 0), done(1, 3, false, ""), sent(1, 0, 4)];
+    assert_bad(&lines, 4, "request 1: sent record after its done");
+}
+
+#[test]
+fn ok_done_never_sent_is_bad_input() {
+    let lines = [done(3, 5, true, "")];
+    assert_bad(&lines, 2, "never sent");
+}
+
+#[test]
+fn time_going_backwards_is_bad_input() {
+    let lines = [sent(1, 0, 100), token(1, 99, 1)];
+    assert_bad(&lines, 3, "token at_ns 99 is earlier");
+    let lines = [sent(1, 0, 100), token(1, 150, 1), done(1, 120, true, "")];
+    assert_bad(&lines, 4, "done at_ns 120 is earlier");
+}
+
+#[test]
+fn second_header_is_bad_input() {
+    let lines = [sent(1, 0, 0), header("run-2")];
+    assert_bad(&lines, 3, "a second header");
+}
+
+#[test]
+fn reader_errors_keep_their_line() {
+    let lines = [sent(1, 0, 0), r#"{"type":"token","id":1}"#.to_string()];
+    let err = summary_of(&stream(&lines)).unwrap_err();
+    let read = err
+        .downcast_ref::<tokenpipe_format::ReadError>()
+        .expect("a read error");
+    assert!(read.is_bad_input());
+    assert!(err.to_string().contains("line 3"), "{err}");
+}
+
+#[test]
+fn no_requests_is_bad_input() {
+    let err = summary_of(&stream(&[])).unwrap_err();
+    assert!(err.to_string().contains("<test>: no requests"), "{err}");
+    assert_eq!(
+        err.downcast_ref::<Failure>().map(|f| f.code),
+        Some(EXIT_BAD_INPUT)
+    );
+    // Records that are not fire's (an arrivals stream) are no requests either.
+    let lines = [r#"{"type":"request","id":1,"prompt_tokens":3,"max_tokens":4}"#.to_string()];
+    let err = summary_of(&stream(&lines)).unwrap_err();
+    assert!(err.to_string().contains("no requests"), "{err}");
+}

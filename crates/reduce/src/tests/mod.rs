@@ -1,0 +1,84 @@
+//! Whole-run tests: hand-written event streams with known timings, checked field by field
+//! against docs/metrics.md ([`metrics`]), the multi-input driver ([`runs`]), and every bad-input
+//! rule with its line number ([`bad_input`]). This file holds the stream-building helpers.
+
+mod bad_input;
+mod metrics;
+mod runs;
+
+use crate::{reduce_run, summarize};
+use tokenpipe_format::{RecordReader, Summary};
+
+pub(super) const MS: u64 = 1_000_000;
+
+pub(super) fn header(run_id: &str) -> String {
+    format!(
+        r#"{{"type":"header","format_major":1,"tool":"fire","tool_version":"0.1.0","run_id":"{run_id}","params":{{"url":"http://x"}},"upstream":[{{"format_major":1,"tool":"arrivals","tool_version":"0.1.0","run_id":"a","params":{{"model":"m-7b"}}}}]}}"#
+    )
+}
+
+pub(super) fn sent(id: u64, scheduled_ns: u64, sent_ns: u64) -> String {
+    format!(r#"{{"type":"sent","id":{id},"scheduled_ns":{scheduled_ns},"sent_ns":{sent_ns}}}"#)
+}
+
+pub(super) fn token(id: u64, at_ns: u64, tokens: u32) -> String {
+    format!(r#"{{"type":"token","id":{id},"at_ns":{at_ns},"tokens":{tokens}}}"#)
+}
+
+pub(super) fn done(id: u64, at_ns: u64, ok: bool, extra: &str) -> String {
+    format!(r#"{{"type":"done","id":{id},"at_ns":{at_ns},"ok":{ok},"events":0{extra}}}"#)
+}
+
+pub(super) fn stream(lines: &[String]) -> String {
+    let mut s = header("run-1");
+    s.push('\n');
+    for l in lines {
+        s.push_str(l);
+        s.push('\n');
+    }
+    s
+}
+
+pub(super) fn summary_of(text: &str) -> anyhow::Result<Summary> {
+    let mut reader = RecordReader::new(text.as_bytes(), "<test>");
+    let header = reader.read_header()?;
+    let outcome = reduce_run(&mut reader, header)?;
+    Ok(summarize(&outcome.stats, "l".into(), outcome.header.run_id))
+}
+
+/// Relative tolerance of the HDR percentiles (3 significant figures).
+pub(super) fn assert_pct(got: Option<f64>, want: f64) {
+    let got = got.expect("a percentile");
+    assert!(
+        (got - want).abs() <= want * 1e-3,
+        "percentile {got} not within 0.1% of {want}"
+    );
+}
+
+/// Two successful requests with TTFT 50 and 70 ms, 5 single-token events 10 ms apart, E2EL 100
+/// and 120 ms; interleaved.
+pub(super) fn two_requests() -> Vec<String> {
+    let (a, b) = (1_000 * MS, 1_020 * MS);
+    vec![
+        sent(1, a - MS, a),
+        sent(2, b - 3 * MS, b),
+        token(1, a + 50 * MS, 1),
+        token(1, a + 60 * MS, 1),
+        token(2, b + 70 * MS, 1),
+        token(1, a + 70 * MS, 1),
+        token(1, a + 80 * MS, 1),
+        token(2, b + 80 * MS, 1),
+        token(1, a + 90 * MS, 1),
+        token(2, b + 90 * MS, 1),
+        done(
+            1,
+            a + 100 * MS,
+            true,
+            r#","prompt_tokens":100,"completion_tokens":5"#,
+        ),
+        token(2, b + 100 * MS, 1),
+        token(2, b + 110 * MS, 1),
+        // No usage: n is the sum of the token events.
+        done(2, b + 120 * MS, true, r#","prompt_tokens":200"#),
+    ]
+}

@@ -1,0 +1,194 @@
+//! The command line of `simserve` and the validated settings the server runs with.
+//!
+//! `Args` is what clap parses (its doc comment is the long help); `Config` is what the server
+//! needs, with the millisecond floats turned into whole nanoseconds once, so every deadline is
+//! computed in exact integer arithmetic.
+
+use clap::Parser;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The longest TTFT or inter-token latency accepted: one hour. Anything longer is a typo, and the
+/// bound keeps every deadline far from overflow.
+const MAX_DELAY_MS: f64 = 3_600_000.0;
+
+/// Serve a simulated OpenAI-compatible LLM endpoint with exact, deadline-driven token timing.
+///
+/// simserve answers /v1/completions and /v1/chat/completions the way vLLM does, streaming or
+/// not, without a model: every request generates exactly `max_tokens` tokens, the first one
+/// TTFT after the request body was read and each next one ITL after the previous deadline
+/// (absolute deadlines, so errors never accumulate). It is the reference that `fire` measures
+/// its own timing error against: with --stamps it writes, per request, the CLOCK_MONOTONIC
+/// instants at which it handed its first and last token to the network stack.
+///
+/// On start it prints one line on stdout, the base URL (http://127.0.0.1:PORT/v1), and runs
+/// until SIGINT or SIGTERM. Tokio timers tick in whole milliseconds: a token leaves at its
+/// deadline or up to two milliseconds later (one on average), never earlier; the stamps record
+/// when it really left.
+///
+/// Other routes: GET /v1/models lists the one model, GET /health answers 200.
+///
+/// EXAMPLES:
+///   # a server on a free port, 50 ms to the first token, then 100 tokens per second
+///   simserve --port 0 --ttft-ms 50 --itl-ms 10
+///
+///   # record the server's own send times to compare with what the client saw
+///   simserve --port 8000 --stamps server-stamps.ndjson
+///
+///   # learn the port from the first line, then stream a chat answer
+///   simserve --port 0 > url.txt & sleep 0.2
+///   curl -sN "$(head -1 url.txt)/chat/completions" -H 'content-type: application/json' \
+///     -d '{"model":"x","messages":[{"role":"user","content":"hi"}],"max_tokens":5,"stream":true}'
+#[derive(Debug, Parser)]
+#[command(name = "simserve", version, verbatim_doc_comment)]
+pub struct Args {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+
+    /// Port to listen on; 0 picks a free port (printed on stdout).
+    #[arg(long, default_value_t = 8000)]
+    pub port: u16,
+
+    /// Milliseconds from receiving a request's body to sending its first token.
+    #[arg(long, value_name = "MS", default_value_t = 50.0, value_parser = parse_delay_ms,
+          allow_negative_numbers = true)]
+    pub ttft_ms: f64,
+
+    /// Milliseconds between consecutive tokens.
+    #[arg(long, value_name = "MS", default_value_t = 10.0, value_parser = parse_delay_ms,
+          allow_negative_numbers = true)]
+    pub itl_ms: f64,
+
+    /// The name of the one model served (listed by /v1/models, echoed in every answer).
+    #[arg(long, default_value = "tokenpipe-sim")]
+    pub model: String,
+
+    /// Write one NDJSON line per finished request with the server's own CLOCK_MONOTONIC send
+    /// stamps: request_id, received_ns, first_token_ns, last_token_ns, tokens.
+    #[arg(long, value_name = "FILE")]
+    pub stamps: Option<PathBuf>,
+
+    /// Tokio worker threads.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    pub workers: u16,
+
+    #[arg(long, hide = true, value_enum)]
+    pub(crate) generate: Option<tokenpipe_cli::Generate>,
+}
+
+/// Accepts a finite, non-negative number of milliseconds up to an hour.
+fn parse_delay_ms(s: &str) -> Result<f64, String> {
+    let ms: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a number of milliseconds, got `{s}`"))?;
+    check_delay_ms(ms)
+}
+
+fn check_delay_ms(ms: f64) -> Result<f64, String> {
+    if !ms.is_finite() || ms < 0.0 {
+        return Err(format!(
+            "must be a finite, non-negative number of milliseconds, got `{ms}`"
+        ));
+    }
+    if ms > MAX_DELAY_MS {
+        return Err(format!(
+            "must be at most {MAX_DELAY_MS} ms (one hour), got `{ms}`"
+        ));
+    }
+    Ok(ms)
+}
+
+/// What the server needs to answer requests: the model name and the two delays, in whole
+/// nanoseconds so that deadlines are exact sums.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// The one model served.
+    pub model: String,
+    /// From the end of a request body to its first token.
+    pub ttft: Duration,
+    /// Between consecutive tokens.
+    pub itl: Duration,
+}
+
+impl Config {
+    /// Builds the settings from milliseconds, rounding to the nanosecond; rejects negative,
+    /// non-finite or absurd (over an hour) delays.
+    pub fn from_ms(model: impl Into<String>, ttft_ms: f64, itl_ms: f64) -> anyhow::Result<Self> {
+        let ttft =
+            delay(ttft_ms).map_err(|e| tokenpipe_cli::bad_input(format!("--ttft-ms {e}")))?;
+        let itl = delay(itl_ms).map_err(|e| tokenpipe_cli::bad_input(format!("--itl-ms {e}")))?;
+        Ok(Self {
+            model: model.into(),
+            ttft,
+            itl,
+        })
+    }
+
+    /// The settings for parsed arguments.
+    pub fn from_args(args: &Args) -> anyhow::Result<Self> {
+        Self::from_ms(args.model.clone(), args.ttft_ms, args.itl_ms)
+    }
+}
+
+fn delay(ms: f64) -> Result<Duration, String> {
+    check_delay_ms(ms)?;
+    // Exact for every value a person types: 0.1 ms is 100_000 ns after rounding.
+    Ok(Duration::from_nanos((ms * 1e6).round() as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn defaults() {
+        let args = Args::try_parse_from(["simserve"]).unwrap();
+        assert_eq!(args.host, "127.0.0.1");
+        assert_eq!(args.port, 8000);
+        assert_eq!(args.workers, 1);
+        let config = Config::from_args(&args).unwrap();
+        assert_eq!(config.model, "tokenpipe-sim");
+        assert_eq!(config.ttft, Duration::from_millis(50));
+        assert_eq!(config.itl, Duration::from_millis(10));
+    }
+
+    #[test]
+    fn fractional_milliseconds_are_exact_nanoseconds() {
+        let config = Config::from_ms("m", 0.1, 2.5).unwrap();
+        assert_eq!(config.ttft, Duration::from_nanos(100_000));
+        assert_eq!(config.itl, Duration::from_micros(2_500));
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        for bad in [
+            ["--ttft-ms", "-1"],
+            ["--itl-ms", "nan"],
+            ["--itl-ms", "inf"],
+            ["--ttft-ms", "abc"],
+            ["--ttft-ms", "1e12"],
+            ["--workers", "0"],
+            ["--port", "70000"],
+        ] {
+            let args = ["simserve", bad[0], bad[1]];
+            assert!(Args::try_parse_from(args).is_err(), "{args:?} accepted");
+        }
+        assert!(Config::from_ms("m", -1.0, 1.0).is_err());
+        assert!(Config::from_ms("m", 1.0, f64::NAN).is_err());
+    }
+
+    #[test]
+    fn long_help_has_examples() {
+        let help = Args::command().render_long_help().to_string();
+        assert!(help.contains("EXAMPLES:"), "{help}");
+        assert!(help.contains("simserve --port 0 --ttft-ms 50 --itl-ms 10"));
+    }
+}

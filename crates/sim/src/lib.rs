@@ -1,0 +1,106 @@
+//! `simserve`: a simulated OpenAI-compatible LLM server whose token timing is exact by
+//! construction, so every tokenpipe command works on a fresh machine and `fire` can measure its
+//! own timing error against it.
+//!
+//! Token k (1-based) of a request leaves at `received + ttft + (k − 1) · itl`, from absolute
+//! deadlines; the streamed body is a hand-written `http_body::Body` ([`sse::TokenStream`]) with
+//! one timer per request and no task or channel per token, so 1,000 streams at 100 tokens per
+//! second stay cheap. With `--stamps` the server writes its own send instants (see [`stamps`]).
+//!
+//! Modules: [`config`] (command line), [`api`] (request parsing), [`schedule`] (deadlines),
+//! [`render`] (wire bytes), [`sse`] (the streamed body), [`stamps`] (send stamps), [`server`]
+//! (listener and routes).
+
+#![warn(missing_docs)]
+
+pub mod api;
+pub mod config;
+pub mod render;
+pub mod schedule;
+pub mod server;
+pub mod sse;
+pub mod stamps;
+
+pub use config::{Args, Config};
+pub use server::Server;
+pub use stamps::StampLog;
+
+use anyhow::Context as _;
+use clap::{CommandFactory, Parser};
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::signal::unix::{signal, SignalKind};
+
+/// The clap command, for man pages and completions.
+pub fn command() -> clap::Command {
+    Args::command()
+}
+
+/// Parses the process arguments and serves until SIGINT or SIGTERM.
+pub fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    if let Some(g) = args.generate {
+        return tokenpipe_cli::generate(Args::command(), g);
+    }
+    tokenpipe_cli::raise_fd_limit();
+    run(&args)
+}
+
+/// Runs the server described by `args`: binds, prints the base URL on stdout, serves until a
+/// signal, then flushes the stamps file.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let config = Config::from_args(args)?;
+    let stamps = match &args.stamps {
+        Some(path) => Some(Arc::new(StampLog::create(path).map_err(|e| {
+            tokenpipe_cli::bad_input(format!("cannot create {}: {e}", path.display()))
+        })?)),
+        None => None,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(usize::from(args.workers))
+        .enable_all()
+        .build()
+        .context("cannot start the tokio runtime")?;
+    let served = runtime.block_on(async {
+        let server = Server::bind((args.host.as_str(), args.port), config, stamps.clone())
+            .await
+            .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
+        let shutdown = shutdown_signal()?;
+        announce(&server.base_url()?)?;
+        server.run(shutdown).await;
+        anyhow::Ok(())
+    });
+    // Dropping the runtime drops the connections still open; their stamps are written then,
+    // so the file is flushed only afterwards.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    if let Some(stamps) = &stamps {
+        stamps.flush().context("cannot write the stamps file")?;
+    }
+    served
+}
+
+/// Prints the one line scripts read to learn the port. A reader that already went away is not
+/// an error: the server keeps serving.
+fn announce(url: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{url}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(e).context("cannot write the URL on stdout")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Completes on the first SIGINT or SIGTERM. The handlers are installed before the URL is
+/// printed, so a script that signals right after reading it is never lost.
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
+    let mut terminate = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    })
+}

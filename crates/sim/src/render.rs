@@ -1,0 +1,256 @@
+//! Every body the server writes, byte for byte in vLLM's shapes: SSE chunks, whole JSON answers,
+//! the model list and OpenAI-style errors.
+//!
+//! Chunks are rendered from pieces fixed per server (the model name, escaped once) and per
+//! request (the `data: {"id":…,"created":…,"model":…,"choices":` head), so a token costs one
+//! allocation of exactly the frame's size and a few copies, no JSON serialisation.
+
+use crate::api::{GenerationRequest, Kind};
+use bytes::Bytes;
+use std::io::Write;
+
+/// The event that ends every stream.
+pub const DONE: &[u8] = b"data: [DONE]\n\n";
+
+/// The simulated model's vocabulary, cycled so that answers read as text.
+const WORDS: [&str; 9] = [
+    " the", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog.",
+];
+
+/// The text of token `k` (1-based).
+pub fn word(k: u64) -> &'static str {
+    WORDS[(k.saturating_sub(1) % WORDS.len() as u64) as usize]
+}
+
+const COMPLETION_OPEN: &[u8] = br#"[{"index":0,"text":""#;
+const COMPLETION_CLOSE: &[u8] =
+    b"\",\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null}]}\n\n";
+const COMPLETION_CLOSE_LAST: &[u8] =
+    b"\",\"logprobs\":null,\"finish_reason\":\"length\",\"stop_reason\":null}]}\n\n";
+const CHAT_OPEN: &[u8] = br#"[{"index":0,"delta":{"content":""#;
+const CHAT_CLOSE: &[u8] = b"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
+const CHAT_CLOSE_LAST: &[u8] = b"\"},\"logprobs\":null,\"finish_reason\":\"length\"}]}\n\n";
+const CHAT_ROLE: &[u8] = b"[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
+
+/// What is fixed for the life of the server: the model name as a JSON string.
+#[derive(Debug, Clone)]
+pub struct Renderer {
+    model_json: String,
+}
+
+impl Renderer {
+    /// Escapes the model name once.
+    pub fn new(model: &str) -> Self {
+        Self {
+            model_json: serde_json::Value::from(model).to_string(),
+        }
+    }
+
+    /// The pieces of one streamed answer.
+    pub fn chunks(&self, kind: Kind, id: u64, created: u64) -> Chunks {
+        let mut head = Vec::with_capacity(96 + self.model_json.len());
+        head.extend_from_slice(b"data: ");
+        self.write_envelope(&mut head, kind, id, created, true);
+        head.extend_from_slice(b",\"choices\":");
+        Chunks {
+            kind,
+            head: head.into_boxed_slice(),
+        }
+    }
+
+    /// `{"id":…,"object":…,"created":…,"model":…` without the closing brace.
+    fn write_envelope(&self, out: &mut Vec<u8>, kind: Kind, id: u64, created: u64, chunk: bool) {
+        let (prefix, object) = match (kind, chunk) {
+            (Kind::Completions, _) => ("cmpl", "text_completion"),
+            (Kind::Chat, true) => ("chatcmpl", "chat.completion.chunk"),
+            (Kind::Chat, false) => ("chatcmpl", "chat.completion"),
+        };
+        // Writing into a Vec cannot fail.
+        let _ = write!(
+            out,
+            r#"{{"id":"{prefix}-{id}","object":"{object}","created":{created},"model":{}"#,
+            self.model_json
+        );
+    }
+
+    /// The whole non-streamed answer: all the text, `finish_reason` "length", and usage.
+    pub fn full_response(&self, req: &GenerationRequest, id: u64, created: u64) -> Bytes {
+        let mut out = Vec::with_capacity(256 + self.model_json.len() + 8 * req.max_tokens as usize);
+        self.write_envelope(&mut out, req.kind, id, created, false);
+        out.extend_from_slice(match req.kind {
+            Kind::Completions => br#","choices":[{"index":0,"text":""#.as_slice(),
+            Kind::Chat => br#","choices":[{"index":0,"message":{"role":"assistant","content":""#,
+        });
+        for k in 1..=req.max_tokens {
+            out.extend_from_slice(word(k).as_bytes());
+        }
+        out.extend_from_slice(match req.kind {
+            Kind::Completions => {
+                br#"","logprobs":null,"finish_reason":"length","stop_reason":null}],"#.as_slice()
+            }
+            Kind::Chat => br#""},"logprobs":null,"finish_reason":"length","stop_reason":null}],"#,
+        });
+        write_usage(&mut out, req.prompt_tokens, req.max_tokens);
+        out.push(b'}');
+        Bytes::from(out)
+    }
+
+    /// The answer to `GET /v1/models`.
+    pub fn models(&self) -> Bytes {
+        Bytes::from(format!(
+            r#"{{"object":"list","data":[{{"id":{},"object":"model","created":0,"owned_by":"tokenpipe"}}]}}"#,
+            self.model_json
+        ))
+    }
+}
+
+/// `"usage":{"prompt_tokens":P,"completion_tokens":N,"total_tokens":P+N}`
+fn write_usage(out: &mut Vec<u8>, prompt: u64, completion: u64) {
+    let _ = write!(
+        out,
+        r#""usage":{{"prompt_tokens":{prompt},"completion_tokens":{completion},"total_tokens":{}}}"#,
+        prompt.saturating_add(completion)
+    );
+}
+
+/// An OpenAI-style error body: `{"error":{"message":…,"type":…,"code":status}}`.
+pub fn error(status: u16, kind: &str, message: &str) -> Bytes {
+    Bytes::from(format!(
+        r#"{{"error":{{"message":{},"type":{},"code":{status}}}}}"#,
+        serde_json::Value::from(message),
+        serde_json::Value::from(kind)
+    ))
+}
+
+/// The per-request pieces of a stream; each method renders one whole SSE event.
+#[derive(Debug)]
+pub struct Chunks {
+    kind: Kind,
+    head: Box<[u8]>,
+}
+
+impl Chunks {
+    /// The chat stream's first event: the assistant role, no content (not a token).
+    pub fn role(&self) -> Bytes {
+        self.frame(&[CHAT_ROLE])
+    }
+
+    /// The event carrying token `k`; the last one says `"finish_reason":"length"`.
+    pub fn token(&self, k: u64, last: bool) -> Bytes {
+        let (open, close) = match (self.kind, last) {
+            (Kind::Completions, false) => (COMPLETION_OPEN, COMPLETION_CLOSE),
+            (Kind::Completions, true) => (COMPLETION_OPEN, COMPLETION_CLOSE_LAST),
+            (Kind::Chat, false) => (CHAT_OPEN, CHAT_CLOSE),
+            (Kind::Chat, true) => (CHAT_OPEN, CHAT_CLOSE_LAST),
+        };
+        self.frame(&[open, word(k).as_bytes(), close])
+    }
+
+    /// The usage event, sent after the last token when `stream_options.include_usage` is set.
+    pub fn usage(&self, prompt: u64, completion: u64) -> Bytes {
+        let mut out = Vec::with_capacity(self.head.len() + 128);
+        out.extend_from_slice(&self.head);
+        out.extend_from_slice(b"[],");
+        write_usage(&mut out, prompt, completion);
+        out.extend_from_slice(b"}\n\n");
+        Bytes::from(out)
+    }
+
+    /// The head followed by `parts`, in one allocation of exactly the right size (so that
+    /// `Bytes::from` keeps it without a second one).
+    fn frame(&self, parts: &[&[u8]]) -> Bytes {
+        let len = self.head.len() + parts.iter().map(|p| p.len()).sum::<usize>();
+        let mut out = Vec::with_capacity(len);
+        out.extend_from_slice(&self.head);
+        for part in parts {
+            out.extend_from_slice(part);
+        }
+        Bytes::from(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn event(frame: &[u8]) -> Value {
+        let text = std::str::from_utf8(frame).unwrap();
+        let body = text
+            .strip_prefix("data: ")
+            .unwrap()
+            .strip_suffix("\n\n")
+            .unwrap();
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("{body}: {e}"))
+    }
+
+    #[test]
+    fn completion_chunks_match_vllm() {
+        let c = Renderer::new("m\"x").chunks(Kind::Completions, 7, 1_700_000_000);
+        let head = json!({"id":"cmpl-7","object":"text_completion","created":1_700_000_000u64,"model":"m\"x"});
+        let mut want = head.clone();
+        want["choices"] = json!([{"index":0,"text":" the","logprobs":null,
+            "finish_reason":null,"stop_reason":null}]);
+        assert_eq!(event(&c.token(1, false)), want);
+        want["choices"][0]["text"] = json!(" quick");
+        want["choices"][0]["finish_reason"] = json!("length");
+        assert_eq!(event(&c.token(2, true)), want);
+        let mut want = head;
+        want["choices"] = json!([]);
+        want["usage"] = json!({"prompt_tokens":3,"completion_tokens":4,"total_tokens":7});
+        assert_eq!(event(&c.usage(3, 4)), want);
+    }
+
+    #[test]
+    fn chat_chunks_match_vllm() {
+        let c = Renderer::new("m").chunks(Kind::Chat, 1, 2);
+        let role = event(&c.role());
+        assert_eq!(role["object"], "chat.completion.chunk");
+        assert_eq!(role["id"], "chatcmpl-1");
+        assert_eq!(
+            role["choices"],
+            json!([{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}])
+        );
+        assert_eq!(
+            event(&c.token(10, false))["choices"],
+            json!([{"index":0,"delta":{"content":" the"},"logprobs":null,"finish_reason":null}])
+        );
+        assert_eq!(
+            event(&c.token(3, true))["choices"][0]["finish_reason"],
+            "length"
+        );
+    }
+
+    #[test]
+    fn full_answers_and_lists_are_json() {
+        let r = Renderer::new("sim");
+        for kind in [Kind::Completions, Kind::Chat] {
+            let req = GenerationRequest {
+                kind,
+                max_tokens: 3,
+                stream: false,
+                include_usage: false,
+                prompt_tokens: 5,
+            };
+            let v: Value = serde_json::from_slice(&r.full_response(&req, 4, 9)).unwrap();
+            assert_eq!(
+                v["usage"],
+                json!({"prompt_tokens":5,"completion_tokens":3,"total_tokens":8})
+            );
+            assert_eq!(v["choices"][0]["finish_reason"], "length");
+            let text = match kind {
+                Kind::Completions => &v["choices"][0]["text"],
+                Kind::Chat => &v["choices"][0]["message"]["content"],
+            };
+            assert_eq!(text, " the quick brown");
+        }
+        let v: Value = serde_json::from_slice(&r.models()).unwrap();
+        assert_eq!(v["data"][0]["id"], "sim");
+        let v: Value =
+            serde_json::from_slice(&error(400, "invalid_request_error", "a \"b\"")).unwrap();
+        assert_eq!(
+            v,
+            json!({"error":{"message":"a \"b\"","type":"invalid_request_error","code":400}})
+        );
+    }
+}

@@ -1,0 +1,259 @@
+//! The HTTP side: the listener, one task per connection (HTTP/1.1 with keep-alive, Nagle off),
+//! and the routes.
+//!
+//! `POST /v1/completions` and `POST /v1/chat/completions` read the whole body, note that
+//! instant as the request's origin, and answer either with a [`TokenStream`] or, when not
+//! streaming, with the whole JSON at the last token's deadline. `GET /v1/models` and
+//! `GET /health` answer at once. Anything else gets an OpenAI-style error (404, 405, 400, 413).
+
+use crate::api::{self, GenerationRequest, Kind};
+use crate::config::Config;
+use crate::render::{self, Renderer};
+use crate::schedule::Schedule;
+use crate::sse::TokenStream;
+use crate::stamps::{RequestStamps, StampLog};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Either, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokenpipe_format::clock::monotonic_ns;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::Instant;
+
+/// The largest request body read (64 MiB): room for very long prompts, a bound on memory.
+pub const MAX_BODY_BYTES: usize = 64 << 20;
+
+/// A response body: a whole buffer or a token stream.
+pub type ResponseBody = Either<Full<Bytes>, TokenStream>;
+
+/// What every connection shares.
+struct App {
+    config: Config,
+    renderer: Renderer,
+    models: Bytes,
+    stamps: Option<Arc<StampLog>>,
+    /// Numbers answers: `cmpl-1`, `chatcmpl-2`, …
+    next_id: AtomicU64,
+}
+
+/// A bound, not yet running server.
+pub struct Server {
+    listener: TcpListener,
+    app: Arc<App>,
+}
+
+impl Server {
+    /// Binds `addr` (a host name is resolved; port 0 picks a free port).
+    pub async fn bind(
+        addr: (&str, u16),
+        config: Config,
+        stamps: Option<Arc<StampLog>>,
+    ) -> io::Result<Self> {
+        let listener = TcpListener::bind(addr).await?;
+        let renderer = Renderer::new(&config.model);
+        Ok(Self {
+            listener,
+            app: Arc::new(App {
+                models: renderer.models(),
+                renderer,
+                config,
+                stamps,
+                next_id: AtomicU64::new(1),
+            }),
+        })
+    }
+
+    /// The address actually bound, with the chosen port.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// The base URL clients use: `http://ADDR:PORT/v1`.
+    pub fn base_url(&self) -> io::Result<String> {
+        Ok(format!("http://{}/v1", self.local_addr()?))
+    }
+
+    /// Accepts connections until `shutdown` completes. Connections in flight are left to the
+    /// runtime; dropping it ends them (their stamps are still written).
+    pub async fn run(self, shutdown: impl Future<Output = ()>) {
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                biased;
+                () = &mut shutdown => return,
+                accepted = self.listener.accept() => match accepted {
+                    Ok((stream, _)) => {
+                        tokio::spawn(serve_connection(stream, self.app.clone()));
+                    }
+                    Err(e) => {
+                        // Out of file descriptors or a connection reset before accept: wait a
+                        // little rather than spin, and keep serving.
+                        eprintln!("simserve: accept: {e}");
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                },
+            }
+        }
+    }
+}
+
+async fn serve_connection(stream: TcpStream, app: Arc<App>) {
+    // Each SSE event must leave at once, not wait for the previous one's ACK.
+    let _ = stream.set_nodelay(true);
+    let service = hyper::service::service_fn(move |req| {
+        let app = app.clone();
+        async move { Ok::<_, Infallible>(handle(&app, req).await) }
+    });
+    // A client that goes away mid-stream is normal: nothing to report.
+    let _ = hyper::server::conn::http1::Builder::new()
+        .keep_alive(true)
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+}
+
+/// The routes the server knows.
+enum Route {
+    Generate(Kind),
+    Models,
+    Health,
+}
+
+async fn handle(app: &App, req: Request<Incoming>) -> Response<ResponseBody> {
+    let route = match req.uri().path() {
+        "/v1/completions" => Route::Generate(Kind::Completions),
+        "/v1/chat/completions" => Route::Generate(Kind::Chat),
+        "/v1/models" => Route::Models,
+        "/health" => Route::Health,
+        path => {
+            let message = format!("no route {path}");
+            return error(StatusCode::NOT_FOUND, "not_found_error", &message);
+        }
+    };
+    let method = req.method();
+    match route {
+        Route::Generate(kind) if method == Method::POST => generate(app, kind, req).await,
+        Route::Models if method == Method::GET || method == Method::HEAD => {
+            json(StatusCode::OK, app.models.clone())
+        }
+        Route::Health if method == Method::GET || method == Method::HEAD => {
+            full(StatusCode::OK, Bytes::new())
+        }
+        Route::Generate(_) => not_allowed("POST", method),
+        Route::Models | Route::Health => not_allowed("GET, HEAD", method),
+    }
+}
+
+async fn generate(app: &App, kind: Kind, req: Request<Incoming>) -> Response<ResponseBody> {
+    let request_id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(body) => body.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            let message = format!("request body larger than {MAX_BODY_BYTES} bytes");
+            return error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "invalid_request_error",
+                &message,
+            );
+        }
+        Err(e) => {
+            let message = format!("cannot read request body: {e}");
+            return error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
+        }
+    };
+    // The origin of the timetable, on both clocks at once; the stamp is read first so that a
+    // token's stamp is never less than `ttft` after it.
+    let received_ns = monotonic_ns();
+    let received = Instant::now();
+    let stamps = RequestStamps::new(app.stamps.clone(), request_id.clone(), received_ns);
+    let parsed = match api::parse(kind, &body) {
+        Ok(parsed) => parsed,
+        Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", &e.message),
+    };
+    let schedule = Schedule {
+        received,
+        ttft: app.config.ttft,
+        itl: app.config.itl,
+    };
+    let id = app.next_id.fetch_add(1, Ordering::Relaxed);
+    let created = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut response = if parsed.stream {
+        let chunks = app.renderer.chunks(kind, id, created);
+        let body = TokenStream::new(&parsed, chunks, schedule, stamps);
+        let mut response = Response::new(Either::Right(body));
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+        response
+    } else {
+        whole_answer(app, &parsed, schedule, stamps, id, created).await
+    };
+    if let Some(value) = request_id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    response
+}
+
+/// The non-streamed answer, handed over at the last token's deadline.
+async fn whole_answer(
+    app: &App,
+    parsed: &GenerationRequest,
+    schedule: Schedule,
+    mut stamps: RequestStamps,
+    id: u64,
+    created: u64,
+) -> Response<ResponseBody> {
+    let body = app.renderer.full_response(parsed, id, created);
+    tokio::time::sleep_until(schedule.deadline(parsed.max_tokens)).await;
+    // All tokens leave together: first and last token stamps are the same instant.
+    stamps.sent(parsed.max_tokens);
+    json(StatusCode::OK, body)
+}
+
+fn full(status: StatusCode, body: Bytes) -> Response<ResponseBody> {
+    let mut response = Response::new(Either::Left(Full::new(body)));
+    *response.status_mut() = status;
+    response
+}
+
+fn json(status: StatusCode, body: Bytes) -> Response<ResponseBody> {
+    let mut response = full(status, body);
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+fn error(status: StatusCode, kind: &str, message: &str) -> Response<ResponseBody> {
+    json(status, render::error(status.as_u16(), kind, message))
+}
+
+fn not_allowed(allow: &'static str, method: &Method) -> Response<ResponseBody> {
+    let message = format!("method {method} not allowed here; use {allow}");
+    let mut response = error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed_error",
+        &message,
+    );
+    response
+        .headers_mut()
+        .insert(ALLOW, HeaderValue::from_static(allow));
+    response
+}

@@ -1,0 +1,88 @@
+//! The `table` command line: flags, inputs, and writing the rendered table to stdout.
+
+use crate::input::read_summaries;
+use crate::render::Format;
+use crate::rows::MetricTable;
+use clap::{CommandFactory, Parser};
+use std::io::{self, Write};
+use std::path::PathBuf;
+use tokenpipe_cli::Generate;
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    # The whole pipe, ending in a table on the terminal
+    arrivals --rate 4 --requests 200 | fire --url http://localhost:8000 | reduce | table
+
+    # Compare two saved runs side by side, as Markdown for a pull request
+    reduce --label fp8 --label awq fp8.ndjson awq.ndjson | table --format markdown
+
+    # Combine summaries saved earlier
+    table fp8.summary.ndjson awq.summary.ndjson";
+
+/// Renders reduce's summaries as a table with one column per run.
+#[derive(Debug, Parser)]
+#[command(
+    name = "table",
+    version,
+    about = "Render summary records as a table, one column per run",
+    long_about = "Reads the summary records that reduce writes (other record types are skipped) \
+        from each FILE in order and prints one table: a row per metric, with its unit in the \
+        name, and a column per summary, headed by its label. It is the result block of \
+        `vllm bench serve` turned sideways so that runs compare side by side. Counts are whole \
+        numbers, other values have two decimals, and `-` marks a metric a run has no value for.",
+    after_long_help = EXAMPLES
+)]
+struct Args {
+    /// Streams holding summary records; none or `-` reads stdin.
+    #[arg(value_name = "FILE")]
+    files: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Terminal)]
+    format: Format,
+
+    /// Write a man page, shell completion or the stream's JSON Schema instead.
+    #[arg(long, hide = true, value_enum)]
+    generate: Option<Generate>,
+}
+
+/// The clap definition of `table`, for man pages and completions.
+pub fn command() -> clap::Command {
+    Args::command()
+}
+
+/// Runs `table` on the process's arguments, stdin and stdout.
+pub fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    if let Some(g) = args.generate {
+        return tokenpipe_cli::generate(Args::command(), g);
+    }
+    let inputs = tokenpipe_cli::open_inputs(&args.files)?;
+    let summaries = read_summaries(inputs)?;
+    let text = args.format.render(&MetricTable::from_summaries(&summaries));
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.write_all(b"\n")?;
+    out.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_definition_is_valid() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn format_flag_parses() {
+        let a = Args::try_parse_from(["table", "--format", "markdown", "a", "-"]).unwrap();
+        assert_eq!(a.format, Format::Markdown);
+        assert_eq!(a.files.len(), 2);
+        let a = Args::try_parse_from(["table"]).unwrap();
+        assert_eq!(a.format, Format::Terminal);
+        assert!(Args::try_parse_from(["table", "--format", "html"]).is_err());
+    }
+}

@@ -1,0 +1,157 @@
+//! Snapshot tests: two summaries rendered in each format, compared with the exact expected text.
+
+use crate::{read_summaries, Format, MetricTable};
+use tokenpipe_cli::{Failure, Input, EXIT_BAD_INPUT};
+use tokenpipe_format::Summary;
+
+fn fp8() -> Summary {
+    Summary {
+        label: "fp8".into(),
+        run_id: "r1".into(),
+        requests_ok: 100,
+        requests_failed: 0,
+        duration_s: 37.8712,
+        input_tokens: 102_400,
+        output_tokens: 12_800,
+        request_throughput_per_s: 2.6405,
+        output_throughput_tokens_per_s: 338.0279,
+        total_throughput_tokens_per_s: 3042.2312,
+        ttft_mean_ms: Some(11606.981),
+        ttft_p50_ms: Some(11121.38),
+        ttft_p99_ms: Some(24464.041),
+        tpot_mean_ms: Some(190.384),
+        tpot_p50_ms: Some(193.391),
+        tpot_p99_ms: Some(260.849),
+        itl_mean_ms: Some(190.38),
+        itl_p50_ms: Some(111.25),
+        itl_p99_ms: Some(539.9),
+        itl_jitter: Some(4.853_033),
+        e2el_mean_ms: Some(35785.2),
+        e2el_p50_ms: Some(35111.0),
+        e2el_p99_ms: Some(37800.5),
+        dispatch_lag_p99_ms: Some(0.0421),
+        ..Summary::default()
+    }
+}
+
+/// A run where every request failed: no latencies at all.
+fn failed() -> Summary {
+    Summary {
+        label: "awq|v2".into(),
+        run_id: "r2".into(),
+        requests_ok: 0,
+        requests_failed: 10,
+        duration_s: 1.5,
+        ..Summary::default()
+    }
+}
+
+fn render(format: Format) -> String {
+    format.render(&MetricTable::from_summaries(&[fp8(), failed()]))
+}
+
+#[test]
+fn terminal_snapshot() {
+    let want = "\
+╭─────────────────────────────────┬──────────┬────────╮
+│ Metric                          │      fp8 │ awq|v2 │
+├─────────────────────────────────┼──────────┼────────┤
+│ Successful requests             │      100 │      0 │
+│ Failed requests                 │        0 │     10 │
+│ Duration (s)                    │    37.87 │   1.50 │
+│ Request throughput (req/s)      │     2.64 │   0.00 │
+│ Output token throughput (tok/s) │   338.03 │   0.00 │
+│ Total token throughput (tok/s)  │  3042.23 │   0.00 │
+│ Mean TTFT (ms)                  │ 11606.98 │      - │
+│ Median TTFT (ms)                │ 11121.38 │      - │
+│ P99 TTFT (ms)                   │ 24464.04 │      - │
+│ Mean TPOT (ms)                  │   190.38 │      - │
+│ Median TPOT (ms)                │   193.39 │      - │
+│ P99 TPOT (ms)                   │   260.85 │      - │
+│ Mean ITL (ms)                   │   190.38 │      - │
+│ Median ITL (ms)                 │   111.25 │      - │
+│ P99 ITL (ms)                    │   539.90 │      - │
+│ ITL jitter (p99/p50)            │     4.85 │      - │
+│ Mean E2EL (ms)                  │ 35785.20 │      - │
+│ Median E2EL (ms)                │ 35111.00 │      - │
+│ P99 E2EL (ms)                   │ 37800.50 │      - │
+│ Dispatch lag p99 (ms)           │     0.04 │      - │
+╰─────────────────────────────────┴──────────┴────────╯";
+    assert_eq!(render(Format::Terminal), want);
+}
+
+#[test]
+fn markdown_snapshot() {
+    let want = "\
+| Metric                          | fp8      | awq\\|v2 |
+|---------------------------------|----------|---------|
+| Successful requests             | 100      | 0       |
+| Failed requests                 | 0        | 10      |
+| Duration (s)                    | 37.87    | 1.50    |
+| Request throughput (req/s)      | 2.64     | 0.00    |
+| Output token throughput (tok/s) | 338.03   | 0.00    |
+| Total token throughput (tok/s)  | 3042.23  | 0.00    |
+| Mean TTFT (ms)                  | 11606.98 | -       |
+| Median TTFT (ms)                | 11121.38 | -       |
+| P99 TTFT (ms)                   | 24464.04 | -       |
+| Mean TPOT (ms)                  | 190.38   | -       |
+| Median TPOT (ms)                | 193.39   | -       |
+| P99 TPOT (ms)                   | 260.85   | -       |
+| Mean ITL (ms)                   | 190.38   | -       |
+| Median ITL (ms)                 | 111.25   | -       |
+| P99 ITL (ms)                    | 539.90   | -       |
+| ITL jitter (p99/p50)            | 4.85     | -       |
+| Mean E2EL (ms)                  | 35785.20 | -       |
+| Median E2EL (ms)                | 35111.00 | -       |
+| P99 E2EL (ms)                   | 37800.50 | -       |
+| Dispatch lag p99 (ms)           | 0.04     | -       |";
+    assert_eq!(render(Format::Markdown), want);
+}
+
+fn input(name: &str, text: &str) -> Input {
+    Input {
+        reader: Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
+        name: name.into(),
+    }
+}
+
+const HEADER: &str =
+    r#"{"type":"header","format_major":1,"tool":"reduce","tool_version":"0.1.0","run_id":"x"}"#;
+
+fn summary_line(s: &Summary) -> String {
+    serde_json::to_string(&tokenpipe_format::Record::Summary(Box::new(s.clone()))).unwrap()
+}
+
+#[test]
+fn reads_summaries_across_inputs_and_skips_other_records() {
+    let a = format!(
+        "{HEADER}\n{{\"type\":\"sent\",\"id\":1,\"sent_ns\":0}}\n{}\n{{\"type\":\"future\"}}\n{HEADER}\n",
+        summary_line(&fp8())
+    );
+    let b = format!("{HEADER}\n{}\n", summary_line(&failed()));
+    let got = read_summaries(vec![input("a", &a), input("b", &b)]).unwrap();
+    assert_eq!(got, vec![fp8(), failed()]);
+}
+
+#[test]
+fn no_summaries_is_bad_input() {
+    let err = read_summaries(vec![input("a", &format!("{HEADER}\n"))]).unwrap_err();
+    assert!(
+        err.to_string().contains("no summary records in input"),
+        "{err}"
+    );
+    assert_eq!(
+        err.downcast_ref::<Failure>().map(|f| f.code),
+        Some(EXIT_BAD_INPUT)
+    );
+}
+
+#[test]
+fn bad_records_name_source_and_line() {
+    let text = format!("{HEADER}\n{{\"type\":\"summary\",\"label\":3}}\n");
+    let err = read_summaries(vec![input("s.ndjson", &text)]).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.starts_with("s.ndjson: line 2:"), "{msg}");
+    let read = err.downcast_ref::<tokenpipe_format::ReadError>();
+    assert!(read.is_some_and(|r| r.is_bad_input()));
+}

@@ -1,0 +1,3 @@
+fn main() {
+    tokenpipe_cli::run("arrivals", tokenpipe_arrivals::main)
+}

@@ -1,0 +1,3 @@
+fn main() {
+    tokenpipe_cli::run("fire", tokenpipe_fire::main)
+}

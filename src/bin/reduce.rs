@@ -1,0 +1,3 @@
+fn main() {
+    tokenpipe_cli::run("reduce", tokenpipe_reduce::main)
+}

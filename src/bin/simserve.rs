@@ -1,0 +1,3 @@
+fn main() {
+    tokenpipe_cli::run("simserve", tokenpipe_sim::main)
+}

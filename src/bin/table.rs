@@ -1,0 +1,3 @@
+fn main() {
+    tokenpipe_cli::run("table", tokenpipe_table::main)
+}

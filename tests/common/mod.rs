@@ -1,0 +1,170 @@
+//! Helpers for the integration tests: run the real binaries, joined by real OS pipes, against
+//! the real simulated server on a free loopback port.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Path of one of the package's binaries.
+pub fn bin(name: &str) -> String {
+    match name {
+        "arrivals" => env!("CARGO_BIN_EXE_arrivals"),
+        "fire" => env!("CARGO_BIN_EXE_fire"),
+        "reduce" => env!("CARGO_BIN_EXE_reduce"),
+        "table" => env!("CARGO_BIN_EXE_table"),
+        "simserve" => env!("CARGO_BIN_EXE_simserve"),
+        other => panic!("unknown binary {other}"),
+    }
+    .to_string()
+}
+
+/// A running `simserve`, killed on drop.
+pub struct Server {
+    child: Child,
+    /// Base URL, e.g. `http://127.0.0.1:41234/v1`.
+    pub url: String,
+}
+
+impl Server {
+    /// Starts `simserve --port 0` with the given extra arguments and waits for its URL.
+    pub fn start(extra: &[&str]) -> Server {
+        let mut child = Command::new(bin("simserve"))
+            .args(["--port", "0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start simserve");
+        let stdout = child.stdout.take().expect("simserve stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read simserve url");
+        let url = line.trim().to_string();
+        assert!(
+            url.starts_with("http://127.0.0.1:"),
+            "simserve printed {url:?}"
+        );
+        Server { child, url }
+    }
+
+    /// Stops the server with SIGTERM and waits for it (so files it writes are flushed).
+    pub fn stop(mut self) {
+        // SAFETY: sending a signal to our own child.
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGTERM);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `stages` as one shell-less pipeline (`a | b | c`), each stage's stdout feeding the next
+/// stage's stdin through an OS pipe; `input` goes to the first stage's stdin. Returns every
+/// stage's output; only the last stage's stdout is captured.
+pub fn pipeline(stages: &[Vec<String>], input: Option<&[u8]>) -> Vec<Output> {
+    let mut children: Vec<Child> = Vec::new();
+    for (i, argv) in stages.iter().enumerate() {
+        let stdin = if i == 0 {
+            if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            }
+        } else {
+            Stdio::from(children[i - 1].stdout.take().expect("previous stdout"))
+        };
+        let child = Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {argv:?}: {e}"));
+        children.push(child);
+    }
+    if let Some(bytes) = input {
+        let mut stdin = children[0].stdin.take().expect("first stdin");
+        let bytes = bytes.to_vec();
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&bytes);
+        });
+    }
+    children
+        .into_iter()
+        .map(|c| c.wait_with_output().expect("wait"))
+        .collect()
+}
+
+/// Runs one command with `input` on stdin and returns its output.
+pub fn run(argv: &[String], input: &[u8]) -> Output {
+    pipeline(&[argv.to_vec()], Some(input)).remove(0)
+}
+
+/// Builds an argv from a binary name and string arguments.
+pub fn cmd(name: &str, args: &[&str]) -> Vec<String> {
+    std::iter::once(bin(name))
+        .chain(args.iter().map(|s| s.to_string()))
+        .collect()
+}
+
+/// Parses NDJSON text into JSON values.
+pub fn records(bytes: &[u8]) -> Vec<serde_json::Value> {
+    std::str::from_utf8(bytes)
+        .expect("utf-8 output")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
+        .collect()
+}
+
+/// Records of one type.
+pub fn of_type<'a>(recs: &'a [serde_json::Value], t: &str) -> Vec<&'a serde_json::Value> {
+    recs.iter().filter(|r| r["type"] == t).collect()
+}
+
+/// Asserts a process succeeded, showing its stderr if not.
+pub fn assert_ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed with {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A loopback port that nothing listens on (bound, then released).
+pub fn dead_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").port()
+}
+
+/// Reads all of a child's stdout with a deadline (for tests that signal the child).
+pub fn read_until_exit(mut child: Child, limit: Duration) -> (Output, bool) {
+    let start = Instant::now();
+    let mut stdout = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut v = vec![];
+        let _ = stdout.read_to_end(&mut v);
+        v
+    });
+    let mut timed_out = false;
+    while child.try_wait().expect("try_wait").is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            timed_out = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut out = child.wait_with_output().expect("wait");
+    out.stdout = reader.join().expect("reader");
+    (out, timed_out)
+}
