@@ -34,7 +34,8 @@ struct Figures {
     lag_p50_ms: f64,
     lag_p99_ms: f64,
     lag_max_ms: f64,
-    cpu_s: f64,
+    user_s: f64,
+    sys_s: f64,
     cpu_s_per_m_tokens: f64,
     max_rss_mib: f64,
     wall_s: f64,
@@ -66,12 +67,12 @@ fn main() {
             itl_ms: 10.0,
         },
     ];
-    println!("| scenario | requests | tokens | TTFT error p50 / p99 (ms) | ITL p50 / p99 (ms) | dispatch lag p50 / p99 / max (ms) | fire CPU (s) | CPU s per 1M tokens | peak RSS (MiB) | wall (s) |");
+    println!("| scenario | requests | tokens | TTFT error p50 / p99 (ms) | ITL p50 / p99 (ms) | dispatch lag p50 / p99 / max (ms) | fire CPU user + sys (s) | CPU s per 1M tokens | peak RSS (MiB) | wall (s) |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for s in &scenarios {
         let f = measure(s, &dir);
         println!(
-            "| {} | {}{} | {} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} / {:.3} | {:.2} | {:.2} | {:.1} | {:.1} |",
+            "| {} | {}{} | {} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} / {:.3} | {:.2} + {:.2} | {:.2} | {:.1} | {:.1} |",
             s.name,
             f.requests,
             if f.failed > 0 { format!(" ({} failed)", f.failed) } else { String::new() },
@@ -83,7 +84,8 @@ fn main() {
             f.lag_p50_ms,
             f.lag_p99_ms,
             f.lag_max_ms,
-            f.cpu_s,
+            f.user_s,
+            f.sys_s,
             f.cpu_s_per_m_tokens,
             f.max_rss_mib,
             f.wall_s,
@@ -158,18 +160,18 @@ fn measure(s: &Scenario, dir: &Path) -> Figures {
         .stdout(File::create(&events).expect("events file"))
         .spawn()
         .expect("start fire");
-    let (cpu_s, max_rss_kib) = wait_with_rusage(fire);
+    let (user_s, sys_s, max_rss_kib) = wait_with_rusage(fire);
     let wall_s = started.elapsed().as_secs_f64();
     // SAFETY: signalling our own child so it flushes its stamps.
     unsafe {
         libc::kill(server.id() as i32, libc::SIGTERM);
     }
     let _ = server.wait();
-    analyse(&events, &stamps, cpu_s, max_rss_kib, wall_s)
+    analyse(&events, &stamps, (user_s, sys_s), max_rss_kib, wall_s)
 }
 
-/// Waits for the child and returns its user+system CPU seconds and peak RSS in KiB.
-fn wait_with_rusage(child: Child) -> (f64, i64) {
+/// Waits for the child and returns its user and system CPU seconds and peak RSS in KiB.
+fn wait_with_rusage(child: Child) -> (f64, f64, i64) {
     let pid = child.id() as libc::pid_t;
     let mut status = 0;
     // SAFETY: zeroed rusage is a valid out-parameter; wait4 on our own child.
@@ -177,7 +179,7 @@ fn wait_with_rusage(child: Child) -> (f64, i64) {
     let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
     assert_eq!(r, pid, "wait4 failed");
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    (tv(ru.ru_utime) + tv(ru.ru_stime), ru.ru_maxrss)
+    (tv(ru.ru_utime), tv(ru.ru_stime), ru.ru_maxrss)
 }
 
 fn percentile(v: &mut [f64], q: f64) -> f64 {
@@ -192,10 +194,11 @@ fn percentile(v: &mut [f64], q: f64) -> f64 {
 fn analyse(
     events: &PathBuf,
     stamps: &PathBuf,
-    cpu_s: f64,
+    (user_s, sys_s): (f64, f64),
     max_rss_kib: i64,
     wall_s: f64,
 ) -> Figures {
+    let cpu_s = user_s + sys_s;
     // Server: request id (last 16 hex digits of x-request-id) -> first token send stamp.
     let mut server_first: HashMap<u64, u64> = HashMap::new();
     for line in BufReader::new(File::open(stamps).expect("stamps")).lines() {
@@ -258,7 +261,8 @@ fn analyse(
         lag_p50_ms: percentile(&mut lag, 0.5),
         lag_p99_ms: percentile(&mut lag, 0.99),
         lag_max_ms: percentile(&mut lag, 1.0),
-        cpu_s,
+        user_s,
+        sys_s,
         cpu_s_per_m_tokens: cpu_s / (tokens.max(1) as f64 / 1e6),
         max_rss_mib: max_rss_kib as f64 / 1024.0,
         wall_s,

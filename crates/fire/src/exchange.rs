@@ -38,8 +38,6 @@ pub struct Ctx {
     pub timeout: Duration,
     /// Run stop signal.
     pub stop: Arc<Stop>,
-    /// Tells the dispatcher a request ended (closed loop).
-    pub slots: std::sync::mpsc::Sender<u64>,
     /// High half of each request's `x-request-id`.
     pub run_hash: u64,
     /// Failures by kind, for the closing message.
@@ -130,8 +128,8 @@ impl StreamState {
     }
 }
 
-/// Sends one request and records everything about it.
-pub async fn run(ctx: Arc<Ctx>, job: Job) {
+/// Sends one request and records everything about it; returns when it ended (`done.at_ns`).
+pub async fn run(ctx: Arc<Ctx>, job: Job) -> u64 {
     let mut st = StreamState {
         id: job.id,
         ..Default::default()
@@ -171,7 +169,7 @@ pub async fn run(ctx: Arc<Ctx>, job: Job) {
         events: st.events,
         finish_reason: st.finish_reason,
     }));
-    let _ = ctx.slots.send(at_ns);
+    at_ns
 }
 
 fn count_failure(ctx: &Ctx, kind: ErrorKind) {

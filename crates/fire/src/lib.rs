@@ -24,9 +24,9 @@ use hyper::Uri;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use pacer::{Job, Pacer};
+use pacer::{Dispatch, Pacer};
 use sink::Sink;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -223,12 +223,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &args, &upstream, &clock, run_hash, &model,
     )));
 
-    let (jobs_tx, mut jobs_rx) = tokio::sync::mpsc::unbounded_channel::<Job>();
-    let (slots_tx, slots_rx) = std::sync::mpsc::channel::<u64>();
+    let (jobs_tx, jobs_rx) = tokio::sync::mpsc::channel::<Dispatch>(JOB_QUEUE);
     let pacer = Pacer {
         clock,
         jobs: jobs_tx,
-        slots: slots_rx,
         stop: stop.clone(),
         sink: sink.clone(),
         body: BodyOptions {
@@ -251,7 +249,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         sink: sink.clone(),
         timeout: Duration::from_secs_f64(args.timeout),
         stop: stop.clone(),
-        slots: slots_tx,
         run_hash,
         failures: Mutex::new(Vec::new()),
     });
@@ -270,12 +267,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 ticker_sink.flush_now();
             }
         });
-        let mut tasks = tokio::task::JoinSet::new();
-        while let Some(job) = jobs_rx.recv().await {
-            tasks.spawn(exchange::run(ctx.clone(), job));
-            while tasks.try_join_next().is_some() {}
-        }
-        while tasks.join_next().await.is_some() {}
+        send_loop(&ctx, jobs_rx).await;
         sigint.abort();
         ticker.abort();
     });
@@ -292,6 +284,43 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         )),
         _ => Ok(()),
     }
+}
+
+/// Requests encoded ahead by the dispatcher and waiting for their turn.
+const JOB_QUEUE: usize = 4096;
+
+/// Starts each released request as a task, keeping at most the dispatcher's limit in flight.
+/// In closed loop the next request starts here, in the runtime, the moment one ends: its
+/// `scheduled_ns` is that instant, and the delay to its `sent_ns` is the client's own.
+async fn send_loop(ctx: &Arc<Ctx>, mut jobs: tokio::sync::mpsc::Receiver<Dispatch>) {
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut limit = usize::MAX;
+    let mut freed_at: VecDeque<u64> = VecDeque::new();
+    loop {
+        tokio::select! {
+            biased;
+            ended = tasks.join_next(), if !tasks.is_empty() => {
+                if let (Some(Ok(at_ns)), true) = (ended, limit != usize::MAX) {
+                    freed_at.push_back(at_ns);
+                }
+            }
+            msg = jobs.recv(), if tasks.len() < limit => match msg {
+                None => break,
+                Some(Dispatch::Limit(n)) => limit = usize::try_from(n).unwrap_or(usize::MAX).max(1),
+                Some(Dispatch::Job(mut job)) => {
+                    if ctx.stop.is_stopped() {
+                        pacer::not_sent(&ctx.sink, &ctx.clock, job.id);
+                        continue;
+                    }
+                    if job.scheduled_ns.is_none() {
+                        job.scheduled_ns = Some(freed_at.pop_front().unwrap_or_else(|| ctx.clock.now_ns()));
+                    }
+                    tasks.spawn(exchange::run(ctx.clone(), job));
+                }
+            },
+        }
+    }
+    while tasks.join_next().await.is_some() {}
 }
 
 fn report_failures(ctx: &Ctx) {

@@ -1,42 +1,49 @@
-//! The dispatcher: one thread that reads the schedule and decides when each request goes.
+//! The dispatcher: one thread that reads the schedule, encodes each request's body ahead of its
+//! turn, and releases it to the network runtime.
 //!
-//! Open loop: the request is sent at its `offset_ns`. Tokio's timer has millisecond
+//! Open loop: the request is released at its `offset_ns`. Tokio's timer has millisecond
 //! granularity, so this thread instead sleeps (with a 1 ns timer slack) until shortly before the
-//! deadline and spins the rest, then hands the request to the network runtime. Closed loop: it
-//! keeps `concurrency` requests in flight, sending the next one when a slot frees. Both modes
-//! share this loop, so capped open loop later is the two conditions together. The request body
-//! is encoded before the wait, keeping serialisation off the critical path.
+//! deadline and spins the rest. Closed loop: requests are released at once into a bounded
+//! queue, and the runtime's send loop (see `crate::run`) takes the next one the moment a request
+//! ends, so a slot never waits for this thread to be scheduled. The in-flight limit lives in that
+//! loop for both modes, which is where a capped open loop will set it.
 
 use crate::body::{self, BodyOptions};
 use crate::sink::Sink;
 use crate::stop::Stop;
 use bytes::Bytes;
 use std::io::BufRead;
-use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::Duration;
 use tokenpipe_format::clock::RunClock;
 use tokenpipe_format::{Done, ErrorKind, LoopMode, Record, RecordReader};
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::Sender;
 
 /// A request ready to go.
 pub struct Job {
     /// Request id.
     pub id: u64,
-    /// Intended send time (see `Sent::scheduled_ns`).
+    /// Open loop: the intended send time. Closed loop: `None`, filled in by the send loop with
+    /// the instant a slot became free (see `Sent::scheduled_ns`).
     pub scheduled_ns: Option<u64>,
     /// Encoded API body.
     pub body: Bytes,
+}
+
+/// What the dispatcher tells the send loop.
+pub enum Dispatch {
+    /// Keep at most this many requests in flight, from now on.
+    Limit(u64),
+    /// Send this request.
+    Job(Job),
 }
 
 /// What the dispatcher needs.
 pub struct Pacer {
     /// The run clock.
     pub clock: RunClock,
-    /// Where jobs go.
-    pub jobs: UnboundedSender<Job>,
-    /// Completion times of requests, one message per finished request (closed loop).
-    pub slots: Receiver<u64>,
+    /// Where jobs go; bounded, so a closed-loop schedule is read only as fast as it is sent.
+    pub jobs: Sender<Dispatch>,
     /// Run stop signal.
     pub stop: Arc<Stop>,
     /// Output, for `not_sent` records.
@@ -57,7 +64,7 @@ impl Pacer {
     pub fn run<R: BufRead>(self, mut reader: RecordReader<R>) -> anyhow::Result<()> {
         tighten_timer_slack();
         let mut mode: Option<(LoopMode, u64)> = None;
-        let mut in_flight: u64 = 0;
+        let mut limit_sent = false;
         while let Some(record) = reader.next_record()? {
             let req = match record {
                 Record::Schedule(s) => {
@@ -82,10 +89,27 @@ impl Pacer {
                 continue;
             }
             let body = body::encode(&req, &self.body).map_err(at)?;
-            let (loop_mode, concurrency) = *mode.get_or_insert_with(|| match req.offset_ns {
-                Some(_) => (LoopMode::Open, 1),
-                None => (LoopMode::Closed, self.concurrency.unwrap_or(1).max(1)),
-            });
+            let (loop_mode, concurrency) = match mode {
+                Some(m) => m,
+                None => {
+                    let m = match req.offset_ns {
+                        Some(_) => (LoopMode::Open, 1),
+                        None => (LoopMode::Closed, self.concurrency.unwrap_or(1).max(1)),
+                    };
+                    mode = Some(m);
+                    m
+                }
+            };
+            if loop_mode == LoopMode::Closed && !limit_sent {
+                limit_sent = true;
+                if self
+                    .jobs
+                    .blocking_send(Dispatch::Limit(concurrency))
+                    .is_err()
+                {
+                    break;
+                }
+            }
             let scheduled_ns = match loop_mode {
                 LoopMode::Open => {
                     let Some(offset) = req.offset_ns else {
@@ -97,33 +121,20 @@ impl Pacer {
                         self.not_sent(req.id);
                         continue;
                     }
-                    offset
+                    Some(offset)
                 }
-                LoopMode::Closed => {
-                    let mut freed_at = None;
-                    while in_flight >= concurrency {
-                        match self.slots.recv() {
-                            Ok(t) => {
-                                in_flight -= 1;
-                                freed_at = Some(t);
-                            }
-                            Err(_) => break,
-                        }
-                    }
-                    if self.stop.is_stopped() {
-                        self.not_sent(req.id);
-                        continue;
-                    }
-                    in_flight += 1;
-                    freed_at.unwrap_or_else(|| self.clock.now_ns())
-                }
+                LoopMode::Closed => None,
             };
             let job = Job {
                 id: req.id,
-                scheduled_ns: Some(scheduled_ns),
+                scheduled_ns,
                 body,
             };
-            if self.jobs.send(job).is_err() {
+            if let Err(e) = self.jobs.blocking_send(Dispatch::Job(job)) {
+                // The send loop is gone (the run was stopped): this request was never sent.
+                if let Dispatch::Job(job) = e.0 {
+                    self.not_sent(job.id);
+                }
                 break;
             }
         }
@@ -151,19 +162,24 @@ impl Pacer {
     }
 
     fn not_sent(&self, id: u64) {
-        self.sink.record(&Record::Done(Done {
-            id,
-            at_ns: self.clock.now_ns(),
-            ok: false,
-            status: None,
-            error_kind: Some(ErrorKind::NotSent),
-            error: Some("run stopped before this request was sent".into()),
-            prompt_tokens: None,
-            completion_tokens: None,
-            events: 0,
-            finish_reason: None,
-        }));
+        not_sent(&self.sink, &self.clock, id);
     }
+}
+
+/// Writes the `done` of a request that will never be sent, so that no request goes unrecorded.
+pub fn not_sent(sink: &Sink, clock: &RunClock, id: u64) {
+    sink.record(&Record::Done(Done {
+        id,
+        at_ns: clock.now_ns(),
+        ok: false,
+        status: None,
+        error_kind: Some(ErrorKind::NotSent),
+        error: Some("run stopped before this request was sent".into()),
+        prompt_tokens: None,
+        completion_tokens: None,
+        events: 0,
+        finish_reason: None,
+    }));
 }
 
 /// Asks the kernel to wake this thread within 1 ns of its sleep deadline instead of the default

@@ -4,6 +4,11 @@
 //! after the colon) accumulate, joined by `\n`; a blank line dispatches the event; comments
 //! (`:`) and other fields are ignored. Buffers are reused across events and requests, so a
 //! steady stream allocates nothing.
+//!
+//! Almost every event an inference server sends is one `data: {...}\n\n` block inside a single
+//! network read. Those are handed to the callback straight from the read buffer, without being
+//! copied; anything else (split reads, `\r`, several data lines, other fields) takes the general
+//! line-by-line path, which gives the same events.
 
 /// Incremental SSE parser for one response body.
 #[derive(Debug, Default)]
@@ -25,6 +30,15 @@ impl SseSplitter {
     pub fn feed(&mut self, chunk: &[u8], mut on_event: impl FnMut(&[u8]) -> bool) {
         let mut rest = chunk;
         while !rest.is_empty() {
+            if self.is_between_events() {
+                if let Some((data, len)) = whole_data_event(rest) {
+                    if !on_event(data) {
+                        return;
+                    }
+                    rest = &rest[len..];
+                    continue;
+                }
+            }
             if self.last_was_cr {
                 self.last_was_cr = false;
                 if rest[0] == b'\n' {
@@ -32,7 +46,7 @@ impl SseSplitter {
                     continue;
                 }
             }
-            match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+            match memchr::memchr2(b'\n', b'\r', rest) {
                 None => {
                     self.line.extend_from_slice(rest);
                     return;
@@ -79,10 +93,30 @@ impl SseSplitter {
         true
     }
 
+    fn is_between_events(&self) -> bool {
+        self.line.is_empty() && !self.has_data && !self.last_was_cr
+    }
+
     /// True when bytes of an unfinished event are buffered (a body that ends here was cut).
     pub fn has_partial(&self) -> bool {
         self.has_data || !self.line.is_empty()
     }
+}
+
+/// Recognises `data: VALUE\n\n` (or `data:VALUE\n\n`) at the start of `bytes`, with no `\r` in
+/// it; returns VALUE and the length of the block.
+fn whole_data_event(bytes: &[u8]) -> Option<(&[u8], usize)> {
+    let after = bytes.strip_prefix(b"data:")?;
+    let value_at = 5 + usize::from(after.first() == Some(&b' '));
+    let nl = value_at + memchr::memchr(b'\n', &bytes[value_at..])?;
+    if bytes.get(nl + 1) != Some(&b'\n') {
+        return None;
+    }
+    let value = &bytes[value_at..nl];
+    if memchr::memchr(b'\r', value).is_some() {
+        return None;
+    }
+    Some((value, nl + 2))
 }
 
 #[cfg(test)]
@@ -122,6 +156,19 @@ mod tests {
         }
         let bytes: Vec<&[u8]> = BODY.chunks(1).collect();
         assert_eq!(events(&bytes), whole);
+    }
+
+    #[test]
+    fn fast_path_and_general_path_agree() {
+        let body: &[u8] = b"data: {\"a\":1}\n\ndata:{\"b\":2}\n\ndata: x\r\ny\n\ndata: two\ndata: lines\n\ndata: [DONE]\n\n";
+        let whole = events(&[body]);
+        assert_eq!(
+            whole,
+            vec!["{\"a\":1}", "{\"b\":2}", "x", "two\nlines", "[DONE]"]
+        );
+        for i in 0..=body.len() {
+            assert_eq!(events(&[&body[..i], &body[i..]]), whole, "cut at {i}");
+        }
     }
 
     #[test]
