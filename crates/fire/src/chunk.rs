@@ -109,8 +109,17 @@ fn is_text(v: Option<&RawValue>) -> bool {
     })
 }
 
-/// Parses one event's data. `Err` means the data was not a JSON chunk at all.
+/// Parses one event's data. `Err` means the data was not a JSON chunk at all. Plain chunks are
+/// read by the allocation-free scanner in `scan`; the rest by serde.
 pub fn parse(data: &[u8]) -> Result<ChunkInfo<'_>, serde_json::Error> {
+    match crate::scan::scan(data) {
+        Some(info) => Ok(info),
+        None => parse_full(data),
+    }
+}
+
+/// The reference parser: serde over the whole chunk.
+pub fn parse_full(data: &[u8]) -> Result<ChunkInfo<'_>, serde_json::Error> {
     let c: Chunk = serde_json::from_slice(data)?;
     Ok(ChunkInfo {
         has_content: c.choices.has_content,

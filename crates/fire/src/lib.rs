@@ -10,6 +10,7 @@ pub mod body;
 pub mod chunk;
 pub mod exchange;
 pub mod pacer;
+pub mod scan;
 pub mod sink;
 pub mod sse;
 pub mod stop;

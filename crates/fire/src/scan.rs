@@ -1,0 +1,465 @@
+//! A fast path for reading streamed chunks: walks the JSON once, looking only at the members
+//! `fire` needs (`choices[].text`, `choices[].delta.{content,reasoning_content,reasoning}`,
+//! `choices[].finish_reason`, `usage.{prompt,completion}_tokens`, `error`) and skipping the rest
+//! byte by byte, without building anything.
+//!
+//! It answers only when the chunk is plain: whenever it meets something it does not fully
+//! check (an escape in a key or a finish reason, a duplicate member, a type the serde parser
+//! would refuse, a malformed token) it returns `None` and the caller falls back to the serde
+//! parser in `chunk`, which is the reference: for every chunk the scanner answers, the answer
+//! equals serde's (a test checks this over a corpus, and every prefix of it).
+
+use crate::chunk::ChunkInfo;
+use std::borrow::Cow;
+
+/// Scans one event's data; `None` means "ask the full parser".
+pub fn scan(data: &[u8]) -> Option<ChunkInfo<'_>> {
+    std::str::from_utf8(data).ok()?;
+    let mut s = Scanner {
+        b: data,
+        i: 0,
+        depth: 0,
+    };
+    let mut info = ChunkInfo::default();
+    let mut seen = [false; 3];
+    s.object(|s, key| {
+        let slot = match key {
+            b"choices" => 0,
+            b"usage" => 1,
+            b"error" => 2,
+            _ => return s.skip_value(),
+        };
+        if std::mem::replace(&mut seen[slot], true) {
+            return None;
+        }
+        match slot {
+            0 => s.choices(&mut info),
+            1 => s.usage(&mut info),
+            _ => {
+                let start = s.i;
+                if s.null()? {
+                    return Some(());
+                }
+                s.skip_value()?;
+                info.error = Some(std::str::from_utf8(&s.b[start..s.i]).ok()?);
+                Some(())
+            }
+        }
+    })?;
+    s.ws();
+    (s.i == s.b.len()).then_some(info)
+}
+
+struct Scanner<'a> {
+    b: &'a [u8],
+    i: usize,
+    depth: u32,
+}
+
+/// Deeper nesting is left to serde, which refuses past 128 levels without using the stack.
+const MAX_DEPTH: u32 = 100;
+
+/// Index of the first `"`, `\\` or control character (forbidden raw in JSON strings) at or
+/// after `i`. A plain loop: a chunk's strings are a few bytes long, too short for `memchr` or
+/// word-at-a-time tricks to pay (both measured no faster).
+fn string_stop(b: &[u8], mut i: usize) -> Option<usize> {
+    while let Some(&c) = b.get(i) {
+        if c == b'"' || c == b'\\' || c < 0x20 {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+impl<'a> Scanner<'a> {
+    fn ws(&mut self) {
+        while let Some(c) = self.b.get(self.i) {
+            if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+                break;
+            }
+            self.i += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.b.get(self.i).copied()
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.i += 1)
+    }
+
+    /// Consumes `null` if it is next; errs on a malformed literal.
+    fn null(&mut self) -> Option<bool> {
+        if self.peek()? != b'n' {
+            return Some(false);
+        }
+        self.literal(b"null")?;
+        Some(true)
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.i + word.len();
+        (self.b.get(self.i..end)? == word).then(|| self.i = end)?;
+        self.delimited()
+    }
+
+    /// After a scalar, the next byte must end it.
+    fn delimited(&self) -> Option<()> {
+        match self.b.get(self.i) {
+            None | Some(b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}' | b']') => Some(()),
+            _ => None,
+        }
+    }
+
+    /// A string without escapes, returned as its contents (the scanner is at its `"`).
+    fn plain_string(&mut self) -> Option<&'a [u8]> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let start = self.i + 1;
+        let end = string_stop(self.b, start)?;
+        if self.b[end] != b'"' {
+            return None;
+        }
+        self.i = end + 1;
+        Some(&self.b[start..end])
+    }
+
+    fn skip_string(&mut self) -> Option<()> {
+        self.i += 1;
+        loop {
+            let at = string_stop(self.b, self.i)?;
+            if self.b[at] == b'"' {
+                self.i = at + 1;
+                return Some(());
+            }
+            if self.b[at] != b'\\' {
+                return None;
+            }
+            match self.b.get(at + 1)? {
+                b'u' => {
+                    let hex = self.b.get(at + 2..at + 6)?;
+                    hex.iter().all(u8::is_ascii_hexdigit).then_some(())?;
+                    self.i = at + 6;
+                }
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.i = at + 2,
+                _ => return None,
+            }
+        }
+    }
+
+    /// A number by JSON's grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+    fn skip_number(&mut self) -> Option<()> {
+        let digits = |s: &mut Self| {
+            let start = s.i;
+            while s.b.get(s.i).is_some_and(u8::is_ascii_digit) {
+                s.i += 1;
+            }
+            s.i - start
+        };
+        if self.b.get(self.i) == Some(&b'-') {
+            self.i += 1;
+        }
+        let first = *self.b.get(self.i)?;
+        let n = digits(self);
+        if n == 0 || (first == b'0' && n > 1) {
+            return None;
+        }
+        if self.b.get(self.i) == Some(&b'.') {
+            self.i += 1;
+            (digits(self) > 0).then_some(())?;
+        }
+        if matches!(self.b.get(self.i), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(self.b.get(self.i), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            (digits(self) > 0).then_some(())?;
+        }
+        self.delimited()
+    }
+
+    fn skip_value(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.skip_string(),
+            b'{' => self.nested(|s| s.object(|s, _| s.skip_value())),
+            b'[' => self.nested(|s| s.array(|s| s.skip_value())),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            _ => self.skip_number(),
+        }
+    }
+
+    fn nested(&mut self, walk: impl FnOnce(&mut Self) -> Option<()>) -> Option<()> {
+        if self.depth >= MAX_DEPTH {
+            return None;
+        }
+        self.depth += 1;
+        let r = walk(self);
+        self.depth -= 1;
+        r
+    }
+
+    /// Walks an object, calling `member` with each key (escape-free keys only).
+    fn object(&mut self, mut member: impl FnMut(&mut Self, &[u8]) -> Option<()>) -> Option<()> {
+        self.eat(b'{')?;
+        if self.peek()? == b'}' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            let key = self.plain_string()?;
+            self.eat(b':')?;
+            self.peek()?;
+            member(self, key)?;
+            match self.peek()? {
+                b',' => self.i += 1,
+                b'}' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn array(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(b'[')?;
+        if self.peek()? == b']' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            element(self)?;
+            match self.peek()? {
+                b',' => self.i += 1,
+                b']' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A value that counts as content when it is a non-empty string.
+    fn text(&mut self) -> Option<bool> {
+        if self.peek()? == b'"' {
+            let start = self.i;
+            self.skip_string()?;
+            Some(self.i - start > 2)
+        } else {
+            self.skip_value()?;
+            Some(false)
+        }
+    }
+
+    fn choices(&mut self, info: &mut ChunkInfo<'a>) -> Option<()> {
+        if self.null()? {
+            return Some(());
+        }
+        self.array(|s| {
+            if s.peek()? != b'{' {
+                return None;
+            }
+            let mut seen = [false; 3];
+            s.object(|s, key| {
+                let slot = match key {
+                    b"text" => 0,
+                    b"delta" => 1,
+                    b"finish_reason" => 2,
+                    _ => return s.skip_value(),
+                };
+                if std::mem::replace(&mut seen[slot], true) {
+                    return None;
+                }
+                match slot {
+                    0 => info.has_content |= s.text()?,
+                    1 => {
+                        if !s.null()? {
+                            s.delta(info)?;
+                        }
+                    }
+                    _ => {
+                        if !s.null()? {
+                            let reason = std::str::from_utf8(s.plain_string()?).ok()?;
+                            info.finish_reason = Some(Cow::Borrowed(reason));
+                        }
+                    }
+                }
+                Some(())
+            })
+        })
+    }
+
+    fn delta(&mut self, info: &mut ChunkInfo<'a>) -> Option<()> {
+        if self.peek()? != b'{' {
+            return None;
+        }
+        let mut seen = [false; 3];
+        self.object(|s, key| {
+            let slot = match key {
+                b"content" => 0,
+                b"reasoning_content" => 1,
+                b"reasoning" => 2,
+                _ => return s.skip_value(),
+            };
+            if std::mem::replace(&mut seen[slot], true) {
+                return None;
+            }
+            info.has_content |= s.text()?;
+            Some(())
+        })
+    }
+
+    fn usage(&mut self, info: &mut ChunkInfo<'a>) -> Option<()> {
+        if self.null()? {
+            return Some(());
+        }
+        if self.peek()? != b'{' {
+            return None;
+        }
+        let mut seen = [false; 2];
+        self.object(|s, key| {
+            let slot = match key {
+                b"prompt_tokens" => 0,
+                b"completion_tokens" => 1,
+                _ => return s.skip_value(),
+            };
+            if std::mem::replace(&mut seen[slot], true) {
+                return None;
+            }
+            let v = if s.null()? { None } else { Some(s.count()?) };
+            if slot == 0 {
+                info.prompt_tokens = v;
+            } else {
+                info.completion_tokens = v;
+            }
+            Some(())
+        })
+    }
+
+    /// A non-negative integer that fits u64 (anything else is left to the full parser).
+    fn count(&mut self) -> Option<u64> {
+        let start = self.i;
+        while self.b.get(self.i).is_some_and(u8::is_ascii_digit) {
+            self.i += 1;
+        }
+        let digits = &self.b[start..self.i];
+        if digits.is_empty() || (digits.len() > 1 && digits[0] == b'0') {
+            return None;
+        }
+        self.delimited()?;
+        std::str::from_utf8(digits).ok()?.parse().ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk::parse_full;
+
+    const CORPUS: &[&str] = &[
+        r#"{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" hi","logprobs":null,"finish_reason":null,"stop_reason":null}]}"#,
+        r#"{"id":"c","choices":[{"index":0,"text":"","logprobs":null,"finish_reason":"length","stop_reason":null}],"usage":null}"#,
+        r#"{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null}}]}"#,
+        r#"{"choices":[{"delta":{"content":"\u00e9\n\"x\""}}]}"#,
+        r#"{"choices":[{"delta":{"reasoning_content":"hmm"}}],"usage":{"prompt_tokens":3,"completion_tokens":9,"total_tokens":12}}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":128,"total_tokens":138,"prompt_tokens_details":null}}"#,
+        r#"{"choices":[{"index":0,"text":"a"},{"index":1,"text":"","finish_reason":"stop"}]}"#,
+        r#" { "choices" : [ { "text" : "x" , "finish_reason" : "stop" } ] , "usage" : { "completion_tokens" : 1 } } "#,
+        r#"{"error":{"message":"boom","type":"internal","code":500}}"#,
+        r#"{"error":"plain"}"#,
+        r#"{"error":null,"choices":null}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":null}],"x":[1,2.5,-3e4,true,false,null,{"a":[]}]}"#,
+        r#"{"choices":[{"finish_reason":"st\u006fp"}]}"#,
+        r#"{"choices":[{"text":"a","text":"b"}]}"#,
+        r#"{"choices":5}"#,
+        r#"{"choices":[5]}"#,
+        r#"{"choices":[{"delta":"x"}]}"#,
+        r#"{"choices":[{"finish_reason":7}]}"#,
+        r#"{"usage":{"completion_tokens":-1}}"#,
+        r#"{"usage":{"completion_tokens":1.5}}"#,
+        r#"{"usage":{"completion_tokens":18446744073709551616}}"#,
+        r#"{"usage":{"completion_tokens":007}}"#,
+        r#"{"x":01}"#,
+        r#"{"x":-0.5e+3,"y":-0,"z":1E9}"#,
+        r#"{"x":-}"#,
+        r#"{"x":1e}"#,
+        r#"{"x":+1}"#,
+        r#"{"x":1.}"#,
+        r#"{"x":"\q"}"#,
+        r#"{"x":tru}"#,
+        r#"{"x":1}}"#,
+        r#"{"x":1} x"#,
+        r#"{"k\"ey":1,"choices":[{"text":"y"}]}"#,
+        "{\"x\":\"a\nb\"}",
+        "{\"choices\":[{\"text\":\"a\tb\"}]}",
+        "{\"k\u{1}\":1}",
+        "{\"x\":\"\u{1}u0041\"}",
+        r#"{}"#,
+        r#"[]"#,
+        r#"not json"#,
+        "",
+    ];
+
+    fn same(a: &ChunkInfo, b: &ChunkInfo) -> bool {
+        a.has_content == b.has_content
+            && a.finish_reason.as_deref() == b.finish_reason.as_deref()
+            && a.prompt_tokens == b.prompt_tokens
+            && a.completion_tokens == b.completion_tokens
+            && a.error.is_some() == b.error.is_some()
+    }
+
+    #[test]
+    fn agrees_with_the_full_parser_whenever_it_answers() {
+        for text in CORPUS {
+            for end in 0..=text.len() {
+                let Some(prefix) = text.get(..end) else {
+                    continue;
+                };
+                if let Some(fast) = scan(prefix.as_bytes()) {
+                    match parse_full(prefix.as_bytes()) {
+                        Ok(full) => assert!(same(&fast, &full), "{prefix}: {fast:?} vs {full:?}"),
+                        Err(e) => panic!("scanner accepted what serde refuses ({e}): {prefix}"),
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn answers_the_common_shapes_itself() {
+        for text in &CORPUS[..13] {
+            assert!(scan(text.as_bytes()).is_some(), "fell back on {text}");
+        }
+        let c = scan(CORPUS[5].as_bytes()).unwrap();
+        assert!(c.has_content);
+        assert_eq!((c.prompt_tokens, c.completion_tokens), (Some(3), Some(9)));
+        assert_eq!(
+            scan(CORPUS[9].as_bytes())
+                .unwrap()
+                .error
+                .map(|e| e.contains("boom")),
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn deep_nesting_falls_back_instead_of_overflowing() {
+        let deep = format!("{{\"x\":{}1{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(scan(deep.as_bytes()).is_none());
+        // serde skips unknown values iteratively, so the fallback copes with any depth.
+        assert!(!parse_full(deep.as_bytes()).unwrap().has_content);
+    }
+
+    #[test]
+    fn invalid_utf8_is_left_to_the_full_parser() {
+        assert!(scan(b"{\"choices\":[{\"text\":\"\xff\"}]}").is_none());
+    }
+}
