@@ -1,5 +1,6 @@
 # tokenpipe: build, test, demo, install. `make help` lists the targets.
 
+SHELL   := bash
 PREFIX  ?= /usr/local
 DESTDIR ?=
 CARGO   ?= cargo
@@ -20,9 +21,14 @@ help:
 build:
 	$(CARGO) build --release --locked --bins
 
+# Ends with one total line over every test binary, since cargo's own last line is the summary of
+# whichever crate ran last (often a doc-test run with nothing in it).
 test:
-	$(CARGO) test --workspace --locked
 	$(CARGO) check --locked --benches
+	@mkdir -p target
+	@set -o pipefail; $(CARGO) test --workspace --locked 2>&1 | tee target/test.log
+	@awk '/^test result:/ { passed += $$4; failed += $$6 } \
+	  END { printf "tests: %d passed, %d failed\n", passed, failed; exit (failed > 0 || passed == 0) }' target/test.log
 
 lint:
 	$(CARGO) fmt --all -- --check

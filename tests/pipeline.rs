@@ -91,7 +91,7 @@ fn open_loop_metrics_match_the_configured_timings() {
 }
 
 #[test]
-fn closed_loop_keeps_exactly_n_in_flight_and_skips_the_role_chunk() {
+fn closed_loop_on_two_threads_keeps_exactly_n_in_flight_and_skips_the_role_chunk() {
     let server = Server::start(&["--ttft-ms", "50", "--itl-ms", "10"]);
     let (events, s) = run_pipe(
         &server,
@@ -105,7 +105,7 @@ fn closed_loop_keeps_exactly_n_in_flight_and_skips_the_role_chunk() {
             "--output-tokens",
             "10",
         ],
-        &["--api", "chat"],
+        &["--api", "chat", "--threads", "2"],
     );
     assert_eq!(s["requests_ok"], 16);
     assert_eq!(s["output_tokens"], 160);

@@ -10,9 +10,9 @@ use tokenpipe_cli::{Generate, Input};
 use tokenpipe_format::{clock, Header, Record, RecordReader, RecordWriter};
 
 const EXAMPLES: &str = "\
-EXAMPLES:
+Examples:
     # Benchmark and summarise in one pipe
-    arrivals --rate 4 --requests 200 | fire --url http://localhost:8000 | reduce | table
+    arrivals --rate 4 --num-prompts 200 | fire --url http://127.0.0.1:8000/v1 | reduce | table
 
     # Summarise saved runs, one summary per file, with names for the table
     reduce --label fp8 --label awq run-fp8.ndjson run-awq.ndjson | table
@@ -32,7 +32,7 @@ EXAMPLES:
         gives one summary record, in order, after a header. Only successful requests contribute \
         to latencies and token counts; docs/metrics.md defines every field.\n\n\
         Memory grows with the number of requests in flight, not with the length of the run.",
-    after_long_help = EXAMPLES
+    after_help = EXAMPLES
 )]
 struct Args {
     /// Streams written by fire, one run per file; none or `-` reads stdin.

@@ -28,7 +28,7 @@ const MAX_DELAY_MS: f64 = 3_600_000.0;
 ///
 /// Other routes: GET /v1/models lists the one model, GET /health answers 200.
 ///
-/// EXAMPLES:
+/// Examples:
 ///   # a server on a free port, 50 ms to the first token, then 100 tokens per second
 ///   simserve --port 0 --ttft-ms 50 --itl-ms 10
 ///
@@ -188,7 +188,7 @@ mod tests {
     #[test]
     fn long_help_has_examples() {
         let help = Args::command().render_long_help().to_string();
-        assert!(help.contains("EXAMPLES:"), "{help}");
+        assert!(help.contains("Examples:"), "{help}");
         assert!(help.contains("simserve --port 0 --ttft-ms 50 --itl-ms 10"));
     }
 }

@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use tokenpipe_cli::Generate;
 
 const EXAMPLES: &str = "\
-EXAMPLES:
+Examples:
     # The whole pipe, ending in a table on the terminal
-    arrivals --rate 4 --requests 200 | fire --url http://localhost:8000 | reduce | table
+    arrivals --rate 4 --num-prompts 200 | fire --url http://127.0.0.1:8000/v1 | reduce | table
 
     # Compare two saved runs side by side, as Markdown for a pull request
     reduce --label fp8 --label awq fp8.ndjson awq.ndjson | table --format markdown
@@ -30,7 +30,7 @@ EXAMPLES:
         name, and a column per summary, headed by its label. It is the result block of \
         `vllm bench serve` turned sideways so that runs compare side by side. Counts are whole \
         numbers, other values have two decimals, and `-` marks a metric a run has no value for.",
-    after_long_help = EXAMPLES
+    after_help = EXAMPLES
 )]
 struct Args {
     /// Streams holding summary records; none or `-` reads stdin.
