@@ -8,7 +8,7 @@
 pub mod process;
 pub mod prompts;
 
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 use process::{Offsets, Process};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -86,17 +86,11 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     Ok(r)
 }
 
-/// The clap command, for man pages and completions.
-pub fn command() -> clap::Command {
-    Args::command()
-}
-
 /// Parses the process arguments and writes the schedule to stdout.
 pub fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
-    if let Some(g) = args.generate {
-        return tokenpipe_cli::generate(Args::command(), g);
-    }
+    let Some(args) = tokenpipe_cli::parse_or_generate(|a: &Args| a.generate)? else {
+        return Ok(());
+    };
     let stdout = std::io::stdout().lock();
     write_schedule(&args, tokenpipe_cli::argv(), stdout)
 }
@@ -209,6 +203,11 @@ mod tests {
         let mut out = vec![];
         write_schedule(&args, cmd.iter().map(|s| s.to_string()).collect(), &mut out).unwrap();
         out
+    }
+
+    #[test]
+    fn clap_definition_is_valid() {
+        <Args as clap::CommandFactory>::command().debug_assert();
     }
 
     #[test]

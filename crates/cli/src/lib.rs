@@ -105,6 +105,18 @@ pub enum Generate {
     Schema,
 }
 
+/// Parses the process arguments as `A`. When the hidden `--generate` flag (read by `flag`) was
+/// given, writes that artefact instead and returns `None`, so every tool handles it alike.
+pub fn parse_or_generate<A: clap::Parser>(
+    flag: impl FnOnce(&A) -> Option<Generate>,
+) -> anyhow::Result<Option<A>> {
+    let args = A::parse();
+    match flag(&args) {
+        Some(what) => generate(A::command(), what).map(|()| None),
+        None => Ok(Some(args)),
+    }
+}
+
 /// Writes the requested artefact for `cmd` to stdout.
 pub fn generate(mut cmd: clap::Command, what: Generate) -> anyhow::Result<()> {
     let name = cmd.get_name().to_string();

@@ -17,7 +17,7 @@ pub mod stop;
 
 use anyhow::Context;
 use body::{Api, BodyOptions};
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 use exchange::{Ctx, HttpClient};
 use http_body_util::BodyExt;
 use hyper::header::HeaderValue;
@@ -97,17 +97,11 @@ Examples:
   # keep the raw events and the summary
   arrivals --rate 1 -n 50 | fire --url http://127.0.0.1:8000/v1 | tee events.ndjson | reduce | table";
 
-/// The clap command, for man pages and completions.
-pub fn command() -> clap::Command {
-    Args::command()
-}
-
 /// Parses the process arguments and runs.
 pub fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
-    if let Some(g) = args.generate {
-        return tokenpipe_cli::generate(Args::command(), g);
-    }
+    let Some(args) = tokenpipe_cli::parse_or_generate(|a: &Args| a.generate)? else {
+        return Ok(());
+    };
     tokenpipe_cli::raise_fd_limit();
     run(args)
 }
@@ -409,6 +403,11 @@ fn redact_key(mut argv: Vec<String>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clap_definition_is_valid() {
+        <Args as clap::CommandFactory>::command().debug_assert();
+    }
 
     #[test]
     fn endpoints_and_bad_urls() {

@@ -3,7 +3,7 @@
 
 use crate::run::{reduce_run, RunOutcome};
 use crate::summary::{default_label, summarize};
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use tokenpipe_cli::{Generate, Input};
@@ -49,17 +49,11 @@ struct Args {
     generate: Option<Generate>,
 }
 
-/// The clap definition of `reduce`, for man pages and completions.
-pub fn command() -> clap::Command {
-    Args::command()
-}
-
 /// Runs `reduce` on the process's arguments, stdin and stdout.
 pub fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
-    if let Some(g) = args.generate {
-        return tokenpipe_cli::generate(Args::command(), g);
-    }
+    let Some(args) = tokenpipe_cli::parse_or_generate(|a: &Args| a.generate)? else {
+        return Ok(());
+    };
     let input_count = args.files.len().max(1);
     if args.label.len() > input_count {
         return Err(tokenpipe_cli::bad_input(format!(
@@ -151,6 +145,6 @@ mod tests {
 
     #[test]
     fn clap_definition_is_valid() {
-        command().debug_assert();
+        <Args as clap::CommandFactory>::command().debug_assert();
     }
 }

@@ -12,7 +12,7 @@ pub mod run;
 pub mod stat;
 pub mod summary;
 
-pub use cli::{command, main, reduce_inputs};
+pub use cli::{main, reduce_inputs};
 pub use run::{reduce_run, Reducer, RunOutcome, RunStats};
 pub use summary::{default_label, summarize};
 

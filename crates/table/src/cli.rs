@@ -3,7 +3,7 @@
 use crate::input::read_summaries;
 use crate::render::Format;
 use crate::rows::MetricTable;
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use tokenpipe_cli::Generate;
@@ -46,17 +46,11 @@ struct Args {
     generate: Option<Generate>,
 }
 
-/// The clap definition of `table`, for man pages and completions.
-pub fn command() -> clap::Command {
-    Args::command()
-}
-
 /// Runs `table` on the process's arguments, stdin and stdout.
 pub fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
-    if let Some(g) = args.generate {
-        return tokenpipe_cli::generate(Args::command(), g);
-    }
+    let Some(args) = tokenpipe_cli::parse_or_generate(|a: &Args| a.generate)? else {
+        return Ok(());
+    };
     let inputs = tokenpipe_cli::open_inputs(&args.files)?;
     let summaries = read_summaries(inputs)?;
     let text = args.format.render(&MetricTable::from_summaries(&summaries));
@@ -73,7 +67,7 @@ mod tests {
 
     #[test]
     fn clap_definition_is_valid() {
-        command().debug_assert();
+        <Args as clap::CommandFactory>::command().debug_assert();
     }
 
     #[test]

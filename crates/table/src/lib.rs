@@ -8,7 +8,7 @@ pub mod input;
 pub mod render;
 pub mod rows;
 
-pub use cli::{command, main};
+pub use cli::main;
 pub use input::read_summaries;
 pub use render::Format;
 pub use rows::MetricTable;
