@@ -2,7 +2,7 @@
 //! stdout treated as a normal end, input files, and the hidden `--generate` flag that writes man
 //! pages, shell completions and the JSON Schema from the clap definitions themselves.
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 pub use anyhow;
@@ -156,6 +156,17 @@ pub fn open_inputs(paths: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
 }
 
 fn stdin_input() -> Input {
+    if io::stdin().is_terminal() {
+        let tool = std::env::args_os()
+            .next()
+            .and_then(|a| {
+                Path::new(&a)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+            })
+            .unwrap_or_else(|| "tokenpipe".into());
+        eprintln!("{tool}: reading a stream from the terminal; pipe one in or name a FILE (Ctrl-D ends input)");
+    }
     Input {
         reader: Box::new(io::BufReader::with_capacity(256 * 1024, io::stdin())),
         name: "<stdin>".into(),
