@@ -8,6 +8,7 @@
 
 use crate::api::{self, GenerationRequest, Kind};
 use crate::config::Config;
+use crate::pace::Pacer;
 use crate::render::{self, Renderer};
 use crate::schedule::Schedule;
 use crate::sse::TokenStream;
@@ -41,6 +42,8 @@ struct App {
     renderer: Renderer,
     models: Bytes,
     stamps: Option<Arc<StampLog>>,
+    /// How every answer waits for its deadlines.
+    pacer: Pacer,
     /// Numbers answers: `cmpl-1`, `chatcmpl-2`, …
     next_id: AtomicU64,
 }
@@ -52,24 +55,51 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds `addr` (a host name is resolved; port 0 picks a free port).
+    /// Binds `addr` (a host name is resolved; port 0 picks a free port). Tokens are timed by
+    /// the precise timerfd timer where there is one (see [`Pacer::start`]).
     pub async fn bind(
         addr: (&str, u16),
         config: Config,
         stamps: Option<Arc<StampLog>>,
     ) -> io::Result<Self> {
         let listener = TcpListener::bind(addr).await?;
+        Ok(Self::with_listener(
+            listener,
+            config,
+            stamps,
+            Pacer::start(),
+        ))
+    }
+
+    /// Binds `addr` with a chosen `pacer`: `Pacer::Tokio` for tests on paused virtual time.
+    pub async fn bind_with_pacer(
+        addr: (&str, u16),
+        config: Config,
+        stamps: Option<Arc<StampLog>>,
+        pacer: Pacer,
+    ) -> io::Result<Self> {
+        let listener = TcpListener::bind(addr).await?;
+        Ok(Self::with_listener(listener, config, stamps, pacer))
+    }
+
+    fn with_listener(
+        listener: TcpListener,
+        config: Config,
+        stamps: Option<Arc<StampLog>>,
+        pacer: Pacer,
+    ) -> Self {
         let renderer = Renderer::new(&config.model);
-        Ok(Self {
+        Self {
             listener,
             app: Arc::new(App {
                 models: renderer.models(),
                 renderer,
                 config,
                 stamps,
+                pacer,
                 next_id: AtomicU64::new(1),
             }),
-        })
+        }
     }
 
     /// The address actually bound, with the chosen port.
@@ -187,6 +217,7 @@ async fn generate(app: &App, kind: Kind, req: Request<Incoming>) -> Response<Res
     };
     let schedule = Schedule {
         received,
+        received_ns,
         ttft: app.config.ttft,
         itl: app.config.itl,
     };
@@ -196,7 +227,7 @@ async fn generate(app: &App, kind: Kind, req: Request<Incoming>) -> Response<Res
         .map_or(0, |d| d.as_secs());
     let mut response = if parsed.stream {
         let chunks = app.renderer.chunks(kind, id, created);
-        let body = TokenStream::new(&parsed, chunks, schedule, stamps);
+        let body = TokenStream::new(&parsed, chunks, schedule, stamps, &app.pacer);
         let mut response = Response::new(Either::Right(body));
         response
             .headers_mut()
@@ -221,7 +252,8 @@ async fn whole_answer(
     created: u64,
 ) -> Response<ResponseBody> {
     let body = app.renderer.full_response(parsed, id, created);
-    tokio::time::sleep_until(schedule.deadline(parsed.max_tokens)).await;
+    let last = parsed.max_tokens;
+    app.pacer.wait(&schedule, last).until(&schedule, last).await;
     // All tokens leave together: first and last token stamps are the same instant.
     stamps.sent(parsed.max_tokens);
     json(StatusCode::OK, body)

@@ -1,25 +1,25 @@
 //! The streamed answer as a hand-written `http_body::Body`: one struct per request holding its
-//! state and one pinned timer, which hyper polls directly.
+//! state and one wait for its next deadline, which hyper polls directly.
 //!
 //! No channel, no task per token: when hyper asks for the next frame, the body either has one
-//! due (its deadline passed) and renders it, or re-arms its single `Sleep` on the next absolute
-//! deadline and returns `Pending`. If the server falls behind, every overdue frame is ready at
-//! once, so hyper writes them in one go and the stream is back on its timetable.
+//! due (its deadline passed) and renders it, or waits for the next absolute deadline (one entry
+//! on the server's shared timerfd, or its single tokio `Sleep` under virtual time; see
+//! [`crate::pace`]) and returns `Pending`. If the server falls behind, every overdue frame is
+//! ready at once, so hyper writes them in one go and the stream is back on its timetable.
 //!
 //! Event order, as vLLM: (chat only) the role chunk at once, then one chunk per token, the last
 //! with `finish_reason` "length", then (if asked) the usage chunk, then `data: [DONE]`.
 
 use crate::api::{GenerationRequest, Kind};
+use crate::pace::{Pacer, Wait};
 use crate::render::{Chunks, DONE};
 use crate::schedule::Schedule;
 use crate::stamps::RequestStamps;
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
 use std::convert::Infallible;
-use std::future::Future;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
-use tokio::time::{sleep_until, Sleep};
 
 /// Where a stream is in its event sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,8 +40,8 @@ enum Phase {
 pub struct TokenStream {
     chunks: Chunks,
     schedule: Schedule,
-    /// Always armed on the deadline of token `next` while in `Phase::Tokens`.
-    sleep: Pin<Box<Sleep>>,
+    /// Waits for the deadline of token `next` while in `Phase::Tokens`.
+    wait: Wait,
     phase: Phase,
     /// The next token to send (1-based).
     next: u64,
@@ -52,18 +52,19 @@ pub struct TokenStream {
 }
 
 impl TokenStream {
-    /// The stream for `req`, timed by `schedule`. Must be called inside a tokio runtime (it arms
-    /// the first token's timer).
+    /// The stream for `req`, timed by `schedule` on the server's `pacer`. Must be called inside
+    /// a tokio runtime (tokio's arm arms the first token's timer).
     pub fn new(
         req: &GenerationRequest,
         chunks: Chunks,
         schedule: Schedule,
         stamps: RequestStamps,
+        pacer: &Pacer,
     ) -> Self {
         Self {
             chunks,
             schedule,
-            sleep: Box::pin(sleep_until(schedule.deadline(1))),
+            wait: pacer.wait(&schedule, 1),
             phase: match req.kind {
                 Kind::Chat => Phase::Role,
                 Kind::Completions => Phase::Tokens,
@@ -84,7 +85,7 @@ impl TokenStream {
                 Poll::Ready(Some(self.chunks.role()))
             }
             Phase::Tokens => {
-                ready!(self.sleep.as_mut().poll(cx));
+                ready!(self.wait.poll_until(cx, &self.schedule, self.next));
                 let k = self.next;
                 let last = k >= self.total;
                 let frame = self.chunks.token(k, last);
@@ -96,8 +97,6 @@ impl TokenStream {
                     };
                 } else {
                     self.next = k + 1;
-                    let deadline = self.schedule.deadline(self.next);
-                    self.sleep.as_mut().reset(deadline);
                 }
                 // Stamped as late as possible: the frame goes to hyper on return.
                 self.stamps.sent(1);
@@ -147,6 +146,7 @@ mod tests {
     use http_body_util::BodyExt;
     use serde_json::Value;
     use std::time::Duration;
+    use tokenpipe_format::clock::monotonic_ns;
     use tokio::time::Instant;
 
     fn request(kind: Kind, max_tokens: u64, include_usage: bool) -> GenerationRequest {
@@ -160,13 +160,19 @@ mod tests {
     }
 
     fn stream(req: &GenerationRequest, ttft_ms: u64, itl_ms: u64) -> TokenStream {
+        stream_on(&Pacer::Tokio, req, ttft_ms, itl_ms)
+    }
+
+    fn stream_on(pacer: &Pacer, req: &GenerationRequest, ttft_ms: u64, itl_ms: u64) -> TokenStream {
         let schedule = Schedule {
             received: Instant::now(),
+            received_ns: monotonic_ns(),
             ttft: Duration::from_millis(ttft_ms),
             itl: Duration::from_millis(itl_ms),
         };
         let chunks = Renderer::new("sim").chunks(req.kind, 1, 0);
-        TokenStream::new(req, chunks, schedule, RequestStamps::new(None, None, 0))
+        let stamps = RequestStamps::new(None, None, schedule.received_ns);
+        TokenStream::new(req, chunks, schedule, stamps, pacer)
     }
 
     /// Every event of the stream with the virtual time (since the start) it became ready.
@@ -267,5 +273,30 @@ mod tests {
         }
         body.frame().await.unwrap().unwrap();
         assert_eq!(start.elapsed(), Duration::from_millis(40));
+    }
+
+    /// On the real clock with the shared timerfd: every token at or after its deadline, the
+    /// sequence intact, and soon after the deadline (loosely: the machine may be loaded).
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn precise_pacing_is_never_early() {
+        let pacer = Pacer::start();
+        assert!(matches!(pacer, Pacer::Precise(_)), "a timerfd on Linux");
+        let (ttft, itl, n) = (10, 2, 20);
+        let mut body = stream_on(&pacer, &request(Kind::Completions, n, false), ttft, itl);
+        let origin = body.schedule.received_ns;
+        let mut late = Vec::new();
+        for k in 1..=n {
+            body.frame().await.unwrap().unwrap();
+            let due = origin + (ttft + (k - 1) * itl) * 1_000_000;
+            let now = monotonic_ns();
+            assert!(now >= due, "token {k} early by {} ns", due - now);
+            late.push(now - due);
+        }
+        // [DONE] follows at once.
+        body.frame().await.unwrap().unwrap();
+        assert!(body.frame().await.is_none());
+        late.sort_unstable();
+        assert!(late[late.len() / 2] < 5_000_000, "{late:?}");
     }
 }
