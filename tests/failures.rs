@@ -3,6 +3,7 @@
 
 mod common;
 use common::*;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -214,4 +215,120 @@ fn closed_stdout_ends_quietly() {
         None,
     );
     assert_eq!(outs[1].status.code(), Some(0), "{}", stderr(&outs[1]));
+    assert!(stderr(&outs[1]).is_empty(), "{}", stderr(&outs[1]));
+}
+
+#[test]
+fn sigterm_flushes_and_accounts_for_every_request() {
+    let server = Server::start(&["--ttft-ms", "50", "--itl-ms", "50"]);
+    let sched = run(
+        &cmd(
+            "arrivals",
+            &[
+                "--rate",
+                "10",
+                "-n",
+                "60",
+                "--input-tokens",
+                "2",
+                "--output-tokens",
+                "40",
+            ],
+        ),
+        b"",
+    );
+    let path =
+        std::env::temp_dir().join(format!("tokenpipe-sigterm-{}.ndjson", std::process::id()));
+    std::fs::write(&path, &sched.stdout).unwrap();
+    let child = Command::new(bin("fire"))
+        .args(["--url", &server.url])
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let (out, timed_out) = read_until_exit(child, Duration::from_secs(20));
+    let _ = std::fs::remove_file(&path);
+    assert!(!timed_out, "fire did not stop after SIGTERM");
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    assert_eq!(of_type(&records(&out.stdout), "done").len(), 60);
+}
+
+/// A terminal's Ctrl-C reaches every process of the pipeline. `fire` stops and flushes; `reduce`
+/// must outlive the signal and still summarise what it was sent.
+#[test]
+fn ctrl_c_on_the_whole_pipeline_still_gives_a_summary() {
+    let server = Server::start(&["--ttft-ms", "20", "--itl-ms", "20"]);
+    let sched = run(
+        &cmd(
+            "arrivals",
+            &[
+                "--rate",
+                "20",
+                "-n",
+                "200",
+                "--input-tokens",
+                "2",
+                "--output-tokens",
+                "20",
+            ],
+        ),
+        b"",
+    );
+    let path = std::env::temp_dir().join(format!("tokenpipe-pgrp-{}.ndjson", std::process::id()));
+    std::fs::write(&path, &sched.stdout).unwrap();
+    let mut fire = Command::new(bin("fire"))
+        .args(["--url", &server.url])
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let group = fire.id() as i32;
+    let reduce = Command::new(bin("reduce"))
+        .stdin(Stdio::from(fire.stdout.take().unwrap()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(group)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling the process group we created.
+    unsafe {
+        libc::killpg(group, libc::SIGINT);
+    }
+    let (summary, timed_out) = read_until_exit(reduce, Duration::from_secs(20));
+    let fire = fire.wait_with_output().unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(!timed_out, "reduce did not finish");
+    assert_eq!(fire.status.code(), Some(130), "{}", stderr(&fire));
+    assert!(summary.status.success(), "reduce: {}", stderr(&summary));
+    let s = of_type(&records(&summary.stdout), "summary")[0].clone();
+    let total = s["requests_ok"].as_u64().unwrap() + s["requests_failed"].as_u64().unwrap();
+    assert_eq!(total, 200, "{s}");
+    assert!(s["requests_ok"].as_u64().unwrap() > 0, "{s}");
+}
+
+#[test]
+fn a_repeated_request_id_is_bad_input() {
+    let sched = "{\"type\":\"header\",\"format_major\":1,\"tool\":\"arrivals\",\"tool_version\":\"0\",\"run_id\":\"a\"}\n\
+{\"type\":\"request\",\"id\":0,\"offset_ns\":0,\"prompt\":\"x\",\"prompt_tokens\":1,\"max_tokens\":1}\n\
+{\"type\":\"request\",\"id\":0,\"offset_ns\":0,\"prompt\":\"y\",\"prompt_tokens\":1,\"max_tokens\":1}\n";
+    let url = format!("http://127.0.0.1:{}/v1", dead_port());
+    let o = run(
+        &cmd("fire", &["--url", &url, "--model", "m"]),
+        sched.as_bytes(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("line 3") && stderr(&o).contains("appears twice"),
+        "{}",
+        stderr(&o)
+    );
 }

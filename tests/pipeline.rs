@@ -90,8 +90,27 @@ fn open_loop_metrics_match_the_configured_timings() {
     }
 }
 
+/// Replays sends and completions to find the most requests ever in flight.
+fn peak_in_flight(events: &[serde_json::Value]) -> i32 {
+    let mut edges: Vec<(u64, i32)> = vec![];
+    for r in events {
+        match r["type"].as_str() {
+            Some("sent") => edges.push((r["sent_ns"].as_u64().unwrap(), 1)),
+            Some("done") => edges.push((r["at_ns"].as_u64().unwrap(), -1)),
+            _ => {}
+        }
+    }
+    edges.sort_by_key(|&(t, d)| (t, d));
+    let (mut now, mut peak) = (0, 0);
+    for (_, d) in edges {
+        now += d;
+        peak = peak.max(now);
+    }
+    peak
+}
+
 #[test]
-fn closed_loop_on_two_threads_keeps_exactly_n_in_flight_and_skips_the_role_chunk() {
+fn closed_loop_keeps_exactly_n_in_flight_and_skips_the_role_chunk() {
     let server = Server::start(&["--ttft-ms", "50", "--itl-ms", "10"]);
     let (events, s) = run_pipe(
         &server,
@@ -105,29 +124,45 @@ fn closed_loop_on_two_threads_keeps_exactly_n_in_flight_and_skips_the_role_chunk
             "--output-tokens",
             "10",
         ],
-        &["--api", "chat", "--threads", "2"],
+        &["--api", "chat"],
     );
     assert_eq!(s["requests_ok"], 16);
     assert_eq!(s["output_tokens"], 160);
     // The chat stream opens with a role-only chunk at once; TTFT must wait for real content.
     near(&s, "ttft_p50_ms", TTFT_MS, 2.0);
     near(&s, "itl_p50_ms", ITL_MS, 1.0);
-    // Replay sends and completions to find the most requests ever in flight.
-    let mut edges: Vec<(u64, i32)> = vec![];
-    for r in &events {
-        match r["type"].as_str() {
-            Some("sent") => edges.push((r["sent_ns"].as_u64().unwrap(), 1)),
-            Some("done") => edges.push((r["at_ns"].as_u64().unwrap(), -1)),
-            _ => {}
-        }
-    }
-    edges.sort_by_key(|&(t, d)| (t, d));
-    let (mut now, mut peak) = (0, 0);
-    for (_, d) in edges {
-        now += d;
-        peak = peak.max(now);
-    }
-    assert_eq!(peak, 4, "closed loop must keep exactly 4 in flight");
+    assert_eq!(
+        peak_in_flight(&events),
+        4,
+        "closed loop must keep exactly 4 in flight"
+    );
+}
+
+#[test]
+fn two_network_threads_give_the_same_records() {
+    let server = Server::start(&["--ttft-ms", "5", "--itl-ms", "2"]);
+    let (events, s) = run_pipe(
+        &server,
+        &[
+            "--concurrency",
+            "6",
+            "--num-prompts",
+            "30",
+            "--input-tokens",
+            "8",
+            "--output-tokens",
+            "12",
+        ],
+        &["--threads", "2"],
+    );
+    assert_eq!(s["requests_ok"], 30);
+    assert_eq!(s["requests_failed"], 0);
+    assert_eq!(of_type(&events, "token").len(), 30 * 12);
+    assert_eq!(
+        peak_in_flight(&events),
+        6,
+        "closed loop must keep exactly 6 in flight"
+    );
 }
 
 #[test]

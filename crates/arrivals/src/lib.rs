@@ -43,15 +43,15 @@ pub struct Args {
     pub concurrency: Option<u64>,
 
     /// Number of requests to write.
-    #[arg(long, short = 'n', default_value_t = 100)]
+    #[arg(long, short = 'n', default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
     pub num_prompts: u64,
 
-    /// Prompt length in tokens.
-    #[arg(long, default_value_t = 1024)]
+    /// Prompt length in tokens (at most 16,777,216).
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(0..=MAX_TOKENS))]
     pub input_tokens: u64,
 
-    /// Tokens to generate per request (`max_tokens`).
-    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Tokens to generate per request, `max_tokens` (at most 16,777,216).
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=MAX_TOKENS))]
     pub output_tokens: u64,
 
     /// Random seed for arrival times and prompts.
@@ -61,6 +61,10 @@ pub struct Args {
     #[arg(long, hide = true, value_enum)]
     generate: Option<tokenpipe_cli::Generate>,
 }
+
+/// Longest prompt or answer accepted, 2^24 tokens: beyond any model's context today, and small
+/// enough that a prompt of that many words stays in memory.
+const MAX_TOKENS: u64 = 1 << 24;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -128,7 +132,10 @@ pub fn write_schedule(args: &Args, argv: Vec<String>, out: impl Write) -> anyhow
         prompt.clear();
         prompts::write_prompt(&mut prompt_rng, args.input_tokens, &mut prompt);
         let offset_ns = match mode {
-            LoopMode::Open => offsets.next(),
+            LoopMode::Open => offsets
+                .next()
+                .transpose()
+                .map_err(tokenpipe_cli::bad_input)?,
             LoopMode::Closed => None,
         };
         w.write(&Record::Request(Request {

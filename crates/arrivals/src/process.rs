@@ -24,7 +24,8 @@ pub enum Process {
     },
 }
 
-/// Yields nanosecond offsets from the run start, one per request, in non-decreasing order.
+/// Yields nanosecond offsets from the run start, one per request, in non-decreasing order; an
+/// error once the schedule runs past what a u64 of nanoseconds holds (about 584 years).
 pub struct Offsets {
     gamma: Option<Gamma<f64>>,
     rng: ChaCha8Rng,
@@ -47,9 +48,15 @@ impl Offsets {
                     return Err(format!("--burstiness must be positive, got {burstiness}"));
                 }
                 let scale = 1.0 / (rate * burstiness);
+                if !(scale.is_finite() && scale > 0.0) {
+                    return Err(format!(
+                        "--rate {rate} with --burstiness {burstiness} gives a mean gap that a float cannot hold; use a smaller rate or burstiness"
+                    ));
+                }
                 Some(
-                    Gamma::new(burstiness, scale)
-                        .map_err(|e| format!("gamma({burstiness}, {scale}): {e}"))?,
+                    Gamma::new(burstiness, scale).map_err(|e| {
+                        format!("--burstiness {burstiness} with --rate {rate}: {e}")
+                    })?,
                 )
             }
         };
@@ -63,18 +70,27 @@ impl Offsets {
 }
 
 impl Iterator for Offsets {
-    type Item = u64;
+    type Item = Result<u64, String>;
 
-    fn next(&mut self) -> Option<u64> {
+    fn next(&mut self) -> Option<Self::Item> {
         let Some(gamma) = &self.gamma else {
-            return Some(0);
+            return Some(Ok(0));
         };
         if self.first {
             self.first = false;
         } else {
             self.elapsed_s += gamma.sample(&mut self.rng);
         }
-        Some((self.elapsed_s * 1e9).round() as u64)
+        let ns = (self.elapsed_s * 1e9).round();
+        // u64::MAX as f64 rounds up to 2^64, so `<` keeps the cast exact and in range.
+        Some(if ns < u64::MAX as f64 {
+            Ok(ns as u64)
+        } else {
+            Err(format!(
+                "the schedule passes 2^64 ns (about 584 years) at {:.3e} s; use a higher --rate or fewer --num-prompts",
+                self.elapsed_s
+            ))
+        })
     }
 }
 
@@ -93,6 +109,7 @@ mod tests {
         )
         .unwrap()
         .take(n)
+        .map(Result::unwrap)
         .collect();
         offs.windows(2)
             .map(|w| (w[1] - w[0]) as f64 / 1e9)
@@ -129,9 +146,32 @@ mod tests {
         )
         .unwrap()
         .take(1000)
+        .map(Result::unwrap)
         .collect();
         assert_eq!(offs[0], 0);
         assert!(offs.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn a_schedule_past_u64_nanoseconds_is_an_error() {
+        let mut offs = Offsets::new(
+            Process::Gamma {
+                rate: 1e-300,
+                burstiness: 1.0,
+            },
+            ChaCha8Rng::seed_from_u64(1),
+        )
+        .unwrap();
+        assert_eq!(offs.next(), Some(Ok(0)));
+        assert!(offs.next().unwrap().is_err());
+        let too_fast = Offsets::new(
+            Process::Gamma {
+                rate: 1e308,
+                burstiness: 10.0,
+            },
+            ChaCha8Rng::seed_from_u64(1),
+        );
+        assert!(too_fast.err().is_some_and(|e| e.contains("smaller rate")));
     }
 
     #[test]

@@ -15,6 +15,8 @@ pub const EXIT_FAILURE: i32 = 1;
 pub const EXIT_BAD_INPUT: i32 = 2;
 /// Exit status after Ctrl-C, as shells expect (128 + SIGINT).
 pub const EXIT_INTERRUPTED: i32 = 130;
+/// Exit status after SIGTERM (128 + SIGTERM).
+pub const EXIT_TERMINATED: i32 = 143;
 
 /// An error that carries its own exit status, for failures other than I/O and stream errors.
 #[derive(Debug)]
@@ -187,6 +189,46 @@ fn open_input(path: &Path) -> anyhow::Result<Input> {
         reader: Box::new(io::BufReader::with_capacity(256 * 1024, file)),
         name: path.display().to_string(),
     })
+}
+
+/// Lets a consumer at the end of a pipe outlive the first Ctrl-C. A terminal sends SIGINT to
+/// the whole pipeline; `fire` answers it by writing everything it measured and closing its
+/// stdout, so `reduce` and `table` must keep reading to that end instead of dying first. This
+/// applies only while a piped (not terminal) stdin is among the inputs; a second Ctrl-C exits
+/// with 130 at once.
+pub fn outlast_first_interrupt(tool: &str, paths: &[PathBuf]) {
+    let reads_stdin = paths.is_empty() || paths.iter().any(|p| p == Path::new("-"));
+    if !reads_stdin || io::stdin().is_terminal() {
+        return;
+    }
+    let message = format!(
+        "\n{tool}: interrupted; reading what upstream still writes (Ctrl-C again to quit)\n"
+    );
+    let _ = INTERRUPT_MESSAGE.set(message.into_bytes());
+    // SAFETY: installs an async-signal-safe handler (atomics, write(2), _exit(2) only).
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut action.sa_mask);
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
+    }
+}
+
+static INTERRUPT_MESSAGE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+static INTERRUPTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+extern "C" fn on_interrupt(_: libc::c_int) {
+    if INTERRUPTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) > 0 {
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(EXIT_INTERRUPTED) }
+    }
+    if let Some(m) = INTERRUPT_MESSAGE.get() {
+        // SAFETY: write(2) on stderr with a buffer that lives for the whole program.
+        unsafe {
+            libc::write(2, m.as_ptr().cast(), m.len());
+        }
+    }
 }
 
 /// Raises the soft open-file limit to the hard limit: a thousand concurrent streams need a

@@ -82,13 +82,20 @@ struct StreamState {
     finish_reason: Option<String>,
     done_marker_ns: Option<u64>,
     end_ns: Option<u64>,
+    /// Some content event came without usage, so usage is not continuous (per event).
+    usage_gap: bool,
 }
 
 impl StreamState {
     /// Handles one SSE event's data that arrived at `at_ns`; token records go onto `out`.
     fn on_event(&mut self, data: &[u8], at_ns: u64, out: &mut Vec<u8>) -> Result<(), Failure> {
+        // `[DONE]` ends the stream: whatever a server sends after it is not part of the answer
+        // (and would otherwise be stamped after this request's `done`).
+        if self.done_marker_ns.is_some() {
+            return Ok(());
+        }
         if data == b"[DONE]" {
-            self.done_marker_ns.get_or_insert(at_ns);
+            self.done_marker_ns = Some(at_ns);
             return Ok(());
         }
         let info = chunk::parse(data).map_err(|e| {
@@ -102,9 +109,14 @@ impl StreamState {
         }
         if info.has_content {
             self.events += 1;
-            let tokens = match (info.completion_tokens, self.completion_tokens) {
-                (Some(now), before) => now.saturating_sub(before.unwrap_or(0)).max(1),
-                (None, _) => 1,
+            // Usage on every content event (vLLM's continuous usage stats) tells how many tokens
+            // each carried; usage on the last event alone (llama.cpp) is the total, not a delta.
+            self.usage_gap |= info.completion_tokens.is_none();
+            let tokens = match (info.completion_tokens, self.usage_gap) {
+                (Some(now), false) => now
+                    .saturating_sub(self.completion_tokens.unwrap_or(0))
+                    .max(1),
+                _ => 1,
             };
             encode_token(
                 out,
@@ -346,6 +358,7 @@ mod tests {
         assert_eq!((st.prompt_tokens, st.completion_tokens), (Some(4), Some(2)));
         assert_eq!(st.finish_reason.as_deref(), Some("length"));
         assert_eq!(st.done_marker_ns, Some(10));
+        let mut st = StreamState::default();
         assert!(matches!(
             st.on_event(b"{oops", 11, &mut vec![]).err().map(|f| f.kind),
             Some(ErrorKind::Parse)
@@ -356,6 +369,43 @@ mod tests {
                 .map(|f| f.kind),
             Some(ErrorKind::Server)
         ));
+    }
+
+    #[test]
+    fn usage_on_the_last_event_only_is_not_a_delta() {
+        let mut st = StreamState::default();
+        let mut out = vec![];
+        for (data, at) in [
+            (&br#"{"choices":[{"text":"a"}]}"#[..], 1),
+            (br#"{"choices":[{"text":"b"}]}"#, 2),
+            (br#"{"choices":[{"text":"c","finish_reason":"length"}],"usage":{"completion_tokens":3}}"#, 3),
+        ] {
+            st.on_event(data, at, &mut out).ok().unwrap();
+        }
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.matches("\"tokens\":1}").count(), 3, "{text}");
+        assert_eq!(st.completion_tokens, Some(3));
+    }
+
+    #[test]
+    fn nothing_after_done_counts() {
+        let mut st = StreamState::default();
+        let mut out = vec![];
+        st.on_event(
+            br#"{"choices":[{"text":"a","finish_reason":"stop"}]}"#,
+            1,
+            &mut out,
+        )
+        .ok()
+        .unwrap();
+        st.on_event(b"[DONE]", 2, &mut out).ok().unwrap();
+        st.on_event(br#"{"choices":[{"text":"late"}]}"#, 50, &mut out)
+            .ok()
+            .unwrap();
+        st.on_event(b"{not json", 51, &mut out).ok().unwrap();
+        assert_eq!(st.events, 1);
+        assert_eq!(st.done_marker_ns, Some(2));
+        assert_eq!(String::from_utf8(out).unwrap().lines().count(), 1);
     }
 
     #[test]

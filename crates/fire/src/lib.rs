@@ -41,12 +41,12 @@ use tokenpipe_format::{Header, Record, RecordReader, FORMAT_MAJOR, FORMAT_MINOR}
 /// scheduled instant (open loop) or keeps N in flight (closed loop), and writes NDJSON events to
 /// stdout: a `sent` record per request, a `token` record per streamed event that carries
 /// content (stamped when its bytes are read), and exactly one `done` record per request,
-/// failures included. Ctrl-C stops sending, ends requests in flight as `cancelled` and exits
-/// 130 after writing everything measured.
+/// failures included. Ctrl-C (or SIGTERM) stops sending, ends requests in flight as `cancelled`
+/// and unsent ones as `not_sent`, and exits 130 (143) after writing everything measured.
 #[derive(Debug, Parser)]
 #[command(name = "fire", version, after_help = EXAMPLES)]
 pub struct Args {
-    /// Base URL of the API, up to and including `/v1`.
+    /// Base URL of the API, up to and including `/v1` (http:// only for now).
     #[arg(long, env = "TOKENPIPE_URL", required_unless_present = "generate")]
     pub url: Option<String>,
 
@@ -62,7 +62,8 @@ pub struct Args {
     #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
 
-    /// Closed loop: requests kept in flight, overriding the schedule's concurrency.
+    /// Closed loop: requests kept in flight, overriding the schedule's concurrency (ignored, with
+    /// a warning, for open-loop schedules).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub concurrency: Option<u64>,
 
@@ -136,10 +137,21 @@ fn build_client() -> HttpClient {
 }
 
 /// Asks the server which model it serves; `None` (with a warning) if it cannot tell us.
-async fn discover_model(client: &HttpClient, models: Uri) -> Option<String> {
+async fn discover_model(
+    client: &HttpClient,
+    models: Uri,
+    auth: Option<&HeaderValue>,
+) -> Option<String> {
     let attempt = async {
+        let mut req = hyper::Request::get(models.clone());
+        if let Some(auth) = auth {
+            req = req.header(hyper::header::AUTHORIZATION, auth.clone());
+        }
+        let req = req
+            .body(http_body_util::Full::new(bytes::Bytes::new()))
+            .map_err(|e| e.to_string())?;
         let resp = client
-            .get(models.clone())
+            .request(req)
             .await
             .map_err(|e| exchange::error_chain(&e))?;
         let status = resp.status();
@@ -172,11 +184,15 @@ async fn discover_model(client: &HttpClient, models: Uri) -> Option<String> {
 
 /// Runs a whole benchmark with parsed arguments.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        return Err(tokenpipe_cli::bad_input(
-            "--timeout must be a positive number of seconds",
-        ));
-    }
+    let timeout = Duration::try_from_secs_f64(args.timeout)
+        .ok()
+        .filter(|t| !t.is_zero())
+        .ok_or_else(|| {
+            tokenpipe_cli::bad_input(format!(
+                "--timeout {}: expected a positive number of seconds that fits a duration",
+                args.timeout
+            ))
+        })?;
     let url = args.url.clone().unwrap_or_default();
     let (uri, models_uri) = endpoint(&url, args.api)?;
     let auth = match &args.api_key {
@@ -204,7 +220,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let client = runtime.block_on(async { build_client() });
     let model = match &args.model {
         Some(m) => Some(m.clone()),
-        None => runtime.block_on(discover_model(&client, models_uri)),
+        None => runtime.block_on(discover_model(&client, models_uri, auth.as_ref())),
     };
 
     let stop = Arc::new(Stop::default());
@@ -242,18 +258,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         auth,
         clock,
         sink: sink.clone(),
-        timeout: Duration::from_secs_f64(args.timeout),
+        timeout,
         stop: stop.clone(),
         run_hash,
         failures: Mutex::new(Vec::new()),
     });
     runtime.block_on(async {
-        let sigint_stop = stop.clone();
-        let sigint = tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                sigint_stop.trigger(StopReason::Interrupted);
-            }
-        });
+        let signal_stop = stop.clone();
+        let signals = tokio::spawn(async move { stop_on_signals(&signal_stop).await });
         let ticker_sink = sink.clone();
         let ticker = tokio::spawn(async move {
             let mut every = tokio::time::interval(Duration::from_millis(200));
@@ -263,21 +275,44 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         });
         send_loop(&ctx, jobs_rx).await;
-        sigint.abort();
+        signals.abort();
         ticker.abort();
     });
     let dispatched = dispatcher
         .join()
         .map_err(|_| anyhow::anyhow!("dispatcher thread panicked"))?;
     sink.finish().context("writing output")?;
-    report_failures(&ctx);
+    if stop.reason() != Some(StopReason::OutputClosed) {
+        report_failures(&ctx);
+    }
     dispatched?;
     match stop.reason() {
         Some(StopReason::Interrupted) => Err(tokenpipe_cli::failure(
             tokenpipe_cli::EXIT_INTERRUPTED,
             "interrupted; everything measured was written",
         )),
+        Some(StopReason::Terminated) => Err(tokenpipe_cli::failure(
+            tokenpipe_cli::EXIT_TERMINATED,
+            "terminated; everything measured was written",
+        )),
         _ => Ok(()),
+    }
+}
+
+/// Stops the run on SIGINT (Ctrl-C) or SIGTERM (`kill`, `timeout`, container stop), so that
+/// either way every request ends in a record and the buffers reach stdout.
+async fn stop_on_signals(stop: &Stop) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        eprintln!("fire: warning: cannot watch for SIGINT/SIGTERM; an interrupted run loses its last records");
+        return;
+    };
+    tokio::select! {
+        _ = int.recv() => stop.trigger(StopReason::Interrupted),
+        _ = term.recv() => stop.trigger(StopReason::Terminated),
     }
 }
 

@@ -16,7 +16,7 @@ use std::io::BufRead;
 use std::sync::Arc;
 use std::time::Duration;
 use tokenpipe_format::clock::RunClock;
-use tokenpipe_format::{Done, ErrorKind, LoopMode, Record, RecordReader};
+use tokenpipe_format::{Done, ErrorKind, IdSet, LoopMode, Record, RecordReader};
 use tokio::sync::mpsc::Sender;
 
 /// A request ready to go.
@@ -65,6 +65,8 @@ impl Pacer {
         tighten_timer_slack();
         let mut mode: Option<(LoopMode, u64)> = None;
         let mut limit_sent = false;
+        let mut seen = IdSet::new();
+        let mut warned = false;
         while let Some(record) = reader.next_record()? {
             let req = match record {
                 Record::Schedule(s) => {
@@ -84,6 +86,12 @@ impl Pacer {
                     reader.line()
                 ))
             };
+            if !seen.insert(req.id) {
+                return Err(at(format!(
+                    "field \"id\": request {} appears twice; ids must be unique within a run",
+                    req.id
+                )));
+            }
             if self.stop.is_stopped() {
                 self.not_sent(req.id);
                 continue;
@@ -100,6 +108,12 @@ impl Pacer {
                     m
                 }
             };
+            if loop_mode == LoopMode::Open && self.concurrency.is_some() && !warned {
+                warned = true;
+                eprintln!(
+                    "fire: warning: --concurrency applies to closed-loop schedules; this one is open loop, so it is ignored"
+                );
+            }
             if loop_mode == LoopMode::Closed && !limit_sent {
                 limit_sent = true;
                 if self

@@ -1,4 +1,5 @@
-//! One way to end a run early, whatever the cause: Ctrl-C, or a reader that closed our stdout.
+//! One way to end a run early, whatever the cause: Ctrl-C, SIGTERM, or a reader that closed our
+//! stdout.
 //! The dispatcher stops sending (remaining requests end as `not_sent`) and every request in
 //! flight ends as `cancelled`, so the stream still holds one `done` per request.
 
@@ -10,6 +11,8 @@ use tokio::sync::watch;
 pub enum StopReason {
     /// SIGINT (Ctrl-C).
     Interrupted,
+    /// SIGTERM.
+    Terminated,
     /// The consumer of stdout went away.
     OutputClosed,
 }
@@ -35,6 +38,7 @@ impl Stop {
         let code = match reason {
             StopReason::Interrupted => 1,
             StopReason::OutputClosed => 2,
+            StopReason::Terminated => 3,
         };
         let _ = self
             .reason
@@ -47,6 +51,7 @@ impl Stop {
         match self.reason.load(Ordering::SeqCst) {
             1 => Some(StopReason::Interrupted),
             2 => Some(StopReason::OutputClosed),
+            3 => Some(StopReason::Terminated),
             _ => None,
         }
     }

@@ -7,11 +7,13 @@
 //! docs/format.md is the prose version of this crate.
 
 pub mod clock;
+pub mod idset;
 pub mod reader;
 pub mod records;
 pub mod schema;
 pub mod writer;
 
+pub use idset::IdSet;
 pub use reader::{ReadError, RecordReader};
 pub use records::*;
 pub use writer::RecordWriter;

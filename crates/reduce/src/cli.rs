@@ -54,6 +54,7 @@ pub fn main() -> anyhow::Result<()> {
     let Some(args) = tokenpipe_cli::parse_or_generate(|a: &Args| a.generate)? else {
         return Ok(());
     };
+    tokenpipe_cli::outlast_first_interrupt("reduce", &args.files);
     let input_count = args.files.len().max(1);
     if args.label.len() > input_count {
         return Err(tokenpipe_cli::bad_input(format!(

@@ -2,11 +2,10 @@
 //! [`RunStats`]. Per-request state lives only while the request is in flight; finished ids are
 //! remembered in an [`IdSet`] so that late or repeated records are caught.
 
-use crate::idset::IdSet;
 use crate::stat::Stat;
 use std::collections::HashMap;
 use std::io::BufRead;
-use tokenpipe_format::{Done, Header, Record, RecordReader, Sent, Token};
+use tokenpipe_format::{Done, Header, IdSet, Record, RecordReader, Sent, Token};
 
 /// Everything a run's summary is computed from. Latency samples come from successful requests
 /// only; dispatch lag from every sent request.
@@ -166,7 +165,10 @@ impl Reducer {
             None => req.first_token_ns = Some(t.at_ns),
         }
         req.last_token_ns = Some(t.at_ns);
-        req.tokens += u64::from(t.tokens);
+        req.tokens = req
+            .tokens
+            .checked_add(u64::from(t.tokens))
+            .ok_or_else(|| format!("request {}: its token counts pass 2^64", t.id))?;
         Ok(())
     }
 
@@ -195,7 +197,7 @@ impl Reducer {
             ));
         }
         if d.ok {
-            self.succeeded(d, req);
+            self.succeeded(d, req)?;
         } else {
             self.stats.requests_failed += 1;
         }
@@ -203,12 +205,24 @@ impl Reducer {
     }
 
     /// Adds a successful request's samples to the run (docs/metrics.md has the formulas).
-    fn succeeded(&mut self, d: &Done, req: InFlight) {
+    fn succeeded(&mut self, d: &Done, req: InFlight) -> Result<(), String> {
         let s = &mut self.stats;
-        s.requests_ok += 1;
         let n = d.completion_tokens.unwrap_or(req.tokens);
-        s.output_tokens += n;
-        s.input_tokens += d.prompt_tokens.unwrap_or(0);
+        let overflow = |what: &str| {
+            format!(
+                "request {}: the run's {what} token total passes 2^64 (corrupt usage counts?)",
+                d.id
+            )
+        };
+        s.output_tokens = s
+            .output_tokens
+            .checked_add(n)
+            .ok_or_else(|| overflow("output"))?;
+        s.input_tokens = s
+            .input_tokens
+            .checked_add(d.prompt_tokens.unwrap_or(0))
+            .ok_or_else(|| overflow("input"))?;
+        s.requests_ok += 1;
         let e2el = d.at_ns - req.sent_ns;
         s.e2el.push_ns(e2el);
         if let Some(first) = req.first_token_ns {
@@ -221,6 +235,7 @@ impl Reducer {
         for gap in req.gaps {
             s.itl.push_ns(gap);
         }
+        Ok(())
     }
 
     /// Requests currently between `sent` and `done`.

@@ -23,11 +23,11 @@ pub fn summarize(stats: &RunStats, label: String, run_id: String) -> Summary {
         _ => 0,
     };
     let duration_s = duration_ns as f64 / 1e9;
-    let per_s = |x: u64| {
+    let per_s = |x: f64| {
         if duration_ns == 0 {
             0.0
         } else {
-            x as f64 / duration_s
+            x / duration_s
         }
     };
     let ttft = stats.ttft.moments();
@@ -43,9 +43,11 @@ pub fn summarize(stats: &RunStats, label: String, run_id: String) -> Summary {
         duration_s,
         input_tokens: stats.input_tokens,
         output_tokens: stats.output_tokens,
-        request_throughput_per_s: per_s(stats.requests_ok),
-        output_throughput_tokens_per_s: per_s(stats.output_tokens),
-        total_throughput_tokens_per_s: per_s(stats.input_tokens + stats.output_tokens),
+        request_throughput_per_s: per_s(stats.requests_ok as f64),
+        output_throughput_tokens_per_s: per_s(stats.output_tokens as f64),
+        total_throughput_tokens_per_s: per_s(
+            stats.input_tokens as f64 + stats.output_tokens as f64,
+        ),
         ttft_mean_ms: ttft.map(|m| m.mean_ms),
         ttft_std_ms: ttft.map(|m| m.std_ms),
         ttft_p50_ms: ttft.map(|m| m.p50_ms),

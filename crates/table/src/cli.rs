@@ -51,6 +51,7 @@ pub fn main() -> anyhow::Result<()> {
     let Some(args) = tokenpipe_cli::parse_or_generate(|a: &Args| a.generate)? else {
         return Ok(());
     };
+    tokenpipe_cli::outlast_first_interrupt("table", &args.files);
     let inputs = tokenpipe_cli::open_inputs(&args.files)?;
     let summaries = read_summaries(inputs)?;
     let text = args.format.render(&MetricTable::from_summaries(&summaries));

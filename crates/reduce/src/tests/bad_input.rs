@@ -97,3 +97,14 @@ fn no_requests_is_bad_input() {
     let err = summary_of(&stream(&lines)).unwrap_err();
     assert!(err.to_string().contains("no requests"), "{err}");
 }
+
+#[test]
+fn token_totals_past_u64_are_bad_input() {
+    let lines = [
+        sent(1, 0, 0),
+        done(1, 5, true, r#","completion_tokens":18446744073709551615"#),
+        sent(2, 0, 0),
+        done(2, 5, true, r#","completion_tokens":5"#),
+    ];
+    assert_bad(&lines, 5, "output token total passes 2^64");
+}

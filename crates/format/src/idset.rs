@@ -1,6 +1,7 @@
-//! The set of request ids that have had their `done`, kept as disjoint ranges so that it stays as
-//! small as the gaps between finished ids: requests numbered 0, 1, 2, ... that finish roughly in
-//! order collapse into a few ranges, however long the run.
+//! A set of request ids kept as disjoint ranges, so that it stays as small as the gaps between
+//! the ids it holds: requests numbered 0, 1, 2, ... seen roughly in order collapse into a few
+//! ranges, however long the run. `fire` uses it to refuse a repeated request id, `reduce` to
+//! catch records that arrive after their request's `done`.
 
 use std::collections::BTreeMap;
 
