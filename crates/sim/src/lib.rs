@@ -33,23 +33,16 @@ pub use server::Server;
 pub use stamps::StampLog;
 
 use anyhow::Context as _;
-use clap::{CommandFactory, Parser};
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::signal::unix::{signal, SignalKind};
 
-/// The clap command, for man pages and completions.
-pub fn command() -> clap::Command {
-    Args::command()
-}
-
 /// Parses the process arguments and serves until SIGINT or SIGTERM.
 pub fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
-    if let Some(g) = args.generate {
-        return tokenpipe_cli::generate(Args::command(), g);
-    }
+    let Some(args) = tokenpipe_cli::parse_or_generate(|a: &Args| a.generate)? else {
+        return Ok(());
+    };
     tokenpipe_cli::raise_fd_limit();
     run(&args)
 }
