@@ -132,9 +132,11 @@ fn http_errors_become_failed_requests_with_status() {
     }
 }
 
-#[test]
-fn ctrl_c_flushes_and_accounts_for_every_request() {
+/// Runs `fire` on `n` requests at 10 per second (50 ms per token, so many are in flight), sends
+/// it `signal` after `after_ms`, and returns its output once it has exited.
+fn fire_stopped_by(signal: i32, n: usize, after_ms: u64) -> std::process::Output {
     let server = Server::start(&["--ttft-ms", "50", "--itl-ms", "50"]);
+    let n_text = n.to_string();
     let sched = run(
         &cmd(
             "arrivals",
@@ -142,7 +144,7 @@ fn ctrl_c_flushes_and_accounts_for_every_request() {
                 "--rate",
                 "10",
                 "-n",
-                "100",
+                &n_text,
                 "--input-tokens",
                 "2",
                 "--output-tokens",
@@ -151,7 +153,10 @@ fn ctrl_c_flushes_and_accounts_for_every_request() {
         ),
         b"",
     );
-    let path = std::env::temp_dir().join(format!("tokenpipe-sigint-{}.ndjson", std::process::id()));
+    let path = std::env::temp_dir().join(format!(
+        "tokenpipe-signal-{signal}-{}.ndjson",
+        std::process::id()
+    ));
     std::fs::write(&path, &sched.stdout).unwrap();
     let child = Command::new(bin("fire"))
         .args(["--url", &server.url])
@@ -160,14 +165,20 @@ fn ctrl_c_flushes_and_accounts_for_every_request() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    std::thread::sleep(Duration::from_millis(after_ms));
     // SAFETY: signalling our own child.
     unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::kill(child.id() as i32, signal);
     }
     let (out, timed_out) = read_until_exit(child, Duration::from_secs(20));
     let _ = std::fs::remove_file(&path);
-    assert!(!timed_out, "fire did not stop after SIGINT");
+    assert!(!timed_out, "fire did not stop after signal {signal}");
+    out
+}
+
+#[test]
+fn ctrl_c_flushes_and_accounts_for_every_request() {
+    let out = fire_stopped_by(libc::SIGINT, 100, 1500);
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     let recs = records(&out.stdout);
     let done = of_type(&recs, "done");
@@ -220,41 +231,7 @@ fn closed_stdout_ends_quietly() {
 
 #[test]
 fn sigterm_flushes_and_accounts_for_every_request() {
-    let server = Server::start(&["--ttft-ms", "50", "--itl-ms", "50"]);
-    let sched = run(
-        &cmd(
-            "arrivals",
-            &[
-                "--rate",
-                "10",
-                "-n",
-                "60",
-                "--input-tokens",
-                "2",
-                "--output-tokens",
-                "40",
-            ],
-        ),
-        b"",
-    );
-    let path =
-        std::env::temp_dir().join(format!("tokenpipe-sigterm-{}.ndjson", std::process::id()));
-    std::fs::write(&path, &sched.stdout).unwrap();
-    let child = Command::new(bin("fire"))
-        .args(["--url", &server.url])
-        .arg(&path)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1200));
-    // SAFETY: signalling our own child.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
-    let (out, timed_out) = read_until_exit(child, Duration::from_secs(20));
-    let _ = std::fs::remove_file(&path);
-    assert!(!timed_out, "fire did not stop after SIGTERM");
+    let out = fire_stopped_by(libc::SIGTERM, 60, 1200);
     assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
     assert_eq!(of_type(&records(&out.stdout), "done").len(), 60);
 }
