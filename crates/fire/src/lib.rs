@@ -286,16 +286,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         report_failures(&ctx);
     }
     dispatched?;
-    match stop.reason() {
-        Some(StopReason::Interrupted) => Err(tokenpipe_cli::failure(
-            tokenpipe_cli::EXIT_INTERRUPTED,
-            "interrupted; everything measured was written",
-        )),
-        Some(StopReason::Terminated) => Err(tokenpipe_cli::failure(
-            tokenpipe_cli::EXIT_TERMINATED,
-            "terminated; everything measured was written",
-        )),
-        _ => Ok(()),
+    match stop.reason().and_then(StopReason::exit) {
+        Some((code, message)) => Err(tokenpipe_cli::failure(code, message)),
+        None => Ok(()),
     }
 }
 

@@ -17,6 +17,24 @@ pub enum StopReason {
     OutputClosed,
 }
 
+impl StopReason {
+    /// How the process should end: the shell's 128 + signal for a signal, `None` (success) for
+    /// a reader that went away.
+    pub fn exit(self) -> Option<(i32, &'static str)> {
+        match self {
+            StopReason::Interrupted => Some((
+                tokenpipe_cli::EXIT_INTERRUPTED,
+                "interrupted; everything measured was written",
+            )),
+            StopReason::Terminated => Some((
+                tokenpipe_cli::EXIT_TERMINATED,
+                "terminated; everything measured was written",
+            )),
+            StopReason::OutputClosed => None,
+        }
+    }
+}
+
 /// A stop signal visible to threads (polling) and tasks (awaiting).
 pub struct Stop {
     reason: AtomicU8,

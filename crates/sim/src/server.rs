@@ -62,13 +62,7 @@ impl Server {
         config: Config,
         stamps: Option<Arc<StampLog>>,
     ) -> io::Result<Self> {
-        let listener = TcpListener::bind(addr).await?;
-        Ok(Self::with_listener(
-            listener,
-            config,
-            stamps,
-            Pacer::start(),
-        ))
+        Self::bind_with_pacer(addr, config, stamps, Pacer::start()).await
     }
 
     /// Binds `addr` with a chosen `pacer`: `Pacer::Tokio` for tests on paused virtual time.
@@ -79,17 +73,8 @@ impl Server {
         pacer: Pacer,
     ) -> io::Result<Self> {
         let listener = TcpListener::bind(addr).await?;
-        Ok(Self::with_listener(listener, config, stamps, pacer))
-    }
-
-    fn with_listener(
-        listener: TcpListener,
-        config: Config,
-        stamps: Option<Arc<StampLog>>,
-        pacer: Pacer,
-    ) -> Self {
         let renderer = Renderer::new(&config.model);
-        Self {
+        Ok(Self {
             listener,
             app: Arc::new(App {
                 models: renderer.models(),
@@ -99,7 +84,7 @@ impl Server {
                 pacer,
                 next_id: AtomicU64::new(1),
             }),
-        }
+        })
     }
 
     /// The address actually bound, with the chosen port.
