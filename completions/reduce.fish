@@ -1,5 +1,5 @@
 complete -c reduce -l label -d 'Name of a run in tables; give once per input, in order. Default: the model fire was given, else the run id' -r
-complete -c reduce -l generate -d 'Write a man page, shell completion or the stream\'s JSON Schema instead' -r -f -a "man\t'A roff man page for section 1'
+complete -c reduce -l generate -r -f -a "man\t'A roff man page for section 1'
 complete-bash\t'A bash completion script'
 complete-zsh\t'A zsh completion script'
 complete-fish\t'A fish completion script'

@@ -1,6 +1,6 @@
 complete -c table -l format -d 'Output format' -r -f -a "terminal\t'A box-drawn table for a terminal, numbers right-aligned'
 markdown\t'A GitHub-flavoured Markdown table, for reports and pull requests'"
-complete -c table -l generate -d 'Write a man page, shell completion or the stream\'s JSON Schema instead' -r -f -a "man\t'A roff man page for section 1'
+complete -c table -l generate -r -f -a "man\t'A roff man page for section 1'
 complete-bash\t'A bash completion script'
 complete-zsh\t'A zsh completion script'
 complete-fish\t'A fish completion script'

@@ -14,9 +14,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
 use std::io::Write;
-use tokenpipe_format::{
-    Header, LoopMode, Record, RecordWriter, Request, Schedule, FORMAT_MAJOR, FORMAT_MINOR,
-};
+use tokenpipe_format::{Header, LoopMode, Record, RecordWriter, Request, Schedule};
 
 /// Write a reproducible schedule of LLM requests as NDJSON, for `fire` to execute.
 ///
@@ -57,9 +55,6 @@ pub struct Args {
     /// Random seed for arrival times and prompts.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-
-    #[arg(long, hide = true, value_enum)]
-    generate: Option<tokenpipe_cli::Generate>,
 }
 
 /// Longest prompt or answer accepted, 2^24 tokens: beyond any model's context today, and small
@@ -92,7 +87,7 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 
 /// Parses the process arguments and writes the schedule to stdout.
 pub fn main() -> anyhow::Result<()> {
-    let Some(args) = tokenpipe_cli::parse_or_generate(|a: &Args| a.generate)? else {
+    let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
         return Ok(());
     };
     let stdout = std::io::stdout().lock();
@@ -123,7 +118,7 @@ pub fn write_schedule(args: &Args, argv: Vec<String>, out: impl Write) -> anyhow
     let mut w = RecordWriter::new(out);
     w.write(&Record::Header(header(args, argv, mode)))?;
     w.write(&Record::Schedule(Schedule {
-        mode,
+        mode: mode.into(),
         concurrency: args.concurrency,
         requests: Some(args.num_prompts),
     }))?;
@@ -142,9 +137,9 @@ pub fn write_schedule(args: &Args, argv: Vec<String>, out: impl Write) -> anyhow
             id,
             offset_ns,
             prompt: Some(std::mem::take(&mut prompt)),
-            prompt_token_ids: None,
-            prompt_tokens: args.input_tokens,
+            prompt_tokens: Some(args.input_tokens),
             max_tokens: args.output_tokens,
+            ..Request::default()
         }))?;
     }
     w.flush()?;
@@ -173,31 +168,16 @@ fn header(args: &Args, argv: Vec<String>, mode: LoopMode) -> Header {
     put("num_prompts", serde_json::json!(args.num_prompts));
     put("input_tokens", serde_json::json!(args.input_tokens));
     put("output_tokens", serde_json::json!(args.output_tokens));
-    Header {
-        format_major: FORMAT_MAJOR,
-        format_minor: FORMAT_MINOR,
-        tool: "arrivals".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        run_id: schedule_id(&argv),
-        argv,
-        seed: Some(args.seed),
-        started_at: None,
-        monotonic_origin_ns: None,
-        params,
-        upstream: vec![],
-    }
+    let mut header = Header::new("arrivals", schedule_id(&argv), argv);
+    header.seed = Some(args.seed);
+    header.params = params;
+    header
 }
 
 /// A stable id for a schedule: FNV-1a over the arguments after the program name, so the same
 /// command gives the same id (and the same bytes) wherever the binary lives.
 fn schedule_id(argv: &[String]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for arg in argv.iter().skip(1) {
-        for b in arg.bytes().chain(std::iter::once(0)) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
+    let h = tokenpipe_format::ids::fnv1a(argv.iter().skip(1).map(|a| a.as_bytes()));
     format!("arrivals-{h:016x}")
 }
 
@@ -214,7 +194,7 @@ mod tests {
 
     #[test]
     fn clap_definition_is_valid() {
-        <Args as clap::CommandFactory>::command().debug_assert();
+        tokenpipe_cli::command::<Args>().debug_assert();
     }
 
     #[test]

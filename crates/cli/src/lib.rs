@@ -107,15 +107,39 @@ pub enum Generate {
     Schema,
 }
 
-/// Parses the process arguments as `A`. When the hidden `--generate` flag (read by `flag`) was
-/// given, writes that artefact instead and returns `None`, so every tool handles it alike.
-pub fn parse_or_generate<A: clap::Parser>(
-    flag: impl FnOnce(&A) -> Option<Generate>,
-) -> anyhow::Result<Option<A>> {
-    let args = A::parse();
-    match flag(&args) {
-        Some(what) => generate(A::command(), what).map(|()| None),
-        None => Ok(Some(args)),
+/// The clap command of a tool, with the hidden `--generate` flag every tool has: declared here
+/// once rather than in each tool's arguments.
+pub fn command<A: clap::CommandFactory>() -> clap::Command {
+    A::command().arg(
+        clap::Arg::new("generate")
+            .long("generate")
+            .hide(true)
+            .value_name("WHAT")
+            .value_parser(clap::builder::EnumValueParser::<Generate>::new()),
+    )
+}
+
+/// Parses the process arguments as `A`. When the hidden `--generate` flag was given, writes that
+/// artefact instead and returns `None`, so every tool handles it alike.
+pub fn parse_or_generate<A: clap::Parser>() -> anyhow::Result<Option<A>> {
+    let cmd = command::<A>();
+    let matches = cmd.clone().get_matches();
+    if let Some(what) = matches.get_one::<Generate>("generate") {
+        return generate(cmd, *what).map(|()| None);
+    }
+    match A::from_arg_matches(&matches) {
+        Ok(args) => Ok(Some(args)),
+        Err(e) => e.format(&mut cmd.clone()).exit(),
+    }
+}
+
+/// Says on stderr that a cut-off last line was dropped: what a run killed mid-write leaves.
+/// The rest of the stream was read and is used.
+pub fn warn_truncated(tool: &str, source: &str, line: Option<usize>) {
+    if let Some(line) = line {
+        eprintln!(
+            "{tool}: warning: {source}: line {line} is cut off (the writer was stopped mid-line); ignored it and used everything before it"
+        );
     }
 }
 

@@ -60,6 +60,35 @@ struct Body<'a> {
     stream_options: StreamOptions,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     ignore_eos: bool,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    extra: Option<Extra<'a>>,
+}
+
+/// The members `fire` sets itself; a request's `extra_body` cannot replace them.
+const OWN_MEMBERS: &[&str] = &[
+    "model",
+    "prompt",
+    "messages",
+    "max_tokens",
+    "stream",
+    "stream_options",
+    "ignore_eos",
+];
+
+/// A request's `extra_body`, less the members `fire` sets itself.
+struct Extra<'a>(&'a serde_json::Map<String, serde_json::Value>);
+
+impl Serialize for Extra<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        for (k, v) in self.0 {
+            if !OWN_MEMBERS.contains(&k.as_str()) {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        map.end()
+    }
 }
 
 #[derive(Serialize)]
@@ -98,6 +127,7 @@ pub fn encode(req: &Request, opts: &BodyOptions) -> Result<Bytes, String> {
             include_usage: true,
         },
         ignore_eos: opts.ignore_eos,
+        extra: req.extra_body.as_ref().map(Extra),
     };
     serde_json::to_vec(&body)
         .map(Bytes::from)
@@ -111,12 +141,30 @@ mod tests {
     fn req() -> Request {
         Request {
             id: 1,
-            offset_ns: None,
             prompt: Some("hi \"there\"".into()),
-            prompt_token_ids: None,
-            prompt_tokens: 2,
+            prompt_tokens: Some(2),
             max_tokens: 7,
+            ..Request::default()
         }
+    }
+
+    #[test]
+    fn extra_body_adds_members_but_never_replaces_fires_own() {
+        let opts = BodyOptions {
+            api: Api::Completions,
+            model: Some("m".into()),
+            ignore_eos: true,
+        };
+        let mut r = req();
+        r.extra_body = serde_json::from_str(
+            r#"{"temperature":0.5,"max_tokens":1,"stream":false,"model":"x","ignore_eos":false}"#,
+        )
+        .unwrap();
+        let b = encode(&r, &opts).unwrap();
+        assert_eq!(
+            std::str::from_utf8(&b).unwrap(),
+            r#"{"model":"m","prompt":"hi \"there\"","max_tokens":7,"stream":true,"stream_options":{"include_usage":true},"ignore_eos":true,"temperature":0.5}"#
+        );
     }
 
     #[test]

@@ -166,10 +166,10 @@ pub async fn run(ctx: Arc<Ctx>, job: Job) -> u64 {
         Ok(()) => (true, None, None),
         Err(f) => {
             count_failure(&ctx, f.kind);
-            (false, Some(f.kind), Some(f.message))
+            (false, Some(f.kind.into()), Some(f.message))
         }
     };
-    ctx.sink.record(&Record::Done(Done {
+    let mut done = Done {
         id: st.id,
         at_ns,
         ok,
@@ -180,7 +180,10 @@ pub async fn run(ctx: Arc<Ctx>, job: Job) -> u64 {
         completion_tokens: st.completion_tokens,
         events: st.events,
         finish_reason: st.finish_reason,
-    }));
+        ..Done::default()
+    };
+    job.echo.fill(&mut done);
+    ctx.sink.record(&Record::Done(done));
     at_ns
 }
 

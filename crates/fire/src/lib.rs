@@ -32,8 +32,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use stop::{Stop, StopReason};
-use tokenpipe_format::clock::{rfc3339_now, RunClock};
-use tokenpipe_format::{Header, Record, RecordReader, FORMAT_MAJOR, FORMAT_MINOR};
+use tokenpipe_format::clock::RunClock;
+use tokenpipe_format::{Header, Record, RecordReader, RecordType};
 
 /// Execute a request schedule against an OpenAI-compatible streaming endpoint.
 ///
@@ -82,9 +82,6 @@ pub struct Args {
 
     /// Schedule to read instead of stdin.
     pub file: Option<PathBuf>,
-
-    #[arg(long, hide = true, value_enum)]
-    generate: Option<tokenpipe_cli::Generate>,
 }
 
 const EXAMPLES: &str = "\
@@ -100,7 +97,7 @@ Examples:
 
 /// Parses the process arguments and runs.
 pub fn main() -> anyhow::Result<()> {
-    let Some(args) = tokenpipe_cli::parse_or_generate(|a: &Args| a.generate)? else {
+    let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
         return Ok(());
     };
     tokenpipe_cli::raise_fd_limit();
@@ -204,7 +201,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let inputs = tokenpipe_cli::open_inputs(args.file.as_slice())?;
     let input = inputs.into_iter().next().context("no input to read")?;
-    let mut reader = RecordReader::new(input.reader, input.name);
+    let mut reader = RecordReader::new(input.reader, input.name)
+        .keep(&[RecordType::Schedule, RecordType::Request])
+        .reject(
+            &[
+                RecordType::Sent,
+                RecordType::Token,
+                RecordType::Done,
+                RecordType::Stall,
+                RecordType::Summary,
+                RecordType::Stamp,
+            ],
+            "a schedule (what arrivals writes, and fire reads)",
+        );
     let upstream = reader.read_header()?;
 
     let runtime = if args.threads == 1 {
@@ -229,7 +238,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         stop_on_close.trigger(StopReason::OutputClosed)
     });
     let clock = RunClock::start();
-    let run_hash = run_hash(clock.origin_ns());
+    let run_hash = tokenpipe_format::ids::unique_run_hash(clock.origin_ns());
     sink.record(&Record::Header(header(
         &args, &upstream, &clock, run_hash, &model,
     )));
@@ -332,7 +341,7 @@ async fn send_loop(ctx: &Arc<Ctx>, mut jobs: tokio::sync::mpsc::Receiver<Dispatc
                 Some(Dispatch::Limit(n)) => limit = usize::try_from(n).unwrap_or(usize::MAX).max(1),
                 Some(Dispatch::Job(mut job)) => {
                     if ctx.stop.is_stopped() {
-                        pacer::not_sent(&ctx.sink, &ctx.clock, job.id);
+                        pacer::not_sent(&ctx.sink, &ctx.clock, job.id, job.echo);
                         continue;
                     }
                     if job.scheduled_ns.is_none() {
@@ -359,22 +368,6 @@ fn report_failures(ctx: &Ctx) {
     eprintln!("fire: {total} requests failed ({})", kinds.join(", "));
 }
 
-/// A run identifier from the clock origin and the process id: distinct across concurrent runs.
-fn run_hash(origin_ns: u64) -> u64 {
-    let wall = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for v in [wall, origin_ns, u64::from(std::process::id())] {
-        for b in v.to_le_bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    h
-}
-
 fn header(
     args: &Args,
     upstream: &Header,
@@ -397,19 +390,17 @@ fn header(
     if let Some(c) = args.concurrency {
         params.insert("concurrency".to_string(), serde_json::json!(c));
     }
-    Header {
-        format_major: FORMAT_MAJOR,
-        format_minor: FORMAT_MINOR,
-        tool: "fire".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        run_id: format!("fire-{run_hash:016x}"),
-        argv: redact_key(tokenpipe_cli::argv()),
-        seed: None,
-        started_at: Some(rfc3339_now()),
-        monotonic_origin_ns: Some(clock.origin_ns()),
-        params,
-        upstream: Header::chain(upstream),
-    }
+    let mut header = Header::new(
+        "fire",
+        format!("fire-{run_hash:016x}"),
+        redact_key(tokenpipe_cli::argv()),
+    );
+    header.started_at = Some(clock.anchor());
+    header.monotonic_origin_ns = Some(clock.origin_ns());
+    header.host = tokenpipe_format::clock::host_name();
+    header.params = params;
+    header.upstream = Header::chain(upstream);
+    header
 }
 
 /// Keeps API keys given on the command line out of the recorded argv.
@@ -434,7 +425,7 @@ mod tests {
 
     #[test]
     fn clap_definition_is_valid() {
-        <Args as clap::CommandFactory>::command().debug_assert();
+        tokenpipe_cli::command::<Args>().debug_assert();
     }
 
     #[test]

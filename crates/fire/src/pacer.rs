@@ -16,7 +16,7 @@ use std::io::BufRead;
 use std::sync::Arc;
 use std::time::Duration;
 use tokenpipe_format::clock::RunClock;
-use tokenpipe_format::{Done, ErrorKind, IdSet, LoopMode, Record, RecordReader};
+use tokenpipe_format::{Done, ErrorKind, IdSet, LoopMode, OrOther, Record, RecordReader, Request};
 use tokio::sync::mpsc::Sender;
 
 /// A request ready to go.
@@ -28,6 +28,38 @@ pub struct Job {
     pub scheduled_ns: Option<u64>,
     /// Encoded API body.
     pub body: Bytes,
+    /// What the request's `done` echoes from the schedule.
+    pub echo: Echo,
+}
+
+/// The schedule's grouping fields of a request, written back on its `done` so that results can
+/// be grouped without the schedule.
+#[derive(Debug, Clone, Default)]
+pub struct Echo {
+    /// The request's session.
+    pub session: Option<String>,
+    /// Its turn within the session.
+    pub turn: Option<u32>,
+    /// Its tags.
+    pub tags: std::collections::BTreeMap<String, String>,
+}
+
+impl Echo {
+    /// Takes the grouping fields out of a schedule request.
+    pub fn take(req: &mut Request) -> Self {
+        Echo {
+            session: req.session.take(),
+            turn: req.turn,
+            tags: std::mem::take(&mut req.tags),
+        }
+    }
+
+    /// Fills them into a `done` record.
+    pub fn fill(self, done: &mut Done) {
+        done.session = self.session;
+        done.turn = self.turn;
+        done.tags = self.tags;
+    }
 }
 
 /// What the dispatcher tells the send loop.
@@ -72,13 +104,25 @@ impl Pacer {
                 Record::Schedule(s) => {
                     if mode.is_none() {
                         let n = self.concurrency.or(s.concurrency).unwrap_or(1).max(1);
-                        mode = Some((s.mode, n));
+                        let m = match s.mode {
+                            OrOther::Known(m) => m,
+                            OrOther::Other(other) => {
+                                return Err(tokenpipe_cli::bad_input(format!(
+                                    "{}: line {}: field \"mode\": loop mode \"{other}\" is newer than this fire knows (open, closed); upgrade tokenpipe",
+                                    reader.source_name(),
+                                    reader.line()
+                                )))
+                            }
+                        };
+                        mode = Some((m, n));
                     }
                     continue;
                 }
                 Record::Request(r) => r,
                 _ => continue,
             };
+            let mut req = req;
+            let echo = Echo::take(&mut req);
             let at = |msg: String| {
                 tokenpipe_cli::bad_input(format!(
                     "{}: line {}: {msg}",
@@ -93,7 +137,7 @@ impl Pacer {
                 )));
             }
             if self.stop.is_stopped() {
-                self.not_sent(req.id);
+                self.not_sent(req.id, echo);
                 continue;
             }
             let body = body::encode(&req, &self.body).map_err(at)?;
@@ -132,7 +176,7 @@ impl Pacer {
                         ));
                     };
                     if !self.wait_until(offset) {
-                        self.not_sent(req.id);
+                        self.not_sent(req.id, echo);
                         continue;
                     }
                     Some(offset)
@@ -143,15 +187,17 @@ impl Pacer {
                 id: req.id,
                 scheduled_ns,
                 body,
+                echo,
             };
             if let Err(e) = self.jobs.blocking_send(Dispatch::Job(job)) {
                 // The send loop is gone (the run was stopped): this request was never sent.
                 if let Dispatch::Job(job) = e.0 {
-                    self.not_sent(job.id);
+                    self.not_sent(job.id, job.echo);
                 }
                 break;
             }
         }
+        tokenpipe_cli::warn_truncated("fire", reader.source_name(), reader.truncated_tail());
         Ok(())
     }
 
@@ -175,25 +221,23 @@ impl Pacer {
         }
     }
 
-    fn not_sent(&self, id: u64) {
-        not_sent(&self.sink, &self.clock, id);
+    fn not_sent(&self, id: u64, echo: Echo) {
+        not_sent(&self.sink, &self.clock, id, echo);
     }
 }
 
 /// Writes the `done` of a request that will never be sent, so that no request goes unrecorded.
-pub fn not_sent(sink: &Sink, clock: &RunClock, id: u64) {
-    sink.record(&Record::Done(Done {
+pub fn not_sent(sink: &Sink, clock: &RunClock, id: u64, echo: Echo) {
+    let mut done = Done {
         id,
         at_ns: clock.now_ns(),
         ok: false,
-        status: None,
-        error_kind: Some(ErrorKind::NotSent),
+        error_kind: Some(ErrorKind::NotSent.into()),
         error: Some("run stopped before this request was sent".into()),
-        prompt_tokens: None,
-        completion_tokens: None,
-        events: 0,
-        finish_reason: None,
-    }));
+        ..Done::default()
+    };
+    echo.fill(&mut done);
+    sink.record(&Record::Done(done));
 }
 
 /// Asks the kernel to wake this thread within 1 ns of its sleep deadline instead of the default

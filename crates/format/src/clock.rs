@@ -21,18 +21,36 @@ pub fn monotonic_ns() -> u64 {
 }
 
 /// A run's time origin: `now_ns` returns nanoseconds since the run started, the unit of every
-/// raw time in the stream.
+/// raw time in the stream. The origin is held on both clocks, read at the same moment: the
+/// monotonic one for measuring, the wall clock for lining up hosts (see [`RunClock::anchor`]).
 #[derive(Debug, Clone, Copy)]
 pub struct RunClock {
     origin_ns: u64,
+    wall_ns: u128,
 }
 
 impl RunClock {
-    /// Starts the run clock now.
+    /// Starts the run clock now. The wall clock is read between two monotonic readings and the
+    /// origin put at their midpoint, so the pair is off by at most half that span (tens of
+    /// nanoseconds through the vDSO).
     pub fn start() -> Self {
+        let before = monotonic_ns();
+        let wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let after = monotonic_ns();
         Self {
-            origin_ns: monotonic_ns(),
+            origin_ns: before + (after - before) / 2,
+            wall_ns: wall,
         }
+    }
+
+    /// The run start on the wall clock, RFC 3339 UTC with nanoseconds: the header's
+    /// `started_at`, the same instant as [`origin_ns`](Self::origin_ns).
+    pub fn anchor(&self) -> String {
+        let secs = (self.wall_ns / 1_000_000_000) as i64;
+        rfc3339_nanos(secs, (self.wall_ns % 1_000_000_000) as u32)
     }
 
     /// The run start on `CLOCK_MONOTONIC`, recorded in the header so that other processes on the
@@ -68,15 +86,37 @@ pub fn rfc3339_now() -> String {
 
 /// Formats seconds since the Unix epoch (plus microseconds) as RFC 3339 UTC.
 pub fn rfc3339(secs: i64, micros: u32) -> String {
+    format!("{}.{micros:06}Z", rfc3339_seconds(secs))
+}
+
+/// Formats seconds since the Unix epoch (plus nanoseconds) as RFC 3339 UTC.
+pub fn rfc3339_nanos(secs: i64, nanos: u32) -> String {
+    format!("{}.{nanos:09}Z", rfc3339_seconds(secs))
+}
+
+fn rfc3339_seconds(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z",
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
         rem / 3600,
         (rem / 60) % 60,
         rem % 60
     )
+}
+
+/// This machine's host name, for the header's `host`; `None` if it cannot be read.
+pub fn host_name() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most `buf.len()` bytes into a buffer we own.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let name = String::from_utf8_lossy(&buf[..end]).into_owned();
+    (!name.is_empty()).then_some(name)
 }
 
 /// Howard Hinnant's days-to-civil algorithm: days since 1970-01-01 to (year, month, day) in the
@@ -103,6 +143,10 @@ mod tests {
         assert_eq!(rfc3339(0, 0), "1970-01-01T00:00:00.000000Z");
         assert_eq!(rfc3339(951_782_400, 5), "2000-02-29T00:00:00.000005Z");
         assert_eq!(rfc3339(1_795_000_000, 0), "2026-11-18T11:06:40.000000Z");
+        assert_eq!(
+            rfc3339_nanos(1_795_000_000, 123_456_789),
+            "2026-11-18T11:06:40.123456789Z"
+        );
     }
 
     #[test]
@@ -113,5 +157,8 @@ mod tests {
         let b = clock.now_ns();
         assert!(b >= a + 2_000_000, "{a} then {b}");
         assert_eq!(clock.to_run_ns(clock.to_monotonic_ns(42)), 42);
+        let anchor = clock.anchor();
+        assert!(anchor.len() == 30 && anchor.ends_with('Z'), "{anchor}");
+        assert!(host_name().is_some());
     }
 }

@@ -1,21 +1,27 @@
 //! The stream contract between tokenpipe tools.
 //!
 //! Every tool reads and writes NDJSON: one flat JSON object per line with a `"type"` field. The
-//! first record of every stream is a [`Header`]; readers skip record types and fields they do not
-//! know, so adding a record or a field never breaks an older reader. Raw times are integer
+//! first record of every stream is a [`Header`], and each further header starts another run;
+//! readers skip record types, fields and enum values they do not know, so adding a record, a
+//! field or a value never breaks an older reader. Raw times are integer
 //! nanoseconds from the run start (`*_ns`), summaries carry their unit in the field name.
 //! docs/format.md is the prose version of this crate.
 
 pub mod clock;
+pub mod ids;
 pub mod idset;
+pub mod or_other;
 pub mod reader;
 pub mod records;
 pub mod schema;
+pub mod tracker;
 pub mod writer;
 
 pub use idset::IdSet;
+pub use or_other::OrOther;
 pub use reader::{ReadError, RecordReader};
 pub use records::*;
+pub use tracker::{RequestTracker, TrackError};
 pub use writer::RecordWriter;
 
 /// Major version of the stream format. A reader refuses streams with a higher major version,
@@ -24,4 +30,4 @@ pub const FORMAT_MAJOR: u32 = 1;
 
 /// Minor version of the stream format: bumped when records or fields are added, which older
 /// readers can safely ignore.
-pub const FORMAT_MINOR: u32 = 0;
+pub const FORMAT_MINOR: u32 = 1;

@@ -1,14 +1,25 @@
 //! Reads a stream line by line into typed records, with errors that name the line and field.
 //!
-//! Each line is parsed twice when it is well-formed: once for its `"type"` (borrowed, no
-//! allocation) and once into the typed record. Only a line that fails is parsed a third time,
-//! through `serde_path_to_error`, to name the offending field in the message.
+//! Bounded by design: a line longer than the reader's cap (64 MiB unless set) is refused as soon
+//! as the cap is passed, so a stream without newlines never fills memory. A reader says which
+//! record types it uses ([`RecordReader::keep`]); lines of other types are skipped after reading
+//! their `"type"` alone, without a full parse, and types that mean the input is of the wrong kind
+//! ([`RecordReader::reject`]) stop the read with a message that says what the input is and which
+//! tool reads it. Lines of unknown type are always skipped (adding is never breaking).
+//!
+//! A stream may hold several runs: every `header` starts one and is returned like any record.
+//! A last line without its newline that does not parse (a run killed mid-write) ends the stream
+//! quietly; [`RecordReader::truncated_tail`] tells the caller so it can warn. Any other malformed
+//! line is an error naming the line and, where one is at fault, the field.
 
-use crate::records::{Header, Record};
+use crate::records::{Header, Record, RecordType};
 use crate::FORMAT_MAJOR;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::io::{self, BufRead};
+
+/// The longest line read by default: a request with a prompt of a million tokens fits.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
 
 /// Why a stream could not be read. Everything but `Io` is bad input (exit status 2).
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +62,18 @@ pub enum ReadError {
         /// What was found instead.
         message: String,
     },
+    /// The stream is a tokenpipe stream, but not of the kind this tool reads.
+    #[error("{source_name}: line {line}: this is not {wanted}: it holds \"{}\" records, which {} writes and {} reads", found.name(), found.writer(), found.reader())]
+    WrongInput {
+        /// Where the stream came from.
+        source_name: String,
+        /// 1-based line number of the first misplaced record.
+        line: usize,
+        /// What the reading tool expected, in words.
+        wanted: &'static str,
+        /// The record type that gave it away.
+        found: RecordType,
+    },
 }
 
 impl ReadError {
@@ -66,23 +89,50 @@ struct TypeProbe<'a> {
     kind: Option<Cow<'a, str>>,
 }
 
-/// Known record types; lines of any other type are skipped.
-const KNOWN_TYPES: &[&str] = &[
-    "header", "schedule", "request", "sent", "token", "done", "summary",
-];
+/// The `"type"` of a line: read straight from the bytes when the line starts the way every
+/// tokenpipe writer starts it, else by a probe that reads the whole line.
+fn record_kind(text: &[u8]) -> Result<Option<Cow<'_, str>>, serde_json::Error> {
+    const PREFIX: &[u8] = b"{\"type\":\"";
+    if let Some(rest) = text.strip_prefix(PREFIX) {
+        if let Some(end) = rest.iter().position(|&b| b == b'"' || b == b'\\') {
+            if rest[end] == b'"' {
+                if let Ok(kind) = std::str::from_utf8(&rest[..end]) {
+                    return Ok(Some(Cow::Borrowed(kind)));
+                }
+            }
+        }
+    }
+    serde_json::from_slice::<TypeProbe>(text).map(|p| p.kind)
+}
+
+enum Line {
+    Eof,
+    /// A line; `complete` is false for a last line without its newline.
+    Read {
+        complete: bool,
+    },
+    TooLong,
+}
 
 /// Reads records from a buffered source, checking that the stream starts with a compatible
-/// header and skipping unknown record types.
+/// header, skipping record types the caller does not use, and refusing input of the wrong kind.
 pub struct RecordReader<R> {
     inner: R,
     source_name: String,
     line: usize,
     buf: Vec<u8>,
     seen_header: bool,
+    headerless: bool,
+    keep: u32,
+    reject: u32,
+    wanted: &'static str,
+    max_line: usize,
+    truncated_tail: Option<usize>,
 }
 
 impl<R: BufRead> RecordReader<R> {
     /// Wraps `inner`; `source_name` names the stream in error messages (`<stdin>`, a path).
+    /// It returns every known record type until [`keep`](Self::keep) narrows that.
     pub fn new(inner: R, source_name: impl Into<String>) -> Self {
         Self {
             inner,
@@ -90,7 +140,41 @@ impl<R: BufRead> RecordReader<R> {
             line: 0,
             buf: Vec::with_capacity(4096),
             seen_header: false,
+            headerless: false,
+            keep: u32::MAX,
+            reject: 0,
+            wanted: "",
+            max_line: MAX_LINE_BYTES,
+            truncated_tail: None,
         }
+    }
+
+    /// Returns only headers and records of these types; other lines are skipped after their
+    /// type is read, without parsing the rest.
+    pub fn keep(mut self, types: &[RecordType]) -> Self {
+        self.keep = RecordType::Header.bit() | types.iter().fold(0, |m, t| m | t.bit());
+        self
+    }
+
+    /// Refuses input holding records of these types, saying it is not `wanted` (e.g. "a
+    /// schedule (what arrivals writes)") and naming the tool that reads what it found.
+    pub fn reject(mut self, types: &[RecordType], wanted: &'static str) -> Self {
+        self.reject = types.iter().fold(0, |m, t| m | t.bit());
+        self.wanted = wanted;
+        self
+    }
+
+    /// Accepts a stream that does not start with a header, e.g. summary lines picked out of a
+    /// stream with `jq`.
+    pub fn headerless(mut self) -> Self {
+        self.headerless = true;
+        self
+    }
+
+    /// Sets the longest line accepted.
+    pub fn max_line_bytes(mut self, max: usize) -> Self {
+        self.max_line = max;
+        self
     }
 
     /// The line number of the record last returned (1-based).
@@ -101,6 +185,11 @@ impl<R: BufRead> RecordReader<R> {
     /// The name given to this stream in messages.
     pub fn source_name(&self) -> &str {
         &self.source_name
+    }
+
+    /// The line number of a cut-off last line that was dropped, once the stream has ended.
+    pub fn truncated_tail(&self) -> Option<usize> {
+        self.truncated_tail
     }
 
     /// Reads the header that must open the stream.
@@ -118,62 +207,125 @@ impl<R: BufRead> RecordReader<R> {
         }
     }
 
-    /// The next known record, or `None` at the end of the stream. Blank lines and records of
-    /// unknown type are skipped; the first record must be a header.
+    /// The next record the caller keeps, or `None` at the end of the stream. Blank lines,
+    /// records of unknown type and records not kept are skipped; the first record must be a
+    /// header unless the reader is [`headerless`](Self::headerless).
     pub fn next_record(&mut self) -> Result<Option<Record>, ReadError> {
         loop {
-            self.buf.clear();
-            let n = self
-                .inner
-                .read_until(b'\n', &mut self.buf)
-                .map_err(|error| ReadError::Io {
-                    source_name: self.source_name.clone(),
-                    error,
-                })?;
-            if n == 0 {
-                return Ok(None);
-            }
-            self.line += 1;
-            let text = trim_line(&self.buf);
-            if text.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let kind = match serde_json::from_slice::<TypeProbe>(text) {
-                Ok(probe) => probe.kind,
-                Err(e) => return Err(self.malformed(describe_json_error(&e, None))),
+            let complete = match self.read_line()? {
+                Line::Eof => return Ok(None),
+                Line::TooLong => {
+                    return Err(self.malformed(format!(
+                        "line is longer than {} MiB; is this NDJSON?",
+                        self.max_line >> 20
+                    )))
+                }
+                Line::Read { complete } => complete,
             };
-            let Some(kind) = kind else {
-                return Err(self.malformed("missing field \"type\"".into()));
+            match self.parse_line() {
+                Ok(Some(record)) => return Ok(Some(record)),
+                Ok(None) => continue,
+                Err(ReadError::Malformed { .. }) if !complete => {
+                    self.truncated_tail = Some(self.line);
+                    return Ok(None);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Reads one line into `buf` without its terminator, never holding more than the cap.
+    fn read_line(&mut self) -> Result<Line, ReadError> {
+        self.buf.clear();
+        loop {
+            let available = match self.inner.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => {
+                    return Err(ReadError::Io {
+                        source_name: self.source_name.clone(),
+                        error,
+                    })
+                }
             };
-            if !self.seen_header && kind != "header" {
-                return Err(ReadError::NoHeader {
+            if available.is_empty() {
+                if self.buf.is_empty() {
+                    return Ok(Line::Eof);
+                }
+                self.line += 1;
+                return Ok(Line::Read { complete: false });
+            }
+            let (take, found) = match memchr::memchr(b'\n', available) {
+                Some(i) => (i, true),
+                None => (available.len(), false),
+            };
+            if self.buf.len() + take > self.max_line {
+                self.line += 1;
+                return Ok(Line::TooLong);
+            }
+            self.buf.extend_from_slice(&available[..take]);
+            self.inner.consume(take + usize::from(found));
+            if found {
+                self.line += 1;
+                if self.buf.last() == Some(&b'\r') {
+                    self.buf.pop();
+                }
+                return Ok(Line::Read { complete: true });
+            }
+        }
+    }
+
+    /// Parses the line in `buf`: `None` for a line to skip.
+    fn parse_line(&mut self) -> Result<Option<Record>, ReadError> {
+        let text = &self.buf[..];
+        if text.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        let kind = match record_kind(text) {
+            Ok(Some(kind)) => kind,
+            Ok(None) => return Err(self.malformed("missing field \"type\"".into())),
+            Err(e) => return Err(self.malformed(describe_json_error(&e, None))),
+        };
+        let record_type = RecordType::from_name(&kind);
+        if !self.seen_header && !self.headerless && record_type != Some(RecordType::Header) {
+            return Err(ReadError::NoHeader {
+                source_name: self.source_name.clone(),
+                message: format!(
+                    "line {}: expected a header record first, found type \"{kind}\" (is this a tokenpipe stream?)",
+                    self.line
+                ),
+            });
+        }
+        let Some(record_type) = record_type else {
+            return Ok(None);
+        };
+        if self.reject & record_type.bit() != 0 {
+            return Err(ReadError::WrongInput {
+                source_name: self.source_name.clone(),
+                line: self.line,
+                wanted: self.wanted,
+                found: record_type,
+            });
+        }
+        if self.keep & record_type.bit() == 0 {
+            return Ok(None);
+        }
+        let record = match serde_json::from_slice::<Record>(text) {
+            Ok(r) => r,
+            Err(_) => return Err(self.malformed(record_type.field_error(text))),
+        };
+        if let Record::Header(h) = &record {
+            if h.format_major > FORMAT_MAJOR {
+                return Err(ReadError::Version {
                     source_name: self.source_name.clone(),
-                    message: format!(
-                        "line {}: expected a header record first, found type \"{kind}\" (is this a tokenpipe stream?)",
-                        self.line
-                    ),
+                    line: self.line,
+                    found: h.format_major,
+                    supported: FORMAT_MAJOR,
                 });
             }
-            if !KNOWN_TYPES.contains(&kind.as_ref()) {
-                continue;
-            }
-            let record = match serde_json::from_slice::<Record>(text) {
-                Ok(r) => r,
-                Err(_) => return Err(self.malformed(field_error(text))),
-            };
-            if let Record::Header(h) = &record {
-                if h.format_major > FORMAT_MAJOR {
-                    return Err(ReadError::Version {
-                        source_name: self.source_name.clone(),
-                        line: self.line,
-                        found: h.format_major,
-                        supported: FORMAT_MAJOR,
-                    });
-                }
-                self.seen_header = true;
-            }
-            return Ok(Some(record));
+            self.seen_header = true;
         }
+        Ok(Some(record))
     }
 
     fn malformed(&self, message: String) -> ReadError {
@@ -185,42 +337,17 @@ impl<R: BufRead> RecordReader<R> {
     }
 }
 
-fn trim_line(buf: &[u8]) -> &[u8] {
-    let mut end = buf.len();
-    while end > 0 && (buf[end - 1] == b'\n' || buf[end - 1] == b'\r') {
-        end -= 1;
-    }
-    &buf[..end]
-}
-
-/// Re-parses a line that failed, this time tracking the path, and names the field at fault.
-/// Internally tagged enums lose the path, so the record body is parsed as its own type.
-fn field_error(text: &[u8]) -> String {
-    use crate::records::*;
-    fn path_error<T: serde::de::DeserializeOwned>(text: &[u8]) -> String {
-        let mut de = serde_json::Deserializer::from_slice(text);
-        match serde_path_to_error::deserialize::<_, T>(&mut de) {
-            Ok(_) => "invalid record".into(),
-            Err(e) => {
-                let path = e.path().to_string();
-                let field = (path != "." && !path.is_empty()).then_some(path);
-                describe_json_error(e.inner(), field.as_deref())
-            }
+/// Parses a line that failed as the body type `T`, tracking the path, and names the field at
+/// fault.
+pub(crate) fn path_error<T: serde::de::DeserializeOwned>(text: &[u8]) -> String {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    match serde_path_to_error::deserialize::<_, T>(&mut de) {
+        Ok(_) => "invalid record".into(),
+        Err(e) => {
+            let path = e.path().to_string();
+            let field = (path != "." && !path.is_empty()).then_some(path);
+            describe_json_error(e.inner(), field.as_deref())
         }
-    }
-    let kind = serde_json::from_slice::<TypeProbe>(text)
-        .ok()
-        .and_then(|p| p.kind)
-        .unwrap_or_default();
-    match kind.as_ref() {
-        "header" => path_error::<Header>(text),
-        "schedule" => path_error::<Schedule>(text),
-        "request" => path_error::<Request>(text),
-        "sent" => path_error::<Sent>(text),
-        "token" => path_error::<Token>(text),
-        "done" => path_error::<Done>(text),
-        "summary" => path_error::<Summary>(text),
-        _ => "invalid record".into(),
     }
 }
 
@@ -240,94 +367,4 @@ fn describe_json_error(e: &serde_json::Error, field: Option<&str>) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::records::*;
-
-    const HEADER: &str =
-        r#"{"type":"header","format_major":1,"tool":"t","tool_version":"0","run_id":"r"}"#;
-
-    fn read_all(text: &str) -> Result<Vec<Record>, ReadError> {
-        let mut r = RecordReader::new(text.as_bytes(), "<test>");
-        let mut out = vec![];
-        while let Some(rec) = r.next_record()? {
-            out.push(rec);
-        }
-        Ok(out)
-    }
-
-    #[test]
-    fn reads_known_and_skips_unknown() {
-        let text = format!(
-            "{HEADER}\n\n{{\"type\":\"future\",\"x\":1}}\n{{\"type\":\"token\",\"id\":3,\"at_ns\":10,\"tokens\":1,\"extra\":true}}\n"
-        );
-        let recs = read_all(&text).unwrap();
-        assert_eq!(recs.len(), 2);
-        assert_eq!(
-            recs[1],
-            Record::Token(Token {
-                id: 3,
-                at_ns: 10,
-                tokens: 1
-            })
-        );
-    }
-
-    #[test]
-    fn names_line_and_field() {
-        let text =
-            format!("{HEADER}\n{{\"type\":\"token\",\"id\":3,\"at_ns\":\"x\",\"tokens\":1}}\n");
-        let err = read_all(&text).unwrap_err().to_string();
-        assert!(err.contains("line 2"), "{err}");
-        assert!(err.contains("field \"at_ns\""), "{err}");
-    }
-
-    #[test]
-    fn names_missing_field() {
-        let text = format!("{HEADER}\n{{\"type\":\"token\",\"id\":3,\"tokens\":1}}\n");
-        let err = read_all(&text).unwrap_err().to_string();
-        assert!(err.contains("line 2") && err.contains("at_ns"), "{err}");
-    }
-
-    #[test]
-    fn rejects_bad_json_with_line() {
-        let text = format!("{HEADER}\n{{\"type\":\"token\",\n");
-        let err = read_all(&text).unwrap_err();
-        assert!(err.is_bad_input());
-        assert!(err.to_string().contains("line 2"), "{err}");
-    }
-
-    #[test]
-    fn rejects_newer_major() {
-        let err = read_all(
-            r#"{"type":"header","format_major":9,"tool":"t","tool_version":"0","run_id":"r"}"#,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("major version 9"), "{err}");
-    }
-
-    #[test]
-    fn requires_header_first() {
-        let err = read_all("{\"type\":\"token\",\"id\":1,\"at_ns\":1,\"tokens\":1}\n")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("header"), "{err}");
-        let mut r = RecordReader::new(&b""[..], "<test>");
-        assert!(r
-            .read_header()
-            .unwrap_err()
-            .to_string()
-            .contains("empty input"));
-    }
-
-    #[test]
-    fn truncated_stream_never_panics() {
-        let full = format!(
-            "{HEADER}\n{{\"type\":\"done\",\"id\":1,\"at_ns\":5,\"ok\":true,\"events\":2,\"error\":\"a\\\"b\"}}\n"
-        );
-        for cut in 0..full.len() {
-            let _ = read_all(&full[..cut]);
-        }
-    }
-}
+mod tests;

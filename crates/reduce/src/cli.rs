@@ -6,7 +6,7 @@ use crate::summary::{default_label, summarize};
 use clap::Parser;
 use std::io::{self, Write};
 use std::path::PathBuf;
-use tokenpipe_cli::{Generate, Input};
+use tokenpipe_cli::Input;
 use tokenpipe_format::{clock, Header, Record, RecordReader, RecordWriter};
 
 const EXAMPLES: &str = "\
@@ -43,15 +43,11 @@ struct Args {
     /// given, else the run id.
     #[arg(long, value_name = "NAME")]
     label: Vec<String>,
-
-    /// Write a man page, shell completion or the stream's JSON Schema instead.
-    #[arg(long, hide = true, value_enum)]
-    generate: Option<Generate>,
 }
 
 /// Runs `reduce` on the process's arguments, stdin and stdout.
 pub fn main() -> anyhow::Result<()> {
-    let Some(args) = tokenpipe_cli::parse_or_generate(|a: &Args| a.generate)? else {
+    let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
         return Ok(());
     };
     tokenpipe_cli::outlast_first_interrupt("reduce", &args.files);
@@ -125,19 +121,10 @@ fn write_summary<W: Write>(
 
 /// The header of reduce's output, chained onto the first input's header.
 fn output_header(input: &Header, argv: Vec<String>) -> Header {
-    Header {
-        format_major: tokenpipe_format::FORMAT_MAJOR,
-        format_minor: tokenpipe_format::FORMAT_MINOR,
-        tool: "reduce".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        run_id: format!("{}-reduce", input.run_id),
-        argv,
-        seed: None,
-        started_at: Some(clock::rfc3339_now()),
-        monotonic_origin_ns: None,
-        params: Default::default(),
-        upstream: Header::chain(input),
-    }
+    let mut header = Header::new("reduce", format!("{}-reduce", input.run_id), argv);
+    header.started_at = Some(clock::rfc3339_now());
+    header.upstream = Header::chain(input);
+    header
 }
 
 #[cfg(test)]
@@ -146,6 +133,6 @@ mod tests {
 
     #[test]
     fn clap_definition_is_valid() {
-        <Args as clap::CommandFactory>::command().debug_assert();
+        tokenpipe_cli::command::<Args>().debug_assert();
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::run::RunStats;
 use crate::stat::Moments;
-use tokenpipe_format::{Header, Summary};
+use tokenpipe_format::{Header, StatName, Summary};
 
 /// The label a run gets without `--label`: the model named in its header chain (fire's `model`
 /// parameter), else its run id.
@@ -30,12 +30,8 @@ pub fn summarize(stats: &RunStats, label: String, run_id: String) -> Summary {
             x / duration_s
         }
     };
-    let ttft = stats.ttft.moments();
-    let tpot = stats.tpot.moments();
     let itl = stats.itl.moments();
-    let e2el = stats.e2el.moments();
-    let lag = stats.dispatch_lag.moments();
-    Summary {
+    let mut summary = Summary {
         label,
         run_id,
         requests_ok: stats.requests_ok,
@@ -48,36 +44,26 @@ pub fn summarize(stats: &RunStats, label: String, run_id: String) -> Summary {
         total_throughput_tokens_per_s: per_s(
             stats.input_tokens as f64 + stats.output_tokens as f64,
         ),
-        ttft_mean_ms: ttft.map(|m| m.mean_ms),
-        ttft_std_ms: ttft.map(|m| m.std_ms),
-        ttft_p50_ms: ttft.map(|m| m.p50_ms),
-        ttft_p90_ms: ttft.map(|m| m.p90_ms),
-        ttft_p99_ms: ttft.map(|m| m.p99_ms),
-        ttft_max_ms: ttft.map(|m| m.max_ms),
-        tpot_mean_ms: tpot.map(|m| m.mean_ms),
-        tpot_std_ms: tpot.map(|m| m.std_ms),
-        tpot_p50_ms: tpot.map(|m| m.p50_ms),
-        tpot_p90_ms: tpot.map(|m| m.p90_ms),
-        tpot_p99_ms: tpot.map(|m| m.p99_ms),
-        tpot_max_ms: tpot.map(|m| m.max_ms),
-        itl_mean_ms: itl.map(|m| m.mean_ms),
-        itl_std_ms: itl.map(|m| m.std_ms),
-        itl_p50_ms: itl.map(|m| m.p50_ms),
-        itl_p90_ms: itl.map(|m| m.p90_ms),
-        itl_p99_ms: itl.map(|m| m.p99_ms),
-        itl_max_ms: itl.map(|m| m.max_ms),
-        e2el_mean_ms: e2el.map(|m| m.mean_ms),
-        e2el_std_ms: e2el.map(|m| m.std_ms),
-        e2el_p50_ms: e2el.map(|m| m.p50_ms),
-        e2el_p90_ms: e2el.map(|m| m.p90_ms),
-        e2el_p99_ms: e2el.map(|m| m.p99_ms),
-        e2el_max_ms: e2el.map(|m| m.max_ms),
         itl_jitter: itl.and_then(jitter),
-        dispatch_lag_mean_ms: lag.map(|m| m.mean_ms),
-        dispatch_lag_p50_ms: lag.map(|m| m.p50_ms),
-        dispatch_lag_p99_ms: lag.map(|m| m.p99_ms),
-        dispatch_lag_max_ms: lag.map(|m| m.max_ms),
+        percentiles: vec![50.0, 90.0, 99.0],
+        ..Summary::default()
+    };
+    for (metric, stat) in [
+        ("ttft", &stats.ttft),
+        ("tpot", &stats.tpot),
+        ("itl", &stats.itl),
+        ("e2el", &stats.e2el),
+        ("dispatch_lag", &stats.dispatch_lag),
+    ] {
+        let m = stat.moments();
+        summary.set_stat(metric, StatName::Mean, m.map(|m| m.mean_ms));
+        summary.set_stat(metric, StatName::Std, m.map(|m| m.std_ms));
+        summary.set_stat(metric, StatName::Percentile(50.0), m.map(|m| m.p50_ms));
+        summary.set_stat(metric, StatName::Percentile(90.0), m.map(|m| m.p90_ms));
+        summary.set_stat(metric, StatName::Percentile(99.0), m.map(|m| m.p99_ms));
+        summary.set_stat(metric, StatName::Max, m.map(|m| m.max_ms));
     }
+    summary
 }
 
 /// ITL p99 over ITL p50; undefined when the median gap is zero.

@@ -73,9 +73,6 @@ pub struct Args {
     /// Tokio worker threads.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     pub workers: u16,
-
-    #[arg(long, hide = true, value_enum)]
-    pub(crate) generate: Option<tokenpipe_cli::Generate>,
 }
 
 /// Accepts a finite, non-negative number of milliseconds up to an hour.

@@ -40,7 +40,7 @@ use tokio::signal::unix::{signal, SignalKind};
 
 /// Parses the process arguments and serves until SIGINT or SIGTERM.
 pub fn main() -> anyhow::Result<()> {
-    let Some(args) = tokenpipe_cli::parse_or_generate(|a: &Args| a.generate)? else {
+    let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
         return Ok(());
     };
     tokenpipe_cli::raise_fd_limit();

@@ -6,7 +6,6 @@ use crate::rows::MetricTable;
 use clap::Parser;
 use std::io::{self, Write};
 use std::path::PathBuf;
-use tokenpipe_cli::Generate;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -40,15 +39,11 @@ struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Terminal)]
     format: Format,
-
-    /// Write a man page, shell completion or the stream's JSON Schema instead.
-    #[arg(long, hide = true, value_enum)]
-    generate: Option<Generate>,
 }
 
 /// Runs `table` on the process's arguments, stdin and stdout.
 pub fn main() -> anyhow::Result<()> {
-    let Some(args) = tokenpipe_cli::parse_or_generate(|a: &Args| a.generate)? else {
+    let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
         return Ok(());
     };
     tokenpipe_cli::outlast_first_interrupt("table", &args.files);
@@ -68,7 +63,7 @@ mod tests {
 
     #[test]
     fn clap_definition_is_valid() {
-        <Args as clap::CommandFactory>::command().debug_assert();
+        tokenpipe_cli::command::<Args>().debug_assert();
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Which metrics a table shows, in which order, and how a value reads: the sideways version of
 //! `vllm bench serve`'s result block. Renderers take a [`MetricTable`] and only decide layout.
 
-use tokenpipe_format::Summary;
+use tokenpipe_format::{StatName, Summary};
 
 /// How a row's values are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,20 +37,38 @@ pub const ROWS: &[RowDef] = &[
     value("Total token throughput (tok/s)", |s| {
         Some(s.total_throughput_tokens_per_s)
     }),
-    value("Mean TTFT (ms)", |s| s.ttft_mean_ms),
-    value("Median TTFT (ms)", |s| s.ttft_p50_ms),
-    value("P99 TTFT (ms)", |s| s.ttft_p99_ms),
-    value("Mean TPOT (ms)", |s| s.tpot_mean_ms),
-    value("Median TPOT (ms)", |s| s.tpot_p50_ms),
-    value("P99 TPOT (ms)", |s| s.tpot_p99_ms),
-    value("Mean ITL (ms)", |s| s.itl_mean_ms),
-    value("Median ITL (ms)", |s| s.itl_p50_ms),
-    value("P99 ITL (ms)", |s| s.itl_p99_ms),
+    value("Mean TTFT (ms)", |s| s.stat("ttft", StatName::Mean)),
+    value("Median TTFT (ms)", |s| {
+        s.stat("ttft", StatName::Percentile(50.0))
+    }),
+    value("P99 TTFT (ms)", |s| {
+        s.stat("ttft", StatName::Percentile(99.0))
+    }),
+    value("Mean TPOT (ms)", |s| s.stat("tpot", StatName::Mean)),
+    value("Median TPOT (ms)", |s| {
+        s.stat("tpot", StatName::Percentile(50.0))
+    }),
+    value("P99 TPOT (ms)", |s| {
+        s.stat("tpot", StatName::Percentile(99.0))
+    }),
+    value("Mean ITL (ms)", |s| s.stat("itl", StatName::Mean)),
+    value("Median ITL (ms)", |s| {
+        s.stat("itl", StatName::Percentile(50.0))
+    }),
+    value("P99 ITL (ms)", |s| {
+        s.stat("itl", StatName::Percentile(99.0))
+    }),
     value("ITL jitter (p99/p50)", |s| s.itl_jitter),
-    value("Mean E2EL (ms)", |s| s.e2el_mean_ms),
-    value("Median E2EL (ms)", |s| s.e2el_p50_ms),
-    value("P99 E2EL (ms)", |s| s.e2el_p99_ms),
-    value("Dispatch lag p99 (ms)", |s| s.dispatch_lag_p99_ms),
+    value("Mean E2EL (ms)", |s| s.stat("e2el", StatName::Mean)),
+    value("Median E2EL (ms)", |s| {
+        s.stat("e2el", StatName::Percentile(50.0))
+    }),
+    value("P99 E2EL (ms)", |s| {
+        s.stat("e2el", StatName::Percentile(99.0))
+    }),
+    value("Dispatch lag p99 (ms)", |s| {
+        s.stat("dispatch_lag", StatName::Percentile(99.0))
+    }),
 ];
 
 const fn count(name: &'static str, get: fn(&Summary) -> Option<f64>) -> RowDef {

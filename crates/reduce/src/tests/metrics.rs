@@ -17,43 +17,43 @@ fn every_field_of_two_known_requests() {
     assert_eq!(s.output_throughput_tokens_per_s, 10.0 / 0.14);
     assert_eq!(s.total_throughput_tokens_per_s, 310.0 / 0.14);
 
-    assert_eq!(s.ttft_mean_ms, Some(60.0));
-    assert_eq!(s.ttft_std_ms, Some(10.0));
+    assert_eq!(s.stat("ttft", StatName::Mean), Some(60.0));
+    assert_eq!(s.stat("ttft", StatName::Std), Some(10.0));
     // The histogram's median of {50, 70} is the lower sample (no interpolation).
-    assert_pct(s.ttft_p50_ms, 50.0);
-    assert_pct(s.ttft_p90_ms, 70.0);
-    assert_pct(s.ttft_p99_ms, 70.0);
-    assert_eq!(s.ttft_max_ms, Some(70.0));
+    assert_pct(s.stat("ttft", StatName::Percentile(50.0)), 50.0);
+    assert_pct(s.stat("ttft", StatName::Percentile(90.0)), 70.0);
+    assert_pct(s.stat("ttft", StatName::Percentile(99.0)), 70.0);
+    assert_eq!(s.stat("ttft", StatName::Max), Some(70.0));
 
     // (100 - 50) / 4 and (120 - 70) / 4.
-    assert_eq!(s.tpot_mean_ms, Some(12.5));
-    assert_eq!(s.tpot_std_ms, Some(0.0));
-    assert_pct(s.tpot_p50_ms, 12.5);
-    assert_pct(s.tpot_p90_ms, 12.5);
-    assert_pct(s.tpot_p99_ms, 12.5);
-    assert_eq!(s.tpot_max_ms, Some(12.5));
+    assert_eq!(s.stat("tpot", StatName::Mean), Some(12.5));
+    assert_eq!(s.stat("tpot", StatName::Std), Some(0.0));
+    assert_pct(s.stat("tpot", StatName::Percentile(50.0)), 12.5);
+    assert_pct(s.stat("tpot", StatName::Percentile(90.0)), 12.5);
+    assert_pct(s.stat("tpot", StatName::Percentile(99.0)), 12.5);
+    assert_eq!(s.stat("tpot", StatName::Max), Some(12.5));
 
     // 4 gaps per request, all 10 ms.
-    assert_eq!(s.itl_mean_ms, Some(10.0));
-    assert_eq!(s.itl_std_ms, Some(0.0));
-    assert_pct(s.itl_p50_ms, 10.0);
-    assert_pct(s.itl_p90_ms, 10.0);
-    assert_pct(s.itl_p99_ms, 10.0);
-    assert_eq!(s.itl_max_ms, Some(10.0));
+    assert_eq!(s.stat("itl", StatName::Mean), Some(10.0));
+    assert_eq!(s.stat("itl", StatName::Std), Some(0.0));
+    assert_pct(s.stat("itl", StatName::Percentile(50.0)), 10.0);
+    assert_pct(s.stat("itl", StatName::Percentile(90.0)), 10.0);
+    assert_pct(s.stat("itl", StatName::Percentile(99.0)), 10.0);
+    assert_eq!(s.stat("itl", StatName::Max), Some(10.0));
     assert_eq!(s.itl_jitter, Some(1.0));
 
-    assert_eq!(s.e2el_mean_ms, Some(110.0));
-    assert_eq!(s.e2el_std_ms, Some(10.0));
-    assert_pct(s.e2el_p50_ms, 100.0);
-    assert_pct(s.e2el_p90_ms, 120.0);
-    assert_pct(s.e2el_p99_ms, 120.0);
-    assert_eq!(s.e2el_max_ms, Some(120.0));
+    assert_eq!(s.stat("e2el", StatName::Mean), Some(110.0));
+    assert_eq!(s.stat("e2el", StatName::Std), Some(10.0));
+    assert_pct(s.stat("e2el", StatName::Percentile(50.0)), 100.0);
+    assert_pct(s.stat("e2el", StatName::Percentile(90.0)), 120.0);
+    assert_pct(s.stat("e2el", StatName::Percentile(99.0)), 120.0);
+    assert_eq!(s.stat("e2el", StatName::Max), Some(120.0));
 
     // Lags of 1 and 3 ms.
-    assert_eq!(s.dispatch_lag_mean_ms, Some(2.0));
-    assert_pct(s.dispatch_lag_p50_ms, 1.0);
-    assert_pct(s.dispatch_lag_p99_ms, 3.0);
-    assert_eq!(s.dispatch_lag_max_ms, Some(3.0));
+    assert_eq!(s.stat("dispatch_lag", StatName::Mean), Some(2.0));
+    assert_pct(s.stat("dispatch_lag", StatName::Percentile(50.0)), 1.0);
+    assert_pct(s.stat("dispatch_lag", StatName::Percentile(99.0)), 3.0);
+    assert_eq!(s.stat("dispatch_lag", StatName::Max), Some(3.0));
 }
 
 #[test]
@@ -78,13 +78,16 @@ fn failed_requests_are_counted_but_excluded() {
     assert_eq!(s.output_tokens, 10);
     assert_eq!(s.duration_s, 0.2);
     assert_eq!(s.request_throughput_per_s, 2.0 / 0.2);
-    assert_eq!(s.ttft_mean_ms, Some(60.0));
-    assert_eq!(s.ttft_max_ms, Some(70.0));
-    assert_eq!(s.itl_max_ms, Some(10.0));
-    assert_eq!(s.e2el_max_ms, Some(120.0));
+    assert_eq!(s.stat("ttft", StatName::Mean), Some(60.0));
+    assert_eq!(s.stat("ttft", StatName::Max), Some(70.0));
+    assert_eq!(s.stat("itl", StatName::Max), Some(10.0));
+    assert_eq!(s.stat("e2el", StatName::Max), Some(120.0));
     // Dispatch lag counts every sent request, failed ones included (lags 1, 3 and 1 ms).
-    assert_eq!(s.dispatch_lag_mean_ms, Some(5e6 / 3.0 / 1e6));
-    assert_eq!(s.dispatch_lag_max_ms, Some(3.0));
+    assert_eq!(
+        s.stat("dispatch_lag", StatName::Mean),
+        Some(5e6 / 3.0 / 1e6)
+    );
+    assert_eq!(s.stat("dispatch_lag", StatName::Max), Some(3.0));
 }
 
 #[test]
@@ -99,13 +102,13 @@ fn success_without_tokens_has_no_ttft_and_single_token_no_tpot() {
     let s = summary_of(&stream(&lines)).unwrap();
     assert_eq!(s.requests_ok, 2);
     assert_eq!(s.output_tokens, 4);
-    assert_eq!(s.ttft_mean_ms, Some(20.0));
-    assert_eq!(s.tpot_mean_ms, None);
-    assert_eq!(s.tpot_p99_ms, None);
-    assert_eq!(s.itl_mean_ms, None);
+    assert_eq!(s.stat("ttft", StatName::Mean), Some(20.0));
+    assert_eq!(s.stat("tpot", StatName::Mean), None);
+    assert_eq!(s.stat("tpot", StatName::Percentile(99.0)), None);
+    assert_eq!(s.stat("itl", StatName::Mean), None);
     assert_eq!(s.itl_jitter, None);
-    assert_eq!(s.e2el_mean_ms, Some(35.0));
-    assert_eq!(s.dispatch_lag_max_ms, Some(0.0));
+    assert_eq!(s.stat("e2el", StatName::Mean), Some(35.0));
+    assert_eq!(s.stat("dispatch_lag", StatName::Max), Some(0.0));
 }
 
 #[test]
@@ -119,8 +122,8 @@ fn usage_counts_win_over_token_events_for_tpot() {
         done(1, 90 * MS, true, r#","completion_tokens":5"#),
     ];
     let s = summary_of(&stream(&lines)).unwrap();
-    assert_eq!(s.tpot_mean_ms, Some(20.0));
-    assert_eq!(s.itl_mean_ms, Some(50.0));
+    assert_eq!(s.stat("tpot", StatName::Mean), Some(20.0));
+    assert_eq!(s.stat("itl", StatName::Mean), Some(50.0));
     assert_eq!(s.output_tokens, 5);
 }
 
@@ -131,8 +134,8 @@ fn no_schedule_means_no_dispatch_lag() {
         done(1, 10, false, ""),
     ];
     let s = summary_of(&stream(&lines)).unwrap();
-    assert_eq!(s.dispatch_lag_mean_ms, None);
-    assert_eq!(s.ttft_mean_ms, None);
+    assert_eq!(s.stat("dispatch_lag", StatName::Mean), None);
+    assert_eq!(s.stat("ttft", StatName::Mean), None);
     assert_eq!(s.requests_failed, 1);
     assert_eq!(s.request_throughput_per_s, 0.0);
 }
@@ -149,12 +152,18 @@ fn jitter_is_itl_p99_over_p50() {
     }
     lines.push(done(1, t, true, ""));
     let s = summary_of(&stream(&lines)).unwrap();
-    assert_pct(s.itl_p50_ms, 10.0);
-    assert_pct(s.itl_p99_ms, 50.0);
+    assert_pct(s.stat("itl", StatName::Percentile(50.0)), 10.0);
+    assert_pct(s.stat("itl", StatName::Percentile(99.0)), 50.0);
     assert_pct(s.itl_jitter, 5.0);
-    assert_eq!(s.itl_max_ms, Some(50.0));
-    assert_eq!(s.itl_mean_ms, Some((98.0 * 10.0 + 2.0 * 50.0) / 100.0));
+    assert_eq!(s.stat("itl", StatName::Max), Some(50.0));
+    assert_eq!(
+        s.stat("itl", StatName::Mean),
+        Some((98.0 * 10.0 + 2.0 * 50.0) / 100.0)
+    );
     assert_eq!(s.output_tokens, 101);
     // E2EL ends at the last token here: TPOT = (E2EL - TTFT) / 100 = mean ITL.
-    assert_eq!(s.tpot_mean_ms, s.itl_mean_ms);
+    assert_eq!(
+        s.stat("tpot", StatName::Mean),
+        s.stat("itl", StatName::Mean)
+    );
 }

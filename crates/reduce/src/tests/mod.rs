@@ -7,7 +7,7 @@ mod metrics;
 mod runs;
 
 use crate::{reduce_run, summarize};
-use tokenpipe_format::{RecordReader, Summary};
+use tokenpipe_format::{RecordReader, StatName, Summary};
 
 pub(super) const MS: u64 = 1_000_000;
 

@@ -1,0 +1,134 @@
+//! What `fire` writes while it runs: `sent`, `token`, `done` per request, and `stall` when its
+//! own output held it back.
+
+use crate::OrOther;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A request was written to a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Sent {
+    /// Request id.
+    pub id: u64,
+    /// When the request should have been sent: its open-loop offset, or in closed loop the
+    /// instant its slot became free.
+    #[serde(default)]
+    pub scheduled_ns: Option<u64>,
+    /// When the client handed the request to the connection.
+    pub sent_ns: u64,
+}
+
+/// A streamed server event that carried generated content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Token {
+    /// Request id.
+    pub id: u64,
+    /// When the bytes of this event were read from the socket.
+    pub at_ns: u64,
+    /// Tokens this event carries: the growth of `usage.completion_tokens` where the server
+    /// reports usage on every chunk, otherwise 1.
+    pub tokens: u32,
+}
+
+/// The end of a request. Every request the client was given ends in exactly one `done`,
+/// failures included. It echoes the request's session, turn and tags, so that results can be
+/// grouped by them without the schedule.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Done {
+    /// Request id.
+    pub id: u64,
+    /// When the request ended (the stream's end, or the failure).
+    pub at_ns: u64,
+    /// True when the server answered 2xx and the stream ended properly.
+    pub ok: bool,
+    /// HTTP status, when a response head arrived.
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// What went wrong; null when `ok`. A kind from a newer writer is kept as its string.
+    #[serde(default)]
+    pub error_kind: Option<OrOther<ErrorKind>>,
+    /// Human-readable detail of the failure.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// `usage.prompt_tokens` as reported by the server.
+    #[serde(default)]
+    pub prompt_tokens: Option<u64>,
+    /// `usage.completion_tokens` as reported by the server; the exact output length.
+    #[serde(default)]
+    pub completion_tokens: Option<u64>,
+    /// Content-carrying events received (the number of `token` records for this request).
+    pub events: u64,
+    /// The `finish_reason` of the last choice (`length`, `stop`, ...).
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+    /// The request's session, echoed from the schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The request's turn within its session, echoed from the schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
+    /// The request's tags, echoed from the schedule.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
+}
+
+/// Why a request failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The connection could not be made.
+    Connect,
+    /// The request did not finish within the client's timeout.
+    Timeout,
+    /// The server answered with a non-2xx status.
+    Http,
+    /// Reading the response failed (connection reset, closed mid-body).
+    Body,
+    /// The response was not valid SSE or JSON.
+    Parse,
+    /// The server reported an error inside the stream.
+    Server,
+    /// The stream ended without a `finish_reason` or `[DONE]`.
+    Incomplete,
+    /// The client was interrupted while the request was in flight.
+    Cancelled,
+    /// The client stopped before sending this request.
+    NotSent,
+}
+
+impl ErrorKind {
+    /// The wire name of this kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Connect => "connect",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Http => "http",
+            ErrorKind::Body => "body",
+            ErrorKind::Parse => "parse",
+            ErrorKind::Server => "server",
+            ErrorKind::Incomplete => "incomplete",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::NotSent => "not_sent",
+        }
+    }
+}
+
+impl AsRef<str> for ErrorKind {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+/// `fire`'s output was full (its reader was slower than the run) and a network thread waited
+/// for room: token stamps taken during the wait may be late by up to `duration_ns`. Written
+/// once the wait is over; a run without stalls has none of these records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Stall {
+    /// When the wait began.
+    pub at_ns: u64,
+    /// How long the network thread was held.
+    pub duration_ns: u64,
+    /// Bytes waiting for the reader when the wait began (the bound that was hit).
+    pub buffered_bytes: u64,
+}
