@@ -23,13 +23,17 @@ _reduce() {
 
     case "${cmd}" in
         reduce)
-            opts="-h -V --label --generate --help --version"
+            opts="-h -V --label --percentiles --no-histograms --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --percentiles)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -19,16 +19,30 @@ fn malformed_lines_name_the_line_and_field() {
     let bad_type = format!("{HEADER}\n{{\"type\":\"sent\",\"id\":1,\"sent_ns\":5}}\n{{\"type\":\"token\",\"id\":1,\"at_ns\":\"soon\",\"tokens\":1}}\n");
     let not_json =
         format!("{HEADER}\n{{\"type\":\"sent\",\"id\":1,\"sent_ns\":5}}\n{{\"type\":\"done\",\n");
-    for tool in ["reduce", "table"] {
+    let bad_summary = format!("{HEADER}\n{{\"type\":\"summary\",\"label\":3}}\n");
+    let summary_not_json = format!("{HEADER}\n\n{{\"type\":\"summary\",\n{HEADER}\n");
+    for (tool, bad_type, not_json, field) in [
+        ("reduce", &bad_type, &not_json, "at_ns"),
+        ("table", &bad_summary, &summary_not_json, "label"),
+    ] {
         let o = run(&cmd(tool, &[]), bad_type.as_bytes());
         assert_eq!(o.status.code(), Some(2), "{tool}: {}", stderr(&o));
         let e = stderr(&o);
         assert!(e.starts_with(&format!("{tool}: ")), "{e}");
-        assert!(e.contains("line 3") && e.contains("at_ns"), "{tool}: {e}");
+        let line = if tool == "reduce" { "line 3" } else { "line 2" };
+        assert!(e.contains(line) && e.contains(field), "{tool}: {e}");
         let o = run(&cmd(tool, &[]), not_json.as_bytes());
         assert_eq!(o.status.code(), Some(2), "{tool}: {}", stderr(&o));
         assert!(stderr(&o).contains("line 3"), "{tool}: {}", stderr(&o));
     }
+    // Events given to table say what they are and which tool reads them.
+    let o = run(&cmd("table", &[]), bad_type.as_bytes());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("line 2: this is not summaries") && stderr(&o).contains("reduce reads"),
+        "{}",
+        stderr(&o)
+    );
     let sched = "{\"type\":\"header\",\"format_major\":1,\"tool\":\"arrivals\",\"tool_version\":\"0\",\"run_id\":\"a\"}\n{\"type\":\"request\",\"id\":0,\"offset_ns\":0,\"prompt\":\"x\",\"prompt_tokens\":1}\n";
     let o = run(
         &cmd("fire", &["--url", "http://127.0.0.1:9/v1", "--model", "m"]),
@@ -52,13 +66,25 @@ fn newer_major_version_and_empty_streams_are_refused() {
         assert!(stderr(&o).contains("major version 99"), "{}", stderr(&o));
         let o = run(&cmd(tool, &[]), b"");
         assert_eq!(o.status.code(), Some(2), "{tool}");
-        assert!(stderr(&o).contains("empty"), "{}", stderr(&o));
+        // table also reads summary lines without a header, so for it an empty input is one
+        // without summaries.
+        let empty = if tool == "reduce" {
+            "empty"
+        } else {
+            "no summary records"
+        };
+        assert!(stderr(&o).contains(empty), "{}", stderr(&o));
         let o = run(
             &cmd(tool, &[]),
             b"{\"type\":\"token\",\"id\":1,\"at_ns\":1,\"tokens\":1}\n",
         );
         assert_eq!(o.status.code(), Some(2), "{tool}");
-        assert!(stderr(&o).contains("header"), "{}", stderr(&o));
+        let why = if tool == "reduce" {
+            "header"
+        } else {
+            "this is not summaries"
+        };
+        assert!(stderr(&o).contains(why), "{}", stderr(&o));
     }
     let o = run(&cmd("fire", &["--url", "http://127.0.0.1:9/v1"]), b"");
     assert_eq!(o.status.code(), Some(2));

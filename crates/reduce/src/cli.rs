@@ -1,21 +1,25 @@
-//! The `reduce` command line: flags, input files, and the loop that writes one header and then
-//! one summary per input run.
+//! The `reduce` command line: flags, input files, and the loop that writes a header and a
+//! summary for every run of every input.
 
-use crate::run::{reduce_run, RunOutcome};
-use crate::summary::{default_label, summarize};
+use crate::aggregate::{SummaryAggregator, SummaryOptions};
+use crate::run::fold_run;
 use clap::Parser;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use tokenpipe_cli::Input;
-use tokenpipe_format::{clock, Header, Record, RecordReader, RecordWriter};
+use tokenpipe_format::{clock, Header, Record, RecordReader, RecordType, RecordWriter};
 
 const EXAMPLES: &str = "\
 Examples:
     # Benchmark and summarise in one pipe
     arrivals --rate 4 --num-prompts 200 | fire --url http://127.0.0.1:8000/v1 | reduce | table
 
-    # Summarise saved runs, one summary per file, with names for the table
-    reduce --label fp8 --label awq run-fp8.ndjson run-awq.ndjson | table
+    # A concurrency sweep: every run in one stream, one summary each
+    for c in 1 2 4 8; do arrivals --concurrency $c -n 64 | fire --url http://127.0.0.1:8000/v1; done \\
+      | reduce | table
+
+    # Summarise saved runs, with names for the table and the tail percentiles
+    reduce --label fp8 --label awq --percentiles 50,90,99,99.9 run-fp8.ndjson run-awq.ndjson | table
 
     # Keep the summaries for later
     reduce run.ndjson > run.summary.ndjson";
@@ -26,23 +30,45 @@ Examples:
     name = "reduce",
     version,
     about = "Reduce fire's event streams to one summary record per run",
-    long_about = "Reads the sent/token/done records that fire writes and computes, per input run, \
-        the metrics of `vllm bench serve` (TTFT, TPOT, ITL, E2EL: mean, std, p50, p90, p99, max; \
-        request and token throughput) plus ITL jitter and dispatch lag. Each FILE is one run and \
-        gives one summary record, in order, after a header. Only successful requests contribute \
-        to latencies and token counts; docs/metrics.md defines every field.\n\n\
-        Memory grows with the number of requests in flight, not with the length of the run.",
+    long_about = "Reads the sent/token/done records that fire writes and computes, per run, the \
+        metrics of `vllm bench serve` (TTFT, TPOT, ITL, E2EL: mean, std, min, max and \
+        percentiles; request and token throughput) plus ITL jitter and dispatch lag. Every \
+        header in the input starts a run, so several runs may come in one stream or in several \
+        files; each gives a header and a summary record, in order. Only successful requests \
+        contribute to latencies and token counts; docs/metrics.md defines every field.\n\n\
+        Memory grows with the number of requests in flight, not with the length of the run or \
+        of its answers.",
     after_help = EXAMPLES
 )]
 struct Args {
-    /// Streams written by fire, one run per file; none or `-` reads stdin.
+    /// Streams written by fire; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
 
-    /// Name of a run in tables; give once per input, in order. Default: the model fire was
+    /// Name of a run in tables; give once per run, in order. Default: the model fire was
     /// given, else the run id.
     #[arg(long, value_name = "NAME")]
     label: Vec<String>,
+
+    /// Percentiles of every latency metric, from 0 to 100, comma-separated.
+    #[arg(long, value_name = "P,...", value_delimiter = ',', default_value = "50,90,99",
+          value_parser = parse_percentile)]
+    percentiles: Vec<f64>,
+
+    /// Leave out the histograms that let summaries of shards or repeated runs merge exactly.
+    #[arg(long)]
+    no_histograms: bool,
+}
+
+fn parse_percentile(s: &str) -> Result<f64, String> {
+    let p: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a percentile from 0 to 100, got `{s}`"))?;
+    if !(0.0..=100.0).contains(&p) {
+        return Err(format!("a percentile is from 0 to 100, got `{s}`"));
+    }
+    Ok(p)
 }
 
 /// Runs `reduce` on the process's arguments, stdin and stdout.
@@ -51,18 +77,19 @@ pub fn main() -> anyhow::Result<()> {
         return Ok(());
     };
     tokenpipe_cli::outlast_first_interrupt("reduce", &args.files);
-    let input_count = args.files.len().max(1);
-    if args.label.len() > input_count {
-        return Err(tokenpipe_cli::bad_input(format!(
-            "{} --label values for {input_count} input(s): give at most one per input",
-            args.label.len()
-        )));
-    }
+    let mut percentiles = args.percentiles.clone();
+    percentiles.sort_by(f64::total_cmp);
+    percentiles.dedup();
+    let opts = SummaryOptions {
+        percentiles,
+        histograms: !args.no_histograms,
+    };
     let inputs = tokenpipe_cli::open_inputs(&args.files)?;
     let mut out = RecordWriter::new(io::stdout().lock());
     reduce_inputs(
         inputs,
         &args.label,
+        &opts,
         tokenpipe_cli::argv(),
         &mut out,
         &mut io::stderr(),
@@ -71,55 +98,100 @@ pub fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reduces each input to one summary and writes them after a header. Warnings (runs cut short)
-/// go to `warn`. `labels[i]` names input i; inputs past the end get their default label.
+/// What reduce reads; other tools' records are refused with a pointer to the right tool.
+fn event_reader(input: Input) -> RecordReader<Box<dyn io::BufRead + Send>> {
+    RecordReader::new(input.reader, input.name)
+        .keep(&[
+            RecordType::Sent,
+            RecordType::Token,
+            RecordType::Done,
+            RecordType::Stall,
+        ])
+        .reject(
+            &[
+                RecordType::Schedule,
+                RecordType::Request,
+                RecordType::Summary,
+                RecordType::Stamp,
+            ],
+            "fire's events (what fire writes, and reduce reads)",
+        )
+}
+
+/// Reduces every run of every input to a header and a summary. Warnings (runs cut short, a
+/// stalled output) go to `warn`. `labels[i]` names run i; runs past the end get their default
+/// label.
 pub fn reduce_inputs<W: Write>(
     inputs: Vec<Input>,
     labels: &[String],
+    opts: &SummaryOptions,
     argv: Vec<String>,
     out: &mut RecordWriter<W>,
     warn: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    for (i, input) in inputs.into_iter().enumerate() {
-        let mut reader = RecordReader::new(input.reader, input.name);
-        let header = reader.read_header()?;
-        let outcome = reduce_run(&mut reader, header)?;
-        if i == 0 {
-            // Written once the first run is known good, so bad input leaves no partial stream.
-            out.write(&Record::Header(output_header(
-                &outcome.header,
-                argv.clone(),
-            )))?;
+    let mut runs = 0usize;
+    for input in inputs {
+        let mut reader = event_reader(input);
+        let mut header = Some(reader.read_header()?);
+        while let Some(run_header) = header.take() {
+            let mut agg = SummaryAggregator::default();
+            let end = fold_run(&mut reader, &run_header, &mut agg)?;
+            let source = reader.source_name().to_string();
+            if end.unfinished > 0 {
+                writeln!(
+                    warn,
+                    "reduce: {source}: run {}: {} requests had no done record; counted as failed",
+                    run_header.run_id, end.unfinished
+                )?;
+            }
+            let label = labels
+                .get(runs)
+                .cloned()
+                .unwrap_or_else(|| default_label(&run_header));
+            let summary = agg.finish(label, run_header.run_id.clone(), opts);
+            if summary.output_stalls > 0 {
+                writeln!(
+                    warn,
+                    "reduce: {source}: run {}: fire's output was blocked {} times for {:.1} ms in all; token stamps taken then may be late",
+                    run_header.run_id, summary.output_stalls, summary.output_stall_ms
+                )?;
+            }
+            out.write(&Record::Header(output_header(&run_header, argv.clone())))?;
+            out.write(&Record::Summary(Box::new(summary)))?;
+            // A summary is the end of a run's work: let a consumer see it now.
+            out.flush()?;
+            runs += 1;
+            header = end.next_header;
         }
-        if outcome.unfinished > 0 {
+        if let Some(line) = reader.truncated_tail() {
             writeln!(
                 warn,
-                "reduce: {}: {} requests had no done record; counted as failed",
-                reader.source_name(),
-                outcome.unfinished
+                "reduce: warning: {}: line {line} is cut off (the writer was stopped mid-line); ignored it and used everything before it",
+                reader.source_name()
             )?;
         }
-        let label = labels
-            .get(i)
-            .cloned()
-            .unwrap_or_else(|| default_label(&outcome.header));
-        write_summary(out, &outcome, label)?;
+    }
+    if labels.len() > runs {
+        writeln!(
+            warn,
+            "reduce: warning: {} --label values for {runs} run(s); the extra ones were not used",
+            labels.len()
+        )?;
     }
     Ok(())
 }
 
-fn write_summary<W: Write>(
-    out: &mut RecordWriter<W>,
-    outcome: &RunOutcome,
-    label: String,
-) -> io::Result<()> {
-    let summary = summarize(&outcome.stats, label, outcome.header.run_id.clone());
-    out.write(&Record::Summary(Box::new(summary)))?;
-    // A summary is the end of a run's work: let a consumer see it now.
-    out.flush()
+/// The label a run gets without `--label`: the model named in its header chain (fire's `model`
+/// parameter), else its run id.
+pub fn default_label(header: &Header) -> String {
+    match header.param("model") {
+        Some(serde_json::Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(v) if !v.is_null() && !v.is_string() => v.to_string(),
+        _ => header.run_id.clone(),
+    }
 }
 
-/// The header of reduce's output, chained onto the first input's header.
+/// The header of one run's summary, chained onto that run's header.
 fn output_header(input: &Header, argv: Vec<String>) -> Header {
     let mut header = Header::new("reduce", format!("{}-reduce", input.run_id), argv);
     header.started_at = Some(clock::rfc3339_now());
@@ -134,5 +206,19 @@ mod tests {
     #[test]
     fn clap_definition_is_valid() {
         tokenpipe_cli::command::<Args>().debug_assert();
+    }
+
+    #[test]
+    fn percentiles_parse_and_are_checked() {
+        let a = Args::try_parse_from(["reduce", "--percentiles", "99.9,50"]).unwrap();
+        assert_eq!(a.percentiles, [99.9, 50.0]);
+        let a = Args::try_parse_from(["reduce"]).unwrap();
+        assert_eq!(a.percentiles, [50.0, 90.0, 99.0]);
+        for bad in ["101", "-1", "x", "nan"] {
+            assert!(
+                Args::try_parse_from(["reduce", "--percentiles", bad]).is_err(),
+                "{bad}"
+            );
+        }
     }
 }

@@ -1,19 +1,23 @@
 //! `reduce`: folds the events that `fire` writes into one `summary` record per run.
 //!
-//! The pieces, each with one job: [`stat`] accumulates one metric (Welford moments, an HDR
-//! histogram, the max); [`run`] follows each
-//! request from `sent` to `done` and checks the stream's rules; [`summary`] turns a run's
-//! accumulators into the record; [`cli`] is the command line. docs/metrics.md defines the
-//! metrics.
+//! Results first, then aggregates: [`run`] reads a run's records, checks their order with the
+//! format's `RequestTracker`, and turns each request into a [`request::RequestResult`];
+//! [`aggregate`] folds those results (the summary today). The accumulators: [`running`] (exact
+//! mergeable moments), [`stat`] (moments plus an HDR histogram), [`sparse`] (a request's gaps by
+//! bucket, so a long answer costs buckets, not tokens). [`cli`] is the command line.
+//! docs/metrics.md defines the metrics.
 
+pub mod aggregate;
 pub mod cli;
+pub mod request;
 pub mod run;
+pub mod running;
+pub mod sparse;
 pub mod stat;
-pub mod summary;
 
-pub use cli::{main, reduce_inputs};
-pub use run::{reduce_run, Reducer, RunOutcome, RunStats};
-pub use summary::{default_label, summarize};
+pub use aggregate::{Aggregator, SummaryAggregator, SummaryOptions};
+pub use cli::{default_label, main, reduce_inputs};
+pub use run::{fold_run, RunEnd};
 
 #[cfg(test)]
 mod tests;

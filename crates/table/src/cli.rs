@@ -1,8 +1,7 @@
 //! The `table` command line: flags, inputs, and writing the rendered table to stdout.
 
-use crate::input::read_summaries;
-use crate::render::Format;
-use crate::rows::MetricTable;
+use crate::export::Format;
+use crate::input::read_report;
 use clap::Parser;
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -24,11 +23,13 @@ Examples:
     name = "table",
     version,
     about = "Render summary records as a table, one column per run",
-    long_about = "Reads the summary records that reduce writes (other record types are skipped) \
-        from each FILE in order and prints one table: a row per metric, with its unit in the \
-        name, and a column per summary, headed by its label. It is the result block of \
-        `vllm bench serve` turned sideways so that runs compare side by side. Counts are whole \
-        numbers, other values have two decimals, and `-` marks a metric a run has no value for.",
+    long_about = "Reads the summary records that reduce writes from each FILE in order (with or \
+        without their headers, so lines picked out with jq work too) and prints one table: a row \
+        per metric, with its unit in the name, and a column per summary, headed by its label; \
+        runs that share a label get the settings that differ between them appended. It is the \
+        result block of `vllm bench serve` turned sideways so that runs compare side by side, \
+        with a row for every percentile the summaries carry. Counts are whole numbers, other \
+        values have two decimals, and `-` marks a metric a run has no value for.",
     after_help = EXAMPLES
 )]
 struct Args {
@@ -48,8 +49,8 @@ pub fn main() -> anyhow::Result<()> {
     };
     tokenpipe_cli::outlast_first_interrupt("table", &args.files);
     let inputs = tokenpipe_cli::open_inputs(&args.files)?;
-    let summaries = read_summaries(inputs)?;
-    let text = args.format.render(&MetricTable::from_summaries(&summaries));
+    let report = read_report(inputs)?;
+    let text = args.format.exporter().export(&report)?;
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.write_all(b"\n")?;

@@ -1,16 +1,19 @@
 //! `table`: turns `summary` records into a table for people, one column per run.
 //!
-//! [`input`] collects the summaries, [`rows`] decides which metrics show and how a number reads,
-//! [`render`] lays the table out in one of the [`Format`]s, and [`cli`] is the command line.
+//! [`input`] reads the runs into a [`Report`] (whole summaries with their headers), [`rows`]
+//! decides which metrics show and how a number reads, [`export`] holds one [`Exporter`] per
+//! [`Format`], and [`cli`] is the command line.
 
 pub mod cli;
+pub mod export;
 pub mod input;
-pub mod render;
+pub mod report;
 pub mod rows;
 
 pub use cli::main;
-pub use input::read_summaries;
-pub use render::Format;
+pub use export::{Exporter, Format};
+pub use input::read_report;
+pub use report::{Report, RunReport};
 pub use rows::MetricTable;
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! Which metrics a table shows, in which order, and how a value reads: the sideways version of
-//! `vllm bench serve`'s result block. Renderers take a [`MetricTable`] and only decide layout.
+//! `vllm bench serve`'s result block. The text exporters lay out a [`MetricTable`] and only
+//! decide layout.
 
+use crate::report::Report;
 use tokenpipe_format::{StatName, Summary};
 
 /// How a row's values are written.
@@ -12,80 +14,36 @@ pub enum Kind {
     Value,
 }
 
-/// One metric row: its name (with unit), its kind, and how to read it from a summary.
-#[derive(Debug, Clone, Copy)]
-pub struct RowDef {
-    /// Row heading, unit included, as vLLM names it where vLLM has the metric.
-    pub name: &'static str,
-    /// Whole number or two decimals.
-    pub kind: Kind,
-    /// The value in one summary, `None` when the run had none.
-    pub get: fn(&Summary) -> Option<f64>,
-}
+/// How a fixed row reads its value from a summary.
+type Getter = fn(&Summary) -> Option<f64>;
 
-/// The rows of every table, in order.
-pub const ROWS: &[RowDef] = &[
-    count("Successful requests", |s| Some(s.requests_ok as f64)),
-    count("Failed requests", |s| Some(s.requests_failed as f64)),
-    value("Duration (s)", |s| Some(s.duration_s)),
-    value("Request throughput (req/s)", |s| {
+/// The rows before the latency metrics, in order.
+const HEAD_ROWS: &[(&str, Kind, Getter)] = &[
+    ("Successful requests", Kind::Count, |s| {
+        Some(s.requests_ok as f64)
+    }),
+    ("Failed requests", Kind::Count, |s| {
+        Some(s.requests_failed as f64)
+    }),
+    ("Duration (s)", Kind::Value, |s| Some(s.duration_s)),
+    ("Request throughput (req/s)", Kind::Value, |s| {
         Some(s.request_throughput_per_s)
     }),
-    value("Output token throughput (tok/s)", |s| {
+    ("Output token throughput (tok/s)", Kind::Value, |s| {
         Some(s.output_throughput_tokens_per_s)
     }),
-    value("Total token throughput (tok/s)", |s| {
+    ("Total token throughput (tok/s)", Kind::Value, |s| {
         Some(s.total_throughput_tokens_per_s)
-    }),
-    value("Mean TTFT (ms)", |s| s.stat("ttft", StatName::Mean)),
-    value("Median TTFT (ms)", |s| {
-        s.stat("ttft", StatName::Percentile(50.0))
-    }),
-    value("P99 TTFT (ms)", |s| {
-        s.stat("ttft", StatName::Percentile(99.0))
-    }),
-    value("Mean TPOT (ms)", |s| s.stat("tpot", StatName::Mean)),
-    value("Median TPOT (ms)", |s| {
-        s.stat("tpot", StatName::Percentile(50.0))
-    }),
-    value("P99 TPOT (ms)", |s| {
-        s.stat("tpot", StatName::Percentile(99.0))
-    }),
-    value("Mean ITL (ms)", |s| s.stat("itl", StatName::Mean)),
-    value("Median ITL (ms)", |s| {
-        s.stat("itl", StatName::Percentile(50.0))
-    }),
-    value("P99 ITL (ms)", |s| {
-        s.stat("itl", StatName::Percentile(99.0))
-    }),
-    value("ITL jitter (p99/p50)", |s| s.itl_jitter),
-    value("Mean E2EL (ms)", |s| s.stat("e2el", StatName::Mean)),
-    value("Median E2EL (ms)", |s| {
-        s.stat("e2el", StatName::Percentile(50.0))
-    }),
-    value("P99 E2EL (ms)", |s| {
-        s.stat("e2el", StatName::Percentile(99.0))
-    }),
-    value("Dispatch lag p99 (ms)", |s| {
-        s.stat("dispatch_lag", StatName::Percentile(99.0))
     }),
 ];
 
-const fn count(name: &'static str, get: fn(&Summary) -> Option<f64>) -> RowDef {
-    RowDef {
-        name,
-        kind: Kind::Count,
-        get,
-    }
-}
-
-const fn value(name: &'static str, get: fn(&Summary) -> Option<f64>) -> RowDef {
-    RowDef {
-        name,
-        kind: Kind::Value,
-        get,
-    }
-}
+/// The latency metrics shown, as (name in the table, name in the summary).
+const LATENCY_METRICS: &[(&str, &str)] = &[
+    ("TTFT", "ttft"),
+    ("TPOT", "tpot"),
+    ("ITL", "itl"),
+    ("E2EL", "e2el"),
+];
 
 /// Heading of the first column.
 pub const METRIC_HEADING: &str = "Metric";
@@ -93,13 +51,13 @@ pub const METRIC_HEADING: &str = "Metric";
 /// Written where a run has no value for a metric.
 pub const MISSING: &str = "-";
 
-/// The numbers of a table, before layout: one column per summary, one row per [`ROWS`] entry.
-/// Kept as numbers so that machine formats (csv, json) can be added beside the text ones.
+/// The numbers of a table, before layout: one column per run, one row per metric statistic.
+/// Kept as numbers so that machine formats can be laid out beside the text ones.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetricTable {
-    /// Column headings: each summary's label (its run id when the label is empty).
+    /// Column headings, one per run.
     pub labels: Vec<String>,
-    /// One row per metric.
+    /// One row per metric statistic.
     pub rows: Vec<Row>,
 }
 
@@ -107,7 +65,7 @@ pub struct MetricTable {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     /// Row heading with unit.
-    pub name: &'static str,
+    pub name: String,
     /// Whole number or two decimals.
     pub kind: Kind,
     /// One value per column.
@@ -115,27 +73,60 @@ pub struct Row {
 }
 
 impl MetricTable {
-    /// Lays the summaries side by side.
-    pub fn from_summaries(summaries: &[Summary]) -> Self {
-        let labels = summaries
+    /// Lays the runs of `report` side by side: the counts and throughputs, then each latency
+    /// metric's mean and every percentile the summaries carry (p50 as the median), the ITL
+    /// jitter, the dispatch lag's p99, and output stalls when a run had any.
+    pub fn from_report(report: &Report) -> Self {
+        let summaries: Vec<&Summary> = report.runs.iter().map(|r| &r.summary).collect();
+        let mut percentiles: Vec<f64> = summaries
             .iter()
-            .map(|s| {
-                if s.label.is_empty() {
-                    s.run_id.clone()
+            .flat_map(|s| s.percentile_set().into_owned())
+            .collect();
+        percentiles.sort_by(f64::total_cmp);
+        percentiles.dedup();
+        let mut rows = Vec::new();
+        let mut push = |name: String, kind: Kind, get: &dyn Fn(&Summary) -> Option<f64>| {
+            rows.push(Row {
+                name,
+                kind,
+                values: summaries.iter().map(|s| get(s)).collect(),
+            })
+        };
+        for (name, kind, get) in HEAD_ROWS {
+            push(name.to_string(), *kind, get);
+        }
+        for (shown, metric) in LATENCY_METRICS {
+            push(format!("Mean {shown} (ms)"), Kind::Value, &|s| {
+                s.stat(metric, StatName::Mean)
+            });
+            for &p in &percentiles {
+                let name = if p == 50.0 {
+                    format!("Median {shown} (ms)")
                 } else {
-                    s.label.clone()
-                }
-            })
-            .collect();
-        let rows = ROWS
-            .iter()
-            .map(|def| Row {
-                name: def.name,
-                kind: def.kind,
-                values: summaries.iter().map(def.get).collect(),
-            })
-            .collect();
-        Self { labels, rows }
+                    format!("P{p} {shown} (ms)")
+                };
+                push(name, Kind::Value, &|s| {
+                    s.stat(metric, StatName::Percentile(p))
+                });
+            }
+            if *metric == "itl" {
+                push("ITL jitter (p99/p50)".into(), Kind::Value, &|s| {
+                    s.itl_jitter
+                });
+            }
+        }
+        push("Dispatch lag p99 (ms)".into(), Kind::Value, &|s| {
+            s.stat("dispatch_lag", StatName::Percentile(99.0))
+        });
+        if summaries.iter().any(|s| s.output_stalls > 0) {
+            push("Output stalls".into(), Kind::Count, &|s| {
+                Some(s.output_stalls as f64)
+            });
+        }
+        Self {
+            labels: report.column_labels(),
+            rows,
+        }
     }
 
     /// The table as text cells, heading row first: what the text renderers lay out.
@@ -145,7 +136,7 @@ impl MetricTable {
         heading.extend(self.labels.iter().cloned());
         cells.push(heading);
         for row in &self.rows {
-            let mut line = vec![row.name.to_string()];
+            let mut line = vec![row.name.clone()];
             line.extend(row.values.iter().map(|v| format_value(*v, row.kind)));
             cells.push(line);
         }
@@ -176,14 +167,31 @@ mod tests {
     }
 
     #[test]
-    fn empty_label_shows_run_id() {
-        let s = Summary {
+    fn empty_label_shows_run_id_and_percentile_rows_follow_the_summaries() {
+        let mut s = Summary {
             run_id: "r1".into(),
             ..Summary::default()
         };
-        let t = MetricTable::from_summaries(&[s]);
+        let t = MetricTable::from_report(&Report {
+            runs: vec![crate::RunReport {
+                header: None,
+                summary: s.clone(),
+            }],
+        });
         assert_eq!(t.labels, ["r1"]);
-        assert_eq!(t.rows.len(), ROWS.len());
+        let names: Vec<&str> = t.rows.iter().map(|r| r.name.as_str()).collect();
+        assert!(names.contains(&"P90 TTFT (ms)"), "{names:?}");
         assert_eq!(t.rows[6].values, [None]);
+        s.percentiles = vec![50.0, 99.9];
+        s.set_stat("ttft", StatName::Percentile(99.9), Some(7.5));
+        let t = MetricTable::from_report(&Report {
+            runs: vec![crate::RunReport {
+                header: None,
+                summary: s,
+            }],
+        });
+        let row = t.rows.iter().find(|r| r.name == "P99.9 TTFT (ms)").unwrap();
+        assert_eq!(row.values, [Some(7.5)]);
+        assert!(!t.rows.iter().any(|r| r.name == "P90 TTFT (ms)"));
     }
 }

@@ -1,6 +1,6 @@
 //! Snapshot tests: two summaries rendered in each format, compared with the exact expected text.
 
-use crate::{read_summaries, Format, MetricTable};
+use crate::{read_report, Format, Report, RunReport};
 use tokenpipe_cli::{Failure, Input, EXIT_BAD_INPUT};
 use tokenpipe_format::Summary;
 
@@ -17,6 +17,7 @@ fn fp8() -> Summary {
         output_throughput_tokens_per_s: 338.0279,
         total_throughput_tokens_per_s: 3042.2312,
         itl_jitter: Some(4.853_033),
+        percentiles: vec![50.0, 99.0],
         ..Summary::default()
     };
     for (key, value) in [
@@ -47,12 +48,28 @@ fn failed() -> Summary {
         requests_ok: 0,
         requests_failed: 10,
         duration_s: 1.5,
+        percentiles: vec![50.0, 99.0],
         ..Summary::default()
     }
 }
 
+fn report(summaries: &[Summary]) -> Report {
+    Report {
+        runs: summaries
+            .iter()
+            .map(|s| RunReport {
+                header: None,
+                summary: s.clone(),
+            })
+            .collect(),
+    }
+}
+
 fn render(format: Format) -> String {
-    format.render(&MetricTable::from_summaries(&[fp8(), failed()]))
+    format
+        .exporter()
+        .export(&report(&[fp8(), failed()]))
+        .unwrap()
 }
 
 #[test]
@@ -127,20 +144,54 @@ fn summary_line(s: &Summary) -> String {
     serde_json::to_string(&tokenpipe_format::Record::Summary(Box::new(s.clone()))).unwrap()
 }
 
+fn summaries(r: &Report) -> Vec<Summary> {
+    r.runs.iter().map(|r| r.summary.clone()).collect()
+}
+
 #[test]
-fn reads_summaries_across_inputs_and_skips_other_records() {
+fn reads_summaries_across_inputs_with_their_headers() {
     let a = format!(
-        "{HEADER}\n{{\"type\":\"sent\",\"id\":1,\"sent_ns\":0}}\n{}\n{{\"type\":\"future\"}}\n{HEADER}\n",
+        "{HEADER}\n{}\n{{\"type\":\"future\"}}\n{HEADER}\n",
         summary_line(&fp8())
     );
     let b = format!("{HEADER}\n{}\n", summary_line(&failed()));
-    let got = read_summaries(vec![input("a", &a), input("b", &b)]).unwrap();
-    assert_eq!(got, vec![fp8(), failed()]);
+    let got = read_report(vec![input("a", &a), input("b", &b)]).unwrap();
+    assert_eq!(summaries(&got), vec![fp8(), failed()]);
+    assert!(got
+        .runs
+        .iter()
+        .all(|r| r.header.as_ref().map(|h| h.run_id.as_str()) == Some("x")));
+}
+
+#[test]
+fn summary_lines_without_a_header_are_read() {
+    // What `jq -c 'select(.type=="summary")'` leaves.
+    let text = format!("{}\n{}\n", summary_line(&fp8()), summary_line(&failed()));
+    let got = read_report(vec![input("picked", &text)]).unwrap();
+    assert_eq!(summaries(&got), vec![fp8(), failed()]);
+    assert_eq!(got.runs[0].header, None);
+}
+
+#[test]
+fn events_are_the_wrong_input_and_say_so() {
+    let text = format!("{HEADER}\n{{\"type\":\"token\",\"id\":1,\"at_ns\":0,\"tokens\":1}}\n");
+    let err = read_report(vec![input("run.ndjson", &text)]).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("run.ndjson: line 2: this is not summaries"),
+        "{msg}"
+    );
+    assert!(msg.contains("which fire writes and reduce reads"), "{msg}");
+    assert_eq!(
+        err.downcast_ref::<tokenpipe_format::ReadError>()
+            .map(|e| e.is_bad_input()),
+        Some(true)
+    );
 }
 
 #[test]
 fn no_summaries_is_bad_input() {
-    let err = read_summaries(vec![input("a", &format!("{HEADER}\n"))]).unwrap_err();
+    let err = read_report(vec![input("a", &format!("{HEADER}\n"))]).unwrap_err();
     assert!(
         err.to_string().contains("no summary records in input"),
         "{err}"
@@ -154,7 +205,7 @@ fn no_summaries_is_bad_input() {
 #[test]
 fn bad_records_name_source_and_line() {
     let text = format!("{HEADER}\n{{\"type\":\"summary\",\"label\":3}}\n");
-    let err = read_summaries(vec![input("s.ndjson", &text)]).unwrap_err();
+    let err = read_report(vec![input("s.ndjson", &text)]).unwrap_err();
     let msg = err.to_string();
     assert!(msg.starts_with("s.ndjson: line 2:"), "{msg}");
     let read = err.downcast_ref::<tokenpipe_format::ReadError>();

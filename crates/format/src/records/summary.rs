@@ -35,6 +35,13 @@ pub struct Summary {
     pub output_throughput_tokens_per_s: f64,
     /// Input plus output tokens per second of `duration_s`.
     pub total_throughput_tokens_per_s: f64,
+    /// Times `fire`'s output was blocked by a slow reader (its `stall` records); omitted when
+    /// none. Token stamps taken during a stall may be late.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub output_stalls: u64,
+    /// How long those stalls held `fire`'s network thread in all, in milliseconds.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub output_stall_ms: f64,
     /// Jitter: ITL p99 divided by ITL p50 (1.0 is perfectly even streaming).
     #[serde(default)]
     pub itl_jitter: Option<f64>,
@@ -50,6 +57,14 @@ pub struct Summary {
     /// when empty.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub histograms: BTreeMap<String, MetricState>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// One metric's samples in mergeable form. The HDR histogram is HdrHistogram's standard

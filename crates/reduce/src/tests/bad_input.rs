@@ -68,12 +68,6 @@ fn time_going_backwards_is_bad_input() {
 }
 
 #[test]
-fn second_header_is_bad_input() {
-    let lines = [sent(1, 0, 0), header("run-2")];
-    assert_bad(&lines, 3, "a second header");
-}
-
-#[test]
 fn reader_errors_keep_their_line() {
     let lines = [sent(1, 0, 0), r#"{"type":"token","id":1}"#.to_string()];
     let err = summary_of(&stream(&lines)).unwrap_err();
@@ -87,15 +81,19 @@ fn reader_errors_keep_their_line() {
 #[test]
 fn no_requests_is_bad_input() {
     let err = summary_of(&stream(&[])).unwrap_err();
-    assert!(err.to_string().contains("<test>: no requests"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("<test>: run run-1 (from fire) has no sent or done records"),
+        "{err}"
+    );
     assert_eq!(
         err.downcast_ref::<Failure>().map(|f| f.code),
         Some(EXIT_BAD_INPUT)
     );
-    // Records that are not fire's (an arrivals stream) are no requests either.
-    let lines = [r#"{"type":"request","id":1,"prompt_tokens":3,"max_tokens":4}"#.to_string()];
+    // Records reduce does not use are no requests either.
+    let lines = [r#"{"type":"checkpoint","id":1}"#.to_string()];
     let err = summary_of(&stream(&lines)).unwrap_err();
-    assert!(err.to_string().contains("no requests"), "{err}");
+    assert!(err.to_string().contains("no sent or done"), "{err}");
 }
 
 #[test]

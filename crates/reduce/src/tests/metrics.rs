@@ -167,3 +167,39 @@ fn jitter_is_itl_p99_over_p50() {
         s.stat("itl", StatName::Mean)
     );
 }
+
+#[test]
+fn any_percentile_set_and_mergeable_histograms() {
+    let text = stream(&two_requests());
+    let mut reader = RecordReader::new(text.as_bytes(), "<test>");
+    let header = reader.read_header().unwrap();
+    let mut agg = SummaryAggregator::default();
+    fold_run(&mut reader, &header, &mut agg).unwrap();
+    let opts = SummaryOptions {
+        percentiles: vec![95.0, 99.9],
+        histograms: true,
+    };
+    let s = agg.finish("l".into(), "run-1".into(), &opts);
+    assert_eq!(s.percentiles, [95.0, 99.9]);
+    assert_pct(s.stat("ttft", StatName::Percentile(99.9)), 70.0);
+    assert_pct(s.stat("e2el", StatName::Percentile(95.0)), 120.0);
+    assert_eq!(s.stat("ttft", StatName::Percentile(50.0)), None);
+    assert_eq!(s.stat("ttft", StatName::Min), Some(50.0));
+    // Jitter is defined whatever percentiles were asked for.
+    assert_eq!(s.itl_jitter, Some(1.0));
+    let text = serde_json::to_string(&s).unwrap();
+    assert!(text.contains("\"ttft_p99.9_ms\":"), "{text}");
+    // The saved TTFT histogram reads back to the same figures.
+    let ttft = crate::stat::Stat::from_state(&s.histograms["ttft"]).unwrap();
+    assert_eq!(ttft.count(), 2);
+    assert_eq!(ttft.moments(&[50.0]).unwrap().mean_ms, 60.0);
+    let bare = agg.finish(
+        "l".into(),
+        "run-1".into(),
+        &SummaryOptions {
+            histograms: false,
+            ..opts
+        },
+    );
+    assert!(bare.histograms.is_empty());
+}

@@ -6,8 +6,8 @@ mod bad_input;
 mod metrics;
 mod runs;
 
-use crate::{reduce_run, summarize};
-use tokenpipe_format::{RecordReader, StatName, Summary};
+pub(super) use crate::{fold_run, SummaryAggregator, SummaryOptions};
+pub(super) use tokenpipe_format::{RecordReader, StatName, Summary};
 
 pub(super) const MS: u64 = 1_000_000;
 
@@ -42,8 +42,9 @@ pub(super) fn stream(lines: &[String]) -> String {
 pub(super) fn summary_of(text: &str) -> anyhow::Result<Summary> {
     let mut reader = RecordReader::new(text.as_bytes(), "<test>");
     let header = reader.read_header()?;
-    let outcome = reduce_run(&mut reader, header)?;
-    Ok(summarize(&outcome.stats, "l".into(), outcome.header.run_id))
+    let mut agg = SummaryAggregator::default();
+    fold_run(&mut reader, &header, &mut agg)?;
+    Ok(agg.finish("l".into(), header.run_id, &SummaryOptions::default()))
 }
 
 /// Relative tolerance of the HDR percentiles (3 significant figures).

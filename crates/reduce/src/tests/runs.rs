@@ -17,7 +17,14 @@ fn run_inputs(inputs: Vec<Input>, labels: &[String]) -> anyhow::Result<(Vec<Reco
     let mut warn = Vec::new();
     {
         let mut out = RecordWriter::new(&mut bytes);
-        reduce_inputs(inputs, labels, vec!["reduce".into()], &mut out, &mut warn)?;
+        reduce_inputs(
+            inputs,
+            labels,
+            &crate::SummaryOptions::default(),
+            vec!["reduce".into()],
+            &mut out,
+            &mut warn,
+        )?;
         out.flush()?;
     }
     let mut reader = RecordReader::new(&bytes[..], "<out>");
@@ -36,7 +43,7 @@ fn truncated_run_counts_unfinished_as_failed_and_warns() {
     let (records, warn) = run_inputs(vec![input("killed.ndjson", stream(&lines))], &[]).unwrap();
     assert_eq!(
         warn,
-        "reduce: killed.ndjson: 1 requests had no done record; counted as failed\n"
+        "reduce: killed.ndjson: run run-1: 1 requests had no done record; counted as failed\n"
     );
     let Record::Summary(s) = &records[1] else {
         panic!("{records:?}")
@@ -55,7 +62,8 @@ fn one_summary_per_input_with_labels_and_chained_header() {
     ];
     let (records, warn) = run_inputs(inputs, &["fp8".to_string()]).unwrap();
     assert_eq!(warn, "");
-    assert_eq!(records.len(), 3);
+    let kinds: Vec<&str> = records.iter().map(Record::type_name).collect();
+    assert_eq!(kinds, ["header", "summary", "header", "summary"]);
     let Record::Header(h) = &records[0] else {
         panic!("{records:?}")
     };
@@ -66,7 +74,7 @@ fn one_summary_per_input_with_labels_and_chained_header() {
     assert!(h.started_at.is_some());
     let tools: Vec<&str> = h.upstream.iter().map(|u| u.tool.as_str()).collect();
     assert_eq!(tools, ["arrivals", "fire"]);
-    let (Record::Summary(a), Record::Summary(b)) = (&records[1], &records[2]) else {
+    let (Record::Summary(a), Record::Summary(b)) = (&records[1], &records[3]) else {
         panic!("{records:?}")
     };
     assert_eq!((a.label.as_str(), a.run_id.as_str()), ("fp8", "run-1"));
@@ -87,33 +95,67 @@ fn default_label_falls_back_to_run_id() {
 }
 
 #[test]
-fn many_sequential_requests_leave_nothing_in_flight() {
-    let mut reducer = crate::Reducer::new();
-    for id in 0..10_000u64 {
-        let t = id * 1_000;
-        let recs = [
-            Record::Sent(tokenpipe_format::Sent {
-                id,
-                scheduled_ns: None,
-                sent_ns: t,
-            }),
-            Record::Token(tokenpipe_format::Token {
-                id,
-                at_ns: t + 10,
-                tokens: 1,
-            }),
-        ];
-        for r in &recs {
-            reducer.push(r, 1).unwrap();
-        }
-        assert_eq!(reducer.in_flight(), 1);
-        let d = done(id, t + 20, true, "");
-        let Ok(Record::Done(d)) = serde_json::from_str::<Record>(&d) else {
-            panic!("bad test record")
-        };
-        reducer.push(&Record::Done(d), 1).unwrap();
-        assert_eq!(reducer.in_flight(), 0);
-    }
-    let (stats, unfinished) = reducer.finish().unwrap();
-    assert_eq!((stats.requests_ok, unfinished), (10_000, 0));
+fn every_header_starts_a_run_with_its_own_summary_and_provenance() {
+    // `for c in 1 2; do ... | fire; done | reduce`: two runs in one stream.
+    let first = stream(&two_requests());
+    let second = stream(&two_requests()).replacen("run-1", "run-2", 1);
+    let (records, warn) = run_inputs(vec![input("-", first + &second)], &[]).unwrap();
+    assert_eq!(warn, "");
+    let kinds: Vec<&str> = records.iter().map(Record::type_name).collect();
+    assert_eq!(kinds, ["header", "summary", "header", "summary"]);
+    let (Record::Header(h1), Record::Header(h2)) = (&records[0], &records[2]) else {
+        panic!("{records:?}")
+    };
+    assert_eq!(
+        (h1.run_id.as_str(), h2.run_id.as_str()),
+        ("run-1-reduce", "run-2-reduce")
+    );
+    assert_eq!(h2.upstream.last().map(|h| h.run_id.as_str()), Some("run-2"));
+    let Record::Summary(s2) = &records[3] else {
+        panic!("{records:?}")
+    };
+    assert_eq!((s2.run_id.as_str(), s2.requests_ok), ("run-2", 2));
+}
+
+#[test]
+fn a_run_cut_mid_line_still_reduces() {
+    let mut text = stream(&two_requests());
+    text.push_str(r#"{"type":"sent","id":9,"sched"#);
+    let (records, warn) = run_inputs(vec![input("cut.ndjson", text)], &[]).unwrap();
+    assert!(warn.contains("cut.ndjson: line 16 is cut off"), "{warn}");
+    let Record::Summary(s) = &records[1] else {
+        panic!("{records:?}")
+    };
+    assert_eq!(s.requests_ok, 2);
+}
+
+#[test]
+fn stalls_are_counted_and_reported() {
+    let mut lines = two_requests();
+    lines.push(r#"{"type":"stall","at_ns":5,"duration_ns":2500000,"buffered_bytes":100}"#.into());
+    let (records, warn) = run_inputs(vec![input("s.ndjson", stream(&lines))], &[]).unwrap();
+    assert!(warn.contains("blocked 1 times for 2.5 ms"), "{warn}");
+    let Record::Summary(s) = &records[1] else {
+        panic!("{records:?}")
+    };
+    assert_eq!((s.output_stalls, s.output_stall_ms), (1, 2.5));
+}
+
+#[test]
+fn a_schedule_or_summaries_are_the_wrong_input() {
+    let schedule = format!(
+        "{}\n{{\"type\":\"request\",\"id\":0,\"max_tokens\":4}}\n",
+        header("a")
+    );
+    let err = run_inputs(vec![input("plan.ndjson", schedule)], &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("plan.ndjson: line 2: this is not fire's events"),
+        "{err}"
+    );
+    assert!(
+        err.contains("which arrivals writes and fire reads"),
+        "{err}"
+    );
 }

@@ -1,0 +1,171 @@
+//! The `summary` of a run: counts, throughputs over the run's duration, and the statistics of
+//! each latency metric. docs/metrics.md defines each field; this file is the code of those
+//! definitions.
+
+use super::Aggregator;
+use crate::request::RequestResult;
+use crate::stat::{Moments, Stat};
+use tokenpipe_format::{Stall, StatName, Summary};
+
+/// What a summary carries beyond the fixed fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryOptions {
+    /// Percentiles of every latency metric, from 0 to 100.
+    pub percentiles: Vec<f64>,
+    /// Whether to carry each metric's histogram for exact merging later.
+    pub histograms: bool,
+}
+
+impl Default for SummaryOptions {
+    fn default() -> Self {
+        SummaryOptions {
+            percentiles: vec![50.0, 90.0, 99.0],
+            histograms: true,
+        }
+    }
+}
+
+/// Folds a run's results into its summary. Latency samples and token counts come from
+/// successful requests only; dispatch lag from every request that was sent.
+#[derive(Debug, Default)]
+pub struct SummaryAggregator {
+    requests_ok: u64,
+    requests_failed: u64,
+    first_sent_ns: Option<u64>,
+    last_done_ns: Option<u64>,
+    input_tokens: u64,
+    output_tokens: u64,
+    ttft: Stat,
+    tpot: Stat,
+    itl: Stat,
+    e2el: Stat,
+    dispatch_lag: Stat,
+    stalls: u64,
+    stall_ns: u64,
+}
+
+impl Aggregator for SummaryAggregator {
+    fn add(&mut self, r: &RequestResult) -> Result<(), String> {
+        if let Some(sent) = r.sent_ns {
+            self.first_sent_ns = Some(self.first_sent_ns.map_or(sent, |t| t.min(sent)));
+        }
+        if let Some(done) = r.done_ns {
+            self.last_done_ns = Some(self.last_done_ns.map_or(done, |t| t.max(done)));
+        }
+        if let Some(lag) = r.dispatch_lag_ns() {
+            self.dispatch_lag.push_ns(lag);
+        }
+        if !r.ok {
+            self.requests_failed += 1;
+            return Ok(());
+        }
+        let overflow = |what: &str| {
+            format!(
+                "request {}: the run's {what} token total passes 2^64 (corrupt usage counts?)",
+                r.id
+            )
+        };
+        self.output_tokens = self
+            .output_tokens
+            .checked_add(r.output_tokens)
+            .ok_or_else(|| overflow("output"))?;
+        self.input_tokens = self
+            .input_tokens
+            .checked_add(r.input_tokens.unwrap_or(0))
+            .ok_or_else(|| overflow("input"))?;
+        self.requests_ok += 1;
+        if let Some(e2el) = r.e2el_ns() {
+            self.e2el.push_ns(e2el);
+        }
+        if let Some(ttft) = r.ttft_ns() {
+            self.ttft.push_ns(ttft);
+        }
+        if let Some(tpot) = r.tpot_ns() {
+            self.tpot.push_ns_f64(tpot);
+        }
+        self.itl.add_sparse(&r.gaps);
+        Ok(())
+    }
+
+    fn stall(&mut self, stall: &Stall) {
+        self.stalls += 1;
+        self.stall_ns = self.stall_ns.saturating_add(stall.duration_ns);
+    }
+}
+
+impl SummaryAggregator {
+    /// The requests counted so far.
+    pub fn requests(&self) -> u64 {
+        self.requests_ok + self.requests_failed
+    }
+
+    /// The summary record of the run.
+    pub fn finish(&self, label: String, run_id: String, opts: &SummaryOptions) -> Summary {
+        let duration_ns = match (self.first_sent_ns, self.last_done_ns) {
+            (Some(first), Some(last)) => last.saturating_sub(first),
+            _ => 0,
+        };
+        let duration_s = duration_ns as f64 / 1e9;
+        let per_s = |x: f64| {
+            if duration_ns == 0 {
+                0.0
+            } else {
+                x / duration_s
+            }
+        };
+        // Jitter needs p50 and p99 whatever percentiles were asked for.
+        let itl_jitter = self.itl.moments(&[50.0, 99.0]).and_then(|m| {
+            let (p50, p99) = (m.p(50.0)?, m.p(99.0)?);
+            (p50 > 0.0).then(|| p99 / p50)
+        });
+        let mut summary = Summary {
+            label,
+            run_id,
+            requests_ok: self.requests_ok,
+            requests_failed: self.requests_failed,
+            duration_s,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            request_throughput_per_s: per_s(self.requests_ok as f64),
+            output_throughput_tokens_per_s: per_s(self.output_tokens as f64),
+            total_throughput_tokens_per_s: per_s(
+                self.input_tokens as f64 + self.output_tokens as f64,
+            ),
+            output_stalls: self.stalls,
+            output_stall_ms: self.stall_ns as f64 / 1e6,
+            itl_jitter,
+            percentiles: opts.percentiles.clone(),
+            ..Summary::default()
+        };
+        for (metric, stat) in self.metrics() {
+            set_moments(&mut summary, metric, stat.moments(&opts.percentiles), opts);
+            if opts.histograms && stat.count() > 0 {
+                summary.histograms.insert(metric.into(), stat.to_state());
+            }
+        }
+        summary
+    }
+
+    /// Every latency metric with its name in the summary.
+    fn metrics(&self) -> [(&'static str, &Stat); 5] {
+        [
+            ("ttft", &self.ttft),
+            ("tpot", &self.tpot),
+            ("itl", &self.itl),
+            ("e2el", &self.e2el),
+            ("dispatch_lag", &self.dispatch_lag),
+        ]
+    }
+}
+
+/// Writes one metric's statistics (nulls when it had no samples).
+fn set_moments(s: &mut Summary, metric: &str, m: Option<Moments>, opts: &SummaryOptions) {
+    s.set_stat(metric, StatName::Mean, m.as_ref().map(|m| m.mean_ms));
+    s.set_stat(metric, StatName::Std, m.as_ref().map(|m| m.std_ms));
+    s.set_stat(metric, StatName::Min, m.as_ref().map(|m| m.min_ms));
+    s.set_stat(metric, StatName::Max, m.as_ref().map(|m| m.max_ms));
+    for &p in &opts.percentiles {
+        let value = m.as_ref().and_then(|m| m.p(p));
+        s.set_stat(metric, StatName::Percentile(p), value);
+    }
+}

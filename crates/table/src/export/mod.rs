@@ -1,0 +1,35 @@
+//! Output formats. Each format is one file with an [`Exporter`] that receives the whole
+//! [`Report`] (every summary with its header), as hyperfine's exporters receive the whole
+//! results; [`Format`] maps the `--format` flag to one. A new format is a new file and a match
+//! arm.
+
+use crate::report::Report;
+
+pub mod markdown;
+pub mod terminal;
+
+/// Turns a report into the text of one format.
+pub trait Exporter {
+    /// The report in this format; the text ends without a newline.
+    fn export(&self, report: &Report) -> anyhow::Result<String>;
+}
+
+/// The output formats of `table`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// A box-drawn table for a terminal, numbers right-aligned.
+    #[default]
+    Terminal,
+    /// A GitHub-flavoured Markdown table, for reports and pull requests.
+    Markdown,
+}
+
+impl Format {
+    /// The exporter of this format.
+    pub fn exporter(self) -> Box<dyn Exporter> {
+        match self {
+            Format::Terminal => Box::new(terminal::Terminal),
+            Format::Markdown => Box::new(markdown::Markdown),
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! What `table` renders: every summary read, whole, with the header of the run it came from, so
+//! that an exporter can use any field and any provenance, not just the rows of one layout.
+
+use tokenpipe_format::{Header, Summary};
+
+/// One run: its summary and the header `reduce` wrote before it (none for summary lines picked
+/// out with `jq`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunReport {
+    /// The header of the summary's run, with its upstream chain (fire's, arrivals').
+    pub header: Option<Header>,
+    /// The summary, every member kept.
+    pub summary: Summary,
+}
+
+/// Every run read, in input order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Report {
+    /// The runs.
+    pub runs: Vec<RunReport>,
+}
+
+/// Settings that tell runs of a sweep apart when they share a label (the same model).
+const DISTINGUISHING_PARAMS: &[&str] = &[
+    "concurrency",
+    "rate_per_s",
+    "burstiness",
+    "input_tokens",
+    "output_tokens",
+    "num_prompts",
+    "api",
+    "url",
+];
+
+impl Report {
+    /// The column heading of each run: its label (its run id when the label is empty). Runs
+    /// that share a label get the settings that differ between them appended (`m-7b
+    /// concurrency=4`), or their position when nothing tells them apart.
+    pub fn column_labels(&self) -> Vec<String> {
+        let base: Vec<String> = self
+            .runs
+            .iter()
+            .map(|r| {
+                if r.summary.label.is_empty() {
+                    r.summary.run_id.clone()
+                } else {
+                    r.summary.label.clone()
+                }
+            })
+            .collect();
+        let mut labels = base.clone();
+        for (i, label) in base.iter().enumerate() {
+            let twins: Vec<usize> = (0..base.len()).filter(|&j| &base[j] == label).collect();
+            if twins.len() < 2 {
+                continue;
+            }
+            let param = |run: usize, key: &str| {
+                self.runs[run]
+                    .header
+                    .as_ref()
+                    .and_then(|h| h.param(key))
+                    .map(|v| match v {
+                        serde_json::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+            };
+            let differing: Vec<String> = DISTINGUISHING_PARAMS
+                .iter()
+                .filter(|key| twins.iter().any(|&j| param(j, key) != param(i, key)))
+                .filter_map(|key| param(i, key).map(|v| format!("{key}={v}")))
+                .collect();
+            labels[i] = if differing.is_empty() {
+                let n = twins.iter().position(|&j| j == i).unwrap_or(0) + 1;
+                format!("{label} #{n}")
+            } else {
+                format!("{label} {}", differing.join(" "))
+            };
+        }
+        labels
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(label: &str, concurrency: Option<u64>) -> RunReport {
+        let header = concurrency.map(|c| {
+            let mut h = Header::new("reduce", "r".into(), vec![]);
+            let mut up = Header::new("arrivals", "a".into(), vec![]);
+            up.params.insert("concurrency".into(), c.into());
+            up.params.insert("num_prompts".into(), 64.into());
+            h.upstream.push(up);
+            h
+        });
+        RunReport {
+            header,
+            summary: Summary {
+                label: label.into(),
+                run_id: format!("id-{label}"),
+                ..Summary::default()
+            },
+        }
+    }
+
+    #[test]
+    fn shared_labels_are_told_apart_by_what_differs() {
+        let report = Report {
+            runs: vec![run("m", Some(1)), run("m", Some(4)), run("other", Some(4))],
+        };
+        assert_eq!(
+            report.column_labels(),
+            ["m concurrency=1", "m concurrency=4", "other"]
+        );
+        let report = Report {
+            runs: vec![run("m", None), run("m", None), run("", None)],
+        };
+        assert_eq!(report.column_labels(), ["m #1", "m #2", "id-"]);
+    }
+}
