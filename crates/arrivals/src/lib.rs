@@ -270,6 +270,68 @@ mod tests {
         assert_eq!(text.matches(r#""offset_ns":null"#).count(), 3);
     }
 
+    /// FNV-1a (64-bit) of `bytes`, with this build's version in the header blanked so that a
+    /// release bump does not count as a change of output.
+    fn output_hash(bytes: &[u8]) -> u64 {
+        let text = String::from_utf8(bytes.to_vec()).unwrap();
+        let version = format!(r#""tool_version":"{}""#, env!("CARGO_PKG_VERSION"));
+        let text = text.replacen(&version, r#""tool_version":"""#, 1);
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in text.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        h
+    }
+
+    /// The schedule is a pure function of the arguments, and saved schedules are compared
+    /// across versions: these hashes pin the exact bytes of a few, so that any change to the
+    /// draws, the prompt words or the record layout fails here rather than silently.
+    #[test]
+    fn output_bytes_are_pinned() {
+        let cases: &[(&[&str], u64)] = &[
+            (
+                &["arrivals", "--rate", "3", "-n", "50", "--seed", "9"],
+                0xd92b_c283_629b_3d09,
+            ),
+            (
+                &[
+                    "arrivals",
+                    "--concurrency",
+                    "4",
+                    "-n",
+                    "20",
+                    "--input-tokens",
+                    "7",
+                ],
+                0x5ee1_439b_57fd_6d0c,
+            ),
+            (&["arrivals", "-n", "5"], 0xa0b5_a80c_1fe4_6a1a),
+            (
+                &[
+                    "arrivals",
+                    "--rate",
+                    "0.5",
+                    "--burstiness",
+                    "0.3",
+                    "-n",
+                    "30",
+                    "--output-tokens",
+                    "9",
+                ],
+                0x1646_2e71_d8e8_bf72,
+            ),
+        ];
+        let mut drift = vec![];
+        for (cmd, want) in cases {
+            let got = output_hash(&run(cmd));
+            if got != *want {
+                drift.push(format!("{cmd:?}: 0x{got:016x}, pinned 0x{want:016x}"));
+            }
+        }
+        assert!(drift.is_empty(), "output changed:\n{}", drift.join("\n"));
+    }
+
     #[test]
     fn rejects_bad_rates() {
         for bad in ["0", "-1", "abc", "nan"] {
