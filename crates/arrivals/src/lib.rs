@@ -4,12 +4,16 @@
 //! same seed gives byte-identical output), a `schedule` record saying how to pace, and one
 //! `request` record per prompt. Arrival times and prompt text are drawn from two independent
 //! ChaCha8 streams of the seed, so changing the prompt length does not move the arrival times.
+//!
+//! [`cli`] owns the flags and `main`; [`process`] decides when each request goes (one file per
+//! arrival process); [`prompts`] writes what each request asks. This file wires them together.
 
+pub mod cli;
 pub mod process;
 pub mod prompts;
 
-use clap::Parser;
-use process::{Offsets, Process};
+pub use cli::{main, Args};
+
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
@@ -18,126 +22,42 @@ use tokenpipe_format::{
     Header, LoopMode, Record, RecordWriter, Request, Schedule, FORMAT_MAJOR, FORMAT_MINOR,
 };
 
-/// Write a reproducible schedule of LLM requests as NDJSON, for `fire` to execute.
-///
-/// Open loop (default): requests arrive on their own timetable, whatever the server is doing.
-/// Gaps between arrivals are gamma distributed with mean 1/RATE and shape BURSTINESS (1 is a
-/// Poisson process, below 1 is burstier, above 1 more even); `--rate inf` sends everything at
-/// once. Closed loop (`--concurrency N`): `fire` keeps N requests in flight and sends the next
-/// one as soon as one ends.
-///
-/// The same arguments and seed always give byte-identical output.
-#[derive(Debug, Parser)]
-#[command(name = "arrivals", version, after_help = EXAMPLES)]
-pub struct Args {
-    /// Mean request rate in requests per second, or `inf` to send all requests at once.
-    #[arg(long, default_value = "inf", value_parser = parse_rate, conflicts_with = "concurrency")]
-    pub rate: f64,
-
-    /// Gamma shape of the inter-arrival gaps: 1 is Poisson, <1 burstier, >1 more regular.
-    #[arg(long, default_value_t = 1.0, conflicts_with = "concurrency")]
-    pub burstiness: f64,
-
-    /// Closed loop: keep exactly N requests in flight instead of following a timetable.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub concurrency: Option<u64>,
-
-    /// Number of requests to write.
-    #[arg(long, short = 'n', default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
-    pub num_prompts: u64,
-
-    /// Prompt length in tokens (at most 16,777,216).
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(0..=MAX_TOKENS))]
-    pub input_tokens: u64,
-
-    /// Tokens to generate per request, `max_tokens` (at most 16,777,216).
-    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=MAX_TOKENS))]
-    pub output_tokens: u64,
-
-    /// Random seed for arrival times and prompts.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-
-    #[arg(long, hide = true, value_enum)]
-    generate: Option<tokenpipe_cli::Generate>,
+/// The seed's stream for arrival times. Kept apart from [`prompt_rng`] so that a change to the
+/// prompts never moves an arrival.
+pub fn arrival_rng(seed: u64) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(0);
+    rng
 }
 
-/// Longest prompt or answer accepted, 2^24 tokens: beyond any model's context today, and small
-/// enough that a prompt of that many words stays in memory.
-const MAX_TOKENS: u64 = 1 << 24;
-
-const EXAMPLES: &str = "\
-Examples:
-  # 200 requests, 0.3 per second on average, bursty, against a local server
-  arrivals --rate 0.3 --burstiness 0.7 --num-prompts 200 | fire --url http://127.0.0.1:8000/v1 | reduce | table
-
-  # closed loop: always 8 in flight, 1000-token prompts, 256-token answers
-  arrivals --concurrency 8 --num-prompts 64 --input-tokens 1000 --output-tokens 256 > closed.ndjson
-
-  # look at the timetable
-  arrivals --rate 5 --num-prompts 10 | jq -c 'select(.type==\"request\") | [.id, .offset_ns]'";
-
-fn parse_rate(s: &str) -> Result<f64, String> {
-    if s.eq_ignore_ascii_case("inf") {
-        return Ok(f64::INFINITY);
-    }
-    let r: f64 = s
-        .parse()
-        .map_err(|_| format!("expected a number of requests per second or `inf`, got `{s}`"))?;
-    if r.is_nan() || r <= 0.0 {
-        return Err(format!("rate must be positive, got `{s}`"));
-    }
-    Ok(r)
-}
-
-/// Parses the process arguments and writes the schedule to stdout.
-pub fn main() -> anyhow::Result<()> {
-    let Some(args) = tokenpipe_cli::parse_or_generate(|a: &Args| a.generate)? else {
-        return Ok(());
-    };
-    let stdout = std::io::stdout().lock();
-    write_schedule(&args, tokenpipe_cli::argv(), stdout)
+/// The seed's stream for prompt content, independent of [`arrival_rng`].
+pub fn prompt_rng(seed: u64) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(1);
+    rng
 }
 
 /// Writes the whole schedule for `args` to `out`.
 pub fn write_schedule(args: &Args, argv: Vec<String>, out: impl Write) -> anyhow::Result<()> {
-    let mode = if args.concurrency.is_some() {
-        LoopMode::Closed
-    } else {
-        LoopMode::Open
-    };
-    let process = if args.rate.is_infinite() {
-        Process::AllAtOnce
-    } else {
-        Process::Gamma {
-            rate: args.rate,
-            burstiness: args.burstiness,
-        }
-    };
-    let mut time_rng = ChaCha8Rng::seed_from_u64(args.seed);
-    time_rng.set_stream(0);
-    let mut prompt_rng = ChaCha8Rng::seed_from_u64(args.seed);
-    prompt_rng.set_stream(1);
-    let mut offsets = Offsets::new(process, time_rng).map_err(tokenpipe_cli::bad_input)?;
+    let mut process = process::build(args.process_spec(), arrival_rng(args.seed))
+        .map_err(|e| tokenpipe_cli::bad_input(e.to_string()))?;
+    let mut prompt_rng = prompt_rng(args.seed);
+    let mode = process.mode();
 
     let mut w = RecordWriter::new(out);
     w.write(&Record::Header(header(args, argv, mode)))?;
     w.write(&Record::Schedule(Schedule {
         mode,
-        concurrency: args.concurrency,
+        concurrency: process.concurrency(),
         requests: Some(args.num_prompts),
     }))?;
     let mut prompt = String::new();
     for id in 0..args.num_prompts {
         prompt.clear();
         prompts::write_prompt(&mut prompt_rng, args.input_tokens, &mut prompt);
-        let offset_ns = match mode {
-            LoopMode::Open => offsets
-                .next()
-                .transpose()
-                .map_err(tokenpipe_cli::bad_input)?,
-            LoopMode::Closed => None,
-        };
+        let offset_ns = process
+            .next_offset_ns()
+            .map_err(|e| tokenpipe_cli::bad_input(e.to_string()))?;
         w.write(&Record::Request(Request {
             id,
             offset_ns,
@@ -204,17 +124,13 @@ fn schedule_id(argv: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
 
     fn run(cmd: &[&str]) -> Vec<u8> {
         let args = Args::try_parse_from(cmd).unwrap();
         let mut out = vec![];
         write_schedule(&args, cmd.iter().map(|s| s.to_string()).collect(), &mut out).unwrap();
         out
-    }
-
-    #[test]
-    fn clap_definition_is_valid() {
-        <Args as clap::CommandFactory>::command().debug_assert();
     }
 
     #[test]
@@ -330,16 +246,5 @@ mod tests {
             }
         }
         assert!(drift.is_empty(), "output changed:\n{}", drift.join("\n"));
-    }
-
-    #[test]
-    fn rejects_bad_rates() {
-        for bad in ["0", "-1", "abc", "nan"] {
-            assert!(
-                Args::try_parse_from(["arrivals", "--rate", bad]).is_err(),
-                "{bad}"
-            );
-        }
-        assert!(Args::try_parse_from(["arrivals", "--rate", "1", "--concurrency", "2"]).is_err());
     }
 }
