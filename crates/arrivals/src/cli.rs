@@ -1,8 +1,9 @@
 //! The command line of `arrivals`: its flags, its help, and `main`. Everything clap knows about
-//! lives here; the rest of the crate is a library that takes a [`ProcessSpec`], not a command
-//! line.
+//! lives here; the rest of the crate is a library that takes a [`ProcessSpec`] and a
+//! [`PromptSpec`], not a command line.
 
 use crate::process::ProcessSpec;
+use crate::prompts::PromptSpec;
 use clap::Parser;
 
 /// Write a reproducible schedule of LLM requests as NDJSON, for `fire` to execute.
@@ -78,6 +79,14 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 }
 
 impl Args {
+    /// The prompt source these flags choose.
+    pub fn prompt_spec(&self) -> PromptSpec {
+        PromptSpec::Synthetic {
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+        }
+    }
+
     /// The arrival process these flags choose.
     pub fn process_spec(&self) -> ProcessSpec {
         match self.concurrency {

@@ -6,7 +6,8 @@
 //! ChaCha8 streams of the seed, so changing the prompt length does not move the arrival times.
 //!
 //! [`cli`] owns the flags and `main`; [`process`] decides when each request goes (one file per
-//! arrival process); [`prompts`] writes what each request asks. This file wires them together.
+//! arrival process); [`prompts`] says what each request asks (one file per prompt source). This
+//! file wires them together: [`Plan`] is a schedule described without a command line.
 
 pub mod cli;
 pub mod process;
@@ -14,12 +15,14 @@ pub mod prompts;
 
 pub use cli::{main, Args};
 
+use process::ArrivalProcess;
+use prompts::PromptSource;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
 use std::io::Write;
 use tokenpipe_format::{
-    Header, LoopMode, Record, RecordWriter, Request, Schedule, FORMAT_MAJOR, FORMAT_MINOR,
+    Header, LoopMode, Record, RecordWriter, Schedule, FORMAT_MAJOR, FORMAT_MINOR,
 };
 
 /// The seed's stream for arrival times. Kept apart from [`prompt_rng`] so that a change to the
@@ -37,38 +40,74 @@ pub fn prompt_rng(seed: u64) -> ChaCha8Rng {
     rng
 }
 
+/// One schedule, described without a command line: what a library caller builds, and what
+/// [`Plan::write`] writes.
+pub struct Plan {
+    /// The first record, saying how the schedule was made.
+    pub header: Header,
+    /// How many request records to write.
+    pub requests: u64,
+    /// When each request goes.
+    pub process: Box<dyn ArrivalProcess>,
+    /// What each request asks.
+    pub prompts: Box<dyn PromptSource>,
+    /// The stream prompts draw from, [`prompt_rng`] of the seed.
+    pub prompt_rng: ChaCha8Rng,
+}
+
+impl Plan {
+    /// The plan the command line describes; bad input when the flags describe no process or
+    /// no prompt source.
+    pub fn from_args(args: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
+        let process = process::build(args.process_spec(), arrival_rng(args.seed))
+            .map_err(|e| tokenpipe_cli::bad_input(e.to_string()))?;
+        let prompts = prompts::build(&args.prompt_spec())
+            .map_err(|e| tokenpipe_cli::bad_input(e.to_string()))?;
+        Ok(Plan {
+            header: header(args, argv, process.mode()),
+            requests: args.num_prompts,
+            process,
+            prompts,
+            prompt_rng: prompt_rng(args.seed),
+        })
+    }
+
+    /// Writes the header, the `schedule` record and every request to `out`. When a process or
+    /// a source fails part way, the records before the failure are still written.
+    pub fn write(mut self, out: impl Write) -> anyhow::Result<()> {
+        let mut w = RecordWriter::new(out);
+        w.write(&Record::Header(self.header))?;
+        w.write(&Record::Schedule(Schedule {
+            mode: self.process.mode(),
+            concurrency: self.process.concurrency(),
+            requests: Some(self.requests),
+        }))?;
+        for id in 0..self.requests {
+            let prompt = self
+                .prompts
+                .next_prompt(id, &mut self.prompt_rng)
+                .map_err(|e| tokenpipe_cli::bad_input(e.to_string()));
+            let offset_ns = self
+                .process
+                .next_offset_ns()
+                .map_err(|e| tokenpipe_cli::bad_input(e.to_string()));
+            let request = match (prompt, offset_ns) {
+                (Ok(prompt), Ok(offset_ns)) => prompt.into_request(id, offset_ns),
+                (Err(e), _) | (_, Err(e)) => {
+                    w.flush()?;
+                    return Err(e);
+                }
+            };
+            w.write(&Record::Request(request))?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+}
+
 /// Writes the whole schedule for `args` to `out`.
 pub fn write_schedule(args: &Args, argv: Vec<String>, out: impl Write) -> anyhow::Result<()> {
-    let mut process = process::build(args.process_spec(), arrival_rng(args.seed))
-        .map_err(|e| tokenpipe_cli::bad_input(e.to_string()))?;
-    let mut prompt_rng = prompt_rng(args.seed);
-    let mode = process.mode();
-
-    let mut w = RecordWriter::new(out);
-    w.write(&Record::Header(header(args, argv, mode)))?;
-    w.write(&Record::Schedule(Schedule {
-        mode,
-        concurrency: process.concurrency(),
-        requests: Some(args.num_prompts),
-    }))?;
-    let mut prompt = String::new();
-    for id in 0..args.num_prompts {
-        prompt.clear();
-        prompts::write_prompt(&mut prompt_rng, args.input_tokens, &mut prompt);
-        let offset_ns = process
-            .next_offset_ns()
-            .map_err(|e| tokenpipe_cli::bad_input(e.to_string()))?;
-        w.write(&Record::Request(Request {
-            id,
-            offset_ns,
-            prompt: Some(std::mem::take(&mut prompt)),
-            prompt_token_ids: None,
-            prompt_tokens: args.input_tokens,
-            max_tokens: args.output_tokens,
-        }))?;
-    }
-    w.flush()?;
-    Ok(())
+    Plan::from_args(args, argv)?.write(out)
 }
 
 fn header(args: &Args, argv: Vec<String>, mode: LoopMode) -> Header {
