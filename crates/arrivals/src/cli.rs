@@ -100,13 +100,30 @@ impl Args {
     }
 }
 
-/// Parses the process arguments and writes the schedule to stdout.
+/// Parses the process arguments and writes the schedule to stdout. SIGINT and SIGTERM end it
+/// after a whole line, with status 130 or 143.
 pub fn main() -> anyhow::Result<()> {
     let Some(args) = tokenpipe_cli::parse_or_generate(|a: &Args| a.generate)? else {
         return Ok(());
     };
-    let stdout = std::io::stdout().lock();
-    crate::write_schedule(&args, tokenpipe_cli::argv(), stdout)
+    let plan = crate::Plan::from_args(&args, tokenpipe_cli::argv())?;
+    if let Err(e) = crate::signals::install() {
+        eprintln!(
+            "arrivals: warning: cannot watch for SIGINT/SIGTERM ({e}); an interrupted run may end in half a line"
+        );
+    }
+    plan.write_until(raw_stdout(), crate::signals::received)
+}
+
+/// Stdout as a plain file, so that each write is one `write(2)` whose interruption the writer
+/// sees; std's stdout retries an interrupted write by itself. Where fd 1 cannot be duplicated
+/// (it is closed), std's stdout, which discards the output as before.
+fn raw_stdout() -> Box<dyn std::io::Write> {
+    use std::os::fd::AsFd;
+    match std::io::stdout().as_fd().try_clone_to_owned() {
+        Ok(fd) => Box::new(std::fs::File::from(fd)),
+        Err(_) => Box::new(std::io::stdout()),
+    }
 }
 
 #[cfg(test)]

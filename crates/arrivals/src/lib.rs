@@ -6,12 +6,15 @@
 //! ChaCha8 streams of the seed, so changing the prompt length does not move the arrival times.
 //!
 //! [`cli`] owns the flags and `main`; [`process`] decides when each request goes (one file per
-//! arrival process); [`prompts`] says what each request asks (one file per prompt source). This
-//! file wires them together: [`Plan`] is a schedule described without a command line.
+//! arrival process); [`prompts`] says what each request asks (one file per prompt source);
+//! [`signals`] and the private `sink` end an interrupted schedule after a whole line. This file
+//! wires them together: [`Plan`] is a schedule described without a command line.
 
 pub mod cli;
 pub mod process;
 pub mod prompts;
+pub mod signals;
+mod sink;
 
 pub use cli::{main, Args};
 
@@ -19,11 +22,11 @@ use process::ArrivalProcess;
 use prompts::PromptSource;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use signals::Signal;
+use sink::{LineSink, SinkError};
 use std::collections::BTreeMap;
 use std::io::Write;
-use tokenpipe_format::{
-    Header, LoopMode, Record, RecordWriter, Schedule, FORMAT_MAJOR, FORMAT_MINOR,
-};
+use tokenpipe_format::{Header, LoopMode, Record, Schedule, FORMAT_MAJOR, FORMAT_MINOR};
 
 /// The seed's stream for arrival times. Kept apart from [`prompt_rng`] so that a change to the
 /// prompts never moves an arrival.
@@ -74,10 +77,39 @@ impl Plan {
 
     /// Writes the header, the `schedule` record and every request to `out`. When a process or
     /// a source fails part way, the records before the failure are still written.
-    pub fn write(mut self, out: impl Write) -> anyhow::Result<()> {
-        let mut w = RecordWriter::new(out);
-        w.write(&Record::Header(self.header))?;
-        w.write(&Record::Schedule(Schedule {
+    pub fn write(self, out: impl Write) -> anyhow::Result<()> {
+        self.write_until(out, || None)
+    }
+
+    /// As [`Plan::write`], but ends early, after a whole line, once `stop` returns a signal
+    /// (asked between records and after every `write` call); the error then carries the
+    /// signal's exit status. `out` should be unbuffered, so that a `write` blocked on a full
+    /// pipe is one system call that a signal interrupts.
+    pub fn write_until(
+        mut self,
+        out: impl Write,
+        stop: impl FnMut() -> Option<Signal>,
+    ) -> anyhow::Result<()> {
+        let mut sink = LineSink::new(out, stop);
+        match self.write_records(&mut sink) {
+            Ok(()) => sink.flush().map_err(SinkError::into_anyhow),
+            // A stop drops the lines still buffered; a failed write has nowhere to put them.
+            Err(Ended::Sink(e)) => Err(e.into_anyhow()),
+            // The lines made before a failed input go out; the input's error is the one to
+            // report, unless a signal came meanwhile.
+            Err(Ended::Input(e)) => match sink.flush() {
+                Err(SinkError::Stopped(signal)) => Err(signal.failure()),
+                _ => Err(e),
+            },
+        }
+    }
+
+    fn write_records<W: Write, S: FnMut() -> Option<Signal>>(
+        &mut self,
+        sink: &mut LineSink<W, S>,
+    ) -> Result<(), Ended> {
+        sink.write(&Record::Header(self.header.clone()))?;
+        sink.write(&Record::Schedule(Schedule {
             mode: self.process.mode(),
             concurrency: self.process.concurrency(),
             requests: Some(self.requests),
@@ -86,22 +118,27 @@ impl Plan {
             let prompt = self
                 .prompts
                 .next_prompt(id, &mut self.prompt_rng)
-                .map_err(|e| tokenpipe_cli::bad_input(e.to_string()));
+                .map_err(|e| Ended::Input(tokenpipe_cli::bad_input(e.to_string())))?;
             let offset_ns = self
                 .process
                 .next_offset_ns()
-                .map_err(|e| tokenpipe_cli::bad_input(e.to_string()));
-            let request = match (prompt, offset_ns) {
-                (Ok(prompt), Ok(offset_ns)) => prompt.into_request(id, offset_ns),
-                (Err(e), _) | (_, Err(e)) => {
-                    w.flush()?;
-                    return Err(e);
-                }
-            };
-            w.write(&Record::Request(request))?;
+                .map_err(|e| Ended::Input(tokenpipe_cli::bad_input(e.to_string())))?;
+            sink.write(&Record::Request(prompt.into_request(id, offset_ns)))?;
         }
-        w.flush()?;
         Ok(())
+    }
+}
+
+/// What cut the writer loop short: the output (a stop, a closed pipe) or the input (a process
+/// that overflowed, a source that failed), which still lets the lines before it out.
+enum Ended {
+    Sink(SinkError),
+    Input(anyhow::Error),
+}
+
+impl From<SinkError> for Ended {
+    fn from(e: SinkError) -> Self {
+        Ended::Sink(e)
     }
 }
 
