@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 /// Starts a schedule far too large to finish, reads its stdout `slowly` (4 KiB per
 /// millisecond, so `arrivals` spends its time blocked on a full pipe) or at full speed, sends
-/// `signal` after 200 ms, and returns the output once the process has exited.
+/// `signal` 200 ms after the first bytes, and returns the output once the process has exited.
 fn arrivals_stopped_by(signal: i32, slowly: bool) -> Output {
     let mut child = Command::new(bin("arrivals"))
         .args(["--rate", "1000", "-n", "1000000", "--input-tokens", "64"])
@@ -20,6 +20,7 @@ fn arrivals_stopped_by(signal: i32, slowly: bool) -> Output {
         .spawn()
         .expect("start arrivals");
     let mut stdout = child.stdout.take().expect("arrivals stdout");
+    let (started, first_bytes) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
         let mut all = vec![];
         let mut chunk = vec![0u8; 4096];
@@ -28,12 +29,18 @@ fn arrivals_stopped_by(signal: i32, slowly: bool) -> Output {
                 Ok(0) | Err(_) => break,
                 Ok(n) => all.extend_from_slice(&chunk[..n]),
             }
+            let _ = started.send(());
             if slowly {
                 std::thread::sleep(Duration::from_millis(1));
             }
         }
         all
     });
+    // arrivals installs its handler before it writes, so once bytes arrive the signal is
+    // handled rather than fatal, however slowly the process started.
+    first_bytes
+        .recv_timeout(Duration::from_secs(20))
+        .expect("arrivals wrote nothing");
     std::thread::sleep(Duration::from_millis(200));
     // SAFETY: signalling our own child.
     unsafe {
