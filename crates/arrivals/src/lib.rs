@@ -323,4 +323,67 @@ mod tests {
         }
         assert!(drift.is_empty(), "output changed:\n{}", drift.join("\n"));
     }
+
+    fn plan(cmd: &[&str]) -> Plan {
+        let args = Args::try_parse_from(cmd).unwrap();
+        Plan::from_args(&args, cmd.iter().map(|s| s.to_string()).collect()).unwrap()
+    }
+
+    fn exit_code(e: &anyhow::Error) -> i32 {
+        e.downcast_ref::<tokenpipe_cli::Failure>().unwrap().code
+    }
+
+    #[test]
+    fn an_overflow_part_way_keeps_the_records_before_it() {
+        let mut out = vec![];
+        let err = plan(&["arrivals", "--rate", "1e-300", "-n", "3"])
+            .write(&mut out)
+            .unwrap_err();
+        assert_eq!(exit_code(&err), tokenpipe_cli::EXIT_BAD_INPUT);
+        assert!(err.to_string().contains("2^64 ns"), "{err}");
+        let text = String::from_utf8(out).unwrap();
+        let types: Vec<&str> = text
+            .lines()
+            .map(|l| {
+                if l.contains(r#""type":"request""#) {
+                    "request"
+                } else {
+                    "other"
+                }
+            })
+            .collect();
+        assert_eq!(types, ["other", "other", "request"], "{text}");
+        assert!(text.ends_with('\n'));
+    }
+
+    #[test]
+    fn a_stop_ends_the_schedule_with_the_signal_status_after_whole_lines() {
+        // Enough requests to fill the buffer a few times; stop at the 500th check.
+        let mut checks = 0;
+        let stop = || {
+            checks += 1;
+            (checks >= 500).then_some(Signal::Interrupt)
+        };
+        let mut out = vec![];
+        let err = plan(&[
+            "arrivals",
+            "--rate",
+            "5",
+            "-n",
+            "5000",
+            "--input-tokens",
+            "30",
+        ])
+        .write_until(&mut out, stop)
+        .unwrap_err();
+        assert_eq!(exit_code(&err), tokenpipe_cli::EXIT_INTERRUPTED);
+        assert_eq!(err.to_string(), "interrupted");
+        assert!(!out.is_empty() && out.ends_with(b"\n"));
+        let mut reader = tokenpipe_format::RecordReader::new(&out[..], "t");
+        let mut requests = 0;
+        while let Some(rec) = reader.next_record().unwrap() {
+            requests += u64::from(matches!(rec, Record::Request(_)));
+        }
+        assert!(requests > 0 && requests < 500, "{requests}");
+    }
 }
