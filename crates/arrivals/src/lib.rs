@@ -4,146 +4,147 @@
 //! same seed gives byte-identical output), a `schedule` record saying how to pace, and one
 //! `request` record per prompt. Arrival times and prompt text are drawn from two independent
 //! ChaCha8 streams of the seed, so changing the prompt length does not move the arrival times.
+//!
+//! [`cli`] owns the flags and `main`; [`process`] decides when each request goes (one file per
+//! arrival process); [`prompts`] says what each request asks (one file per prompt source);
+//! [`signals`] and the private `sink` end an interrupted schedule after a whole line. This file
+//! wires them together: [`Plan`] is a schedule described without a command line.
 
+pub mod cli;
 pub mod process;
 pub mod prompts;
+pub mod signals;
+mod sink;
 
-use clap::Parser;
-use process::{Offsets, Process};
+pub use cli::{main, Args};
+
+use process::ArrivalProcess;
+use prompts::PromptSource;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use signals::Signal;
+use sink::{LineSink, SinkError};
 use std::collections::BTreeMap;
 use std::io::Write;
-use tokenpipe_format::{Header, LoopMode, Record, RecordWriter, Request, Schedule};
+use tokenpipe_format::{Header, LoopMode, Record, Schedule};
 
-/// Write a reproducible schedule of LLM requests as NDJSON, for `fire` to execute.
-///
-/// Open loop (default): requests arrive on their own timetable, whatever the server is doing.
-/// Gaps between arrivals are gamma distributed with mean 1/RATE and shape BURSTINESS (1 is a
-/// Poisson process, below 1 is burstier, above 1 more even); `--rate inf` sends everything at
-/// once. Closed loop (`--concurrency N`): `fire` keeps N requests in flight and sends the next
-/// one as soon as one ends.
-///
-/// The same arguments and seed always give byte-identical output.
-#[derive(Debug, Parser)]
-#[command(name = "arrivals", version, after_help = EXAMPLES)]
-pub struct Args {
-    /// Mean request rate in requests per second, or `inf` to send all requests at once.
-    #[arg(long, default_value = "inf", value_parser = parse_rate, conflicts_with = "concurrency")]
-    pub rate: f64,
-
-    /// Gamma shape of the inter-arrival gaps: 1 is Poisson, <1 burstier, >1 more regular.
-    #[arg(long, default_value_t = 1.0, conflicts_with = "concurrency")]
-    pub burstiness: f64,
-
-    /// Closed loop: keep exactly N requests in flight instead of following a timetable.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub concurrency: Option<u64>,
-
-    /// Number of requests to write.
-    #[arg(long, short = 'n', default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
-    pub num_prompts: u64,
-
-    /// Prompt length in tokens (at most 16,777,216).
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(0..=MAX_TOKENS))]
-    pub input_tokens: u64,
-
-    /// Tokens to generate per request, `max_tokens` (at most 16,777,216).
-    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=MAX_TOKENS))]
-    pub output_tokens: u64,
-
-    /// Random seed for arrival times and prompts.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+/// The seed's stream for arrival times. Kept apart from [`prompt_rng`] so that a change to the
+/// prompts never moves an arrival.
+pub fn arrival_rng(seed: u64) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(0);
+    rng
 }
 
-/// Longest prompt or answer accepted, 2^24 tokens: beyond any model's context today, and small
-/// enough that a prompt of that many words stays in memory.
-const MAX_TOKENS: u64 = 1 << 24;
-
-const EXAMPLES: &str = "\
-Examples:
-  # 200 requests, 0.3 per second on average, bursty, against a local server
-  arrivals --rate 0.3 --burstiness 0.7 --num-prompts 200 | fire --url http://127.0.0.1:8000/v1 | reduce | table
-
-  # closed loop: always 8 in flight, 1000-token prompts, 256-token answers
-  arrivals --concurrency 8 --num-prompts 64 --input-tokens 1000 --output-tokens 256 > closed.ndjson
-
-  # look at the timetable
-  arrivals --rate 5 --num-prompts 10 | jq -c 'select(.type==\"request\") | [.id, .offset_ns]'";
-
-fn parse_rate(s: &str) -> Result<f64, String> {
-    if s.eq_ignore_ascii_case("inf") {
-        return Ok(f64::INFINITY);
-    }
-    let r: f64 = s
-        .parse()
-        .map_err(|_| format!("expected a number of requests per second or `inf`, got `{s}`"))?;
-    if r.is_nan() || r <= 0.0 {
-        return Err(format!("rate must be positive, got `{s}`"));
-    }
-    Ok(r)
+/// The seed's stream for prompt content, independent of [`arrival_rng`].
+pub fn prompt_rng(seed: u64) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(1);
+    rng
 }
 
-/// Parses the process arguments and writes the schedule to stdout.
-pub fn main() -> anyhow::Result<()> {
-    let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
-        return Ok(());
-    };
-    let stdout = std::io::stdout().lock();
-    write_schedule(&args, tokenpipe_cli::argv(), stdout)
+/// One schedule, described without a command line: what a library caller builds, and what
+/// [`Plan::write`] writes.
+pub struct Plan {
+    /// The first record, saying how the schedule was made.
+    pub header: Header,
+    /// How many request records to write.
+    pub requests: u64,
+    /// When each request goes.
+    pub process: Box<dyn ArrivalProcess>,
+    /// What each request asks.
+    pub prompts: Box<dyn PromptSource>,
+    /// The stream prompts draw from, [`prompt_rng`] of the seed.
+    pub prompt_rng: ChaCha8Rng,
+}
+
+impl Plan {
+    /// The plan the command line describes; bad input when the flags describe no process or
+    /// no prompt source.
+    pub fn from_args(args: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
+        let process = process::build(args.process_spec(), arrival_rng(args.seed))
+            .map_err(|e| tokenpipe_cli::bad_input(e.to_string()))?;
+        let prompts = prompts::build(&args.prompt_spec())
+            .map_err(|e| tokenpipe_cli::bad_input(e.to_string()))?;
+        Ok(Plan {
+            header: header(args, argv, process.mode()),
+            requests: args.num_prompts,
+            process,
+            prompts,
+            prompt_rng: prompt_rng(args.seed),
+        })
+    }
+
+    /// Writes the header, the `schedule` record and every request to `out`. When a process or
+    /// a source fails part way, the records before the failure are still written.
+    pub fn write(self, out: impl Write) -> anyhow::Result<()> {
+        self.write_until(out, || None)
+    }
+
+    /// As [`Plan::write`], but ends early, after a whole line, once `stop` returns a signal
+    /// (asked between records and after every `write` call); the error then carries the
+    /// signal's exit status. `out` should be unbuffered, so that a `write` blocked on a full
+    /// pipe is one system call that a signal interrupts.
+    pub fn write_until(
+        mut self,
+        out: impl Write,
+        stop: impl FnMut() -> Option<Signal>,
+    ) -> anyhow::Result<()> {
+        let mut sink = LineSink::new(out, stop);
+        match self.write_records(&mut sink) {
+            Ok(()) => sink.flush().map_err(SinkError::into_anyhow),
+            // A stop drops the lines still buffered; a failed write has nowhere to put them.
+            Err(Ended::Sink(e)) => Err(e.into_anyhow()),
+            // The lines made before a failed input go out; the input's error is the one to
+            // report, unless a signal came meanwhile.
+            Err(Ended::Input(e)) => match sink.flush() {
+                Err(SinkError::Stopped(signal)) => Err(signal.failure()),
+                _ => Err(e),
+            },
+        }
+    }
+
+    fn write_records<W: Write, S: FnMut() -> Option<Signal>>(
+        &mut self,
+        sink: &mut LineSink<W, S>,
+    ) -> Result<(), Ended> {
+        sink.write(&Record::Header(self.header.clone()))?;
+        sink.write(&Record::Schedule(Schedule {
+            mode: self.process.mode().into(),
+            concurrency: self.process.concurrency(),
+            requests: Some(self.requests),
+        }))?;
+        for id in 0..self.requests {
+            let prompt = self
+                .prompts
+                .next_prompt(id, &mut self.prompt_rng)
+                .map_err(|e| Ended::Input(tokenpipe_cli::bad_input(e.to_string())))?;
+            let offset_ns = self
+                .process
+                .next_offset_ns()
+                .map_err(|e| Ended::Input(tokenpipe_cli::bad_input(e.to_string())))?;
+            sink.write(&Record::Request(prompt.into_request(id, offset_ns)))?;
+        }
+        Ok(())
+    }
+}
+
+/// What cut the writer loop short: the output (a stop, a closed pipe) or the input (a process
+/// that overflowed, a source that failed), which still lets the lines before it out.
+enum Ended {
+    Sink(SinkError),
+    Input(anyhow::Error),
+}
+
+impl From<SinkError> for Ended {
+    fn from(e: SinkError) -> Self {
+        Ended::Sink(e)
+    }
 }
 
 /// Writes the whole schedule for `args` to `out`.
 pub fn write_schedule(args: &Args, argv: Vec<String>, out: impl Write) -> anyhow::Result<()> {
-    let mode = if args.concurrency.is_some() {
-        LoopMode::Closed
-    } else {
-        LoopMode::Open
-    };
-    let process = if args.rate.is_infinite() {
-        Process::AllAtOnce
-    } else {
-        Process::Gamma {
-            rate: args.rate,
-            burstiness: args.burstiness,
-        }
-    };
-    let mut time_rng = ChaCha8Rng::seed_from_u64(args.seed);
-    time_rng.set_stream(0);
-    let mut prompt_rng = ChaCha8Rng::seed_from_u64(args.seed);
-    prompt_rng.set_stream(1);
-    let mut offsets = Offsets::new(process, time_rng).map_err(tokenpipe_cli::bad_input)?;
-
-    let mut w = RecordWriter::new(out);
-    w.write(&Record::Header(header(args, argv, mode)))?;
-    w.write(&Record::Schedule(Schedule {
-        mode: mode.into(),
-        concurrency: args.concurrency,
-        requests: Some(args.num_prompts),
-    }))?;
-    let mut prompt = String::new();
-    for id in 0..args.num_prompts {
-        prompt.clear();
-        prompts::write_prompt(&mut prompt_rng, args.input_tokens, &mut prompt);
-        let offset_ns = match mode {
-            LoopMode::Open => offsets
-                .next()
-                .transpose()
-                .map_err(tokenpipe_cli::bad_input)?,
-            LoopMode::Closed => None,
-        };
-        w.write(&Record::Request(Request {
-            id,
-            offset_ns,
-            prompt: Some(std::mem::take(&mut prompt)),
-            prompt_tokens: Some(args.input_tokens),
-            max_tokens: args.output_tokens,
-            ..Request::default()
-        }))?;
-    }
-    w.flush()?;
-    Ok(())
+    Plan::from_args(args, argv)?.write(out)
 }
 
 fn header(args: &Args, argv: Vec<String>, mode: LoopMode) -> Header {
@@ -184,17 +185,13 @@ fn schedule_id(argv: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
 
     fn run(cmd: &[&str]) -> Vec<u8> {
         let args = Args::try_parse_from(cmd).unwrap();
         let mut out = vec![];
         write_schedule(&args, cmd.iter().map(|s| s.to_string()).collect(), &mut out).unwrap();
         out
-    }
-
-    #[test]
-    fn clap_definition_is_valid() {
-        tokenpipe_cli::command::<Args>().debug_assert();
     }
 
     #[test]
@@ -250,14 +247,123 @@ mod tests {
         assert_eq!(text.matches(r#""offset_ns":null"#).count(), 3);
     }
 
+    /// FNV-1a (64-bit, the format's id hash) of `bytes`, with this build's version in the header blanked so that a
+    /// release bump does not count as a change of output.
+    fn output_hash(bytes: &[u8]) -> u64 {
+        let text = String::from_utf8(bytes.to_vec()).unwrap();
+        let version = format!(r#""tool_version":"{}""#, env!("CARGO_PKG_VERSION"));
+        let text = text.replacen(&version, r#""tool_version":"""#, 1);
+        tokenpipe_format::ids::fnv1a([text.as_bytes()])
+    }
+
+    /// The schedule is a pure function of the arguments, and saved schedules are compared
+    /// across versions: these hashes pin the exact bytes of a few, so that any change to the
+    /// draws, the prompt words or the record layout fails here rather than silently.
     #[test]
-    fn rejects_bad_rates() {
-        for bad in ["0", "-1", "abc", "nan"] {
-            assert!(
-                Args::try_parse_from(["arrivals", "--rate", bad]).is_err(),
-                "{bad}"
-            );
+    fn output_bytes_are_pinned() {
+        let cases: &[(&[&str], u64)] = &[
+            (
+                &["arrivals", "--rate", "3", "-n", "50", "--seed", "9"],
+                0x0d97_c697_4e6d_085c,
+            ),
+            (
+                &[
+                    "arrivals",
+                    "--concurrency",
+                    "4",
+                    "-n",
+                    "20",
+                    "--input-tokens",
+                    "7",
+                ],
+                0x7a1b_2ed2_3eac_efc3,
+            ),
+            (&["arrivals", "-n", "5"], 0x60e9_9989_9ea5_588b),
+            (
+                &[
+                    "arrivals",
+                    "--rate",
+                    "0.5",
+                    "--burstiness",
+                    "0.3",
+                    "-n",
+                    "30",
+                    "--output-tokens",
+                    "9",
+                ],
+                0xe39b_c9a9_17a5_ba51,
+            ),
+        ];
+        let mut drift = vec![];
+        for (cmd, want) in cases {
+            let got = output_hash(&run(cmd));
+            if got != *want {
+                drift.push(format!("{cmd:?}: 0x{got:016x}, pinned 0x{want:016x}"));
+            }
         }
-        assert!(Args::try_parse_from(["arrivals", "--rate", "1", "--concurrency", "2"]).is_err());
+        assert!(drift.is_empty(), "output changed:\n{}", drift.join("\n"));
+    }
+
+    fn plan(cmd: &[&str]) -> Plan {
+        let args = Args::try_parse_from(cmd).unwrap();
+        Plan::from_args(&args, cmd.iter().map(|s| s.to_string()).collect()).unwrap()
+    }
+
+    fn exit_code(e: &anyhow::Error) -> i32 {
+        e.downcast_ref::<tokenpipe_cli::Failure>().unwrap().code
+    }
+
+    #[test]
+    fn an_overflow_part_way_keeps_the_records_before_it() {
+        let mut out = vec![];
+        let err = plan(&["arrivals", "--rate", "1e-300", "-n", "3"])
+            .write(&mut out)
+            .unwrap_err();
+        assert_eq!(exit_code(&err), tokenpipe_cli::EXIT_BAD_INPUT);
+        assert!(err.to_string().contains("2^64 ns"), "{err}");
+        let text = String::from_utf8(out).unwrap();
+        let types: Vec<&str> = text
+            .lines()
+            .map(|l| {
+                if l.contains(r#""type":"request""#) {
+                    "request"
+                } else {
+                    "other"
+                }
+            })
+            .collect();
+        assert_eq!(types, ["other", "other", "request"], "{text}");
+        assert!(text.ends_with('\n'));
+    }
+
+    #[test]
+    fn a_stop_ends_the_schedule_with_the_signal_status_after_whole_lines() {
+        // Enough requests to fill the buffer a few times; stop at the 500th check.
+        let mut checks = 0;
+        let stop = || {
+            checks += 1;
+            (checks >= 500).then_some(Signal::Interrupt)
+        };
+        let mut out = vec![];
+        let err = plan(&[
+            "arrivals",
+            "--rate",
+            "5",
+            "-n",
+            "5000",
+            "--input-tokens",
+            "30",
+        ])
+        .write_until(&mut out, stop)
+        .unwrap_err();
+        assert_eq!(exit_code(&err), tokenpipe_cli::EXIT_INTERRUPTED);
+        assert_eq!(err.to_string(), "interrupted");
+        assert!(!out.is_empty() && out.ends_with(b"\n"));
+        let mut reader = tokenpipe_format::RecordReader::new(&out[..], "t");
+        let mut requests = 0;
+        while let Some(rec) = reader.next_record().unwrap() {
+            requests += u64::from(matches!(rec, Record::Request(_)));
+        }
+        assert!(requests > 0 && requests < 500, "{requests}");
     }
 }

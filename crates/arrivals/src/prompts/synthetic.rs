@@ -1,10 +1,12 @@
-//! Synthetic prompts of a requested length, without a tokenizer.
+//! The synthetic prompt source (`--input-tokens`, `--output-tokens`): random common words of a
+//! requested length, without a tokenizer.
 //!
 //! A prompt of `n` tokens is `n` words drawn from a list of common English words that every
 //! byte-level BPE vocabulary we know of (GPT-2, Llama 3, Qwen) encodes as one token each when
 //! preceded by a space. The server's `usage.prompt_tokens` remains the exact count: chat
 //! templates and the first word (which lacks a leading space) add a few tokens.
 
+use super::{Content, Prompt, PromptError, PromptSource};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
@@ -248,6 +250,36 @@ pub fn write_prompt(rng: &mut ChaCha8Rng, tokens: u64, out: &mut String) {
     }
 }
 
+/// Every prompt `input_tokens` random words long, every answer `output_tokens` long: the
+/// controlled lengths a sweep over prompt or answer size needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Synthetic {
+    input_tokens: u64,
+    output_tokens: u64,
+}
+
+impl Synthetic {
+    /// Prompts of `input_tokens` words asking for `output_tokens` tokens.
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Self {
+            input_tokens,
+            output_tokens,
+        }
+    }
+}
+
+impl PromptSource for Synthetic {
+    fn next_prompt(&mut self, _index: u64, rng: &mut ChaCha8Rng) -> Result<Prompt, PromptError> {
+        let mut text = String::new();
+        write_prompt(rng, self.input_tokens, &mut text);
+        Ok(Prompt {
+            content: Content::Text(text),
+            prompt_tokens: Some(self.input_tokens),
+            max_tokens: self.output_tokens,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,5 +293,17 @@ mod tests {
             write_prompt(&mut rng, n, &mut s);
             assert_eq!(s.split_whitespace().count() as u64, n);
         }
+    }
+
+    #[test]
+    fn source_gives_text_of_the_set_lengths() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let mut source = Synthetic::new(12, 34);
+        let p = source.next_prompt(0, &mut rng).unwrap();
+        assert_eq!((p.prompt_tokens, p.max_tokens), (Some(12), 34));
+        let Content::Text(text) = p.content else {
+            panic!("synthetic prompts are text");
+        };
+        assert_eq!(text.split(' ').count(), 12);
     }
 }

@@ -1,0 +1,135 @@
+//! Prompt sources: what each request asks, and how long its answer may be.
+//!
+//! Every source implements [`PromptSource`], one file each; [`build`] maps a [`PromptSpec`] to
+//! the boxed source. [`Prompt`] is what a source gives for one request, and
+//! [`Prompt::into_request`] is the one place a prompt becomes a `request` record. A source that
+//! reads a dataset knows its own lengths (or not), and may give each prompt its own output
+//! length, so adding one is a new file, a `PromptSpec` variant and a match arm in [`build`]; the
+//! writer loop does not change.
+
+mod synthetic;
+
+pub use synthetic::{write_prompt, Synthetic};
+
+use rand_chacha::ChaCha8Rng;
+use tokenpipe_format::Request;
+
+/// Gives the prompt of each request in turn, so that the writer loop does not care whether
+/// prompts are drawn, read from a file, or built from earlier turns.
+pub trait PromptSource {
+    /// The prompt of request `index` (0, 1, 2, ... in order). Randomness comes from `rng`, the
+    /// seed's prompt stream, which is apart from the arrival stream so that prompts never move
+    /// arrival times.
+    fn next_prompt(&mut self, index: u64, rng: &mut ChaCha8Rng) -> Result<Prompt, PromptError>;
+}
+
+/// Which source to use, with its settings: the library-level form of the prompt flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptSpec {
+    /// Random common words (`--input-tokens`, `--output-tokens`).
+    Synthetic {
+        /// Prompt length in words, one token each.
+        input_tokens: u64,
+        /// `max_tokens` of every request.
+        output_tokens: u64,
+    },
+}
+
+/// Opens the source `spec` describes; fails where a source cannot be opened (a missing or
+/// malformed dataset).
+pub fn build(spec: &PromptSpec) -> Result<Box<dyn PromptSource>, PromptError> {
+    Ok(match *spec {
+        PromptSpec::Synthetic {
+            input_tokens,
+            output_tokens,
+        } => Box::new(Synthetic::new(input_tokens, output_tokens)),
+    })
+}
+
+/// One request's prompt and lengths, as a source gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    /// What to send.
+    pub content: Content,
+    /// Intended prompt length in tokens, where the source knows it; a dataset of raw text may
+    /// not. The server's usage count stays the authoritative one either way.
+    pub prompt_tokens: Option<u64>,
+    /// Tokens to generate (`max_tokens` of the API request).
+    pub max_tokens: u64,
+}
+
+/// The body of a prompt: text for any API, or token ids for the completions API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    /// Text, sent as `prompt` or as one user message.
+    Text(String),
+    /// Token ids, sent as the completions API's `prompt`.
+    TokenIds(Vec<u32>),
+}
+
+impl Prompt {
+    /// The `request` record for this prompt, as request `id` sent at `offset_ns`.
+    pub fn into_request(self, id: u64, offset_ns: Option<u64>) -> Request {
+        let (prompt, prompt_token_ids) = match self.content {
+            Content::Text(text) => (Some(text), None),
+            Content::TokenIds(ids) => (None, Some(ids)),
+        };
+        Request {
+            id,
+            offset_ns,
+            prompt,
+            prompt_token_ids,
+            prompt_tokens: self.prompt_tokens,
+            max_tokens: self.max_tokens,
+            ..Request::default()
+        }
+    }
+}
+
+/// Why a source could not give a prompt (a dataset that is short, unreadable or malformed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct PromptError {
+    /// What was wrong and where, for `arrivals: ...` on stderr.
+    pub message: String,
+}
+
+impl PromptError {
+    /// An error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_lands_in_the_matching_request_field() {
+        let text = Prompt {
+            content: Content::Text("hi there".into()),
+            prompt_tokens: Some(2),
+            max_tokens: 5,
+        }
+        .into_request(3, Some(7));
+        assert_eq!(
+            (text.id, text.offset_ns, text.prompt.as_deref()),
+            (3, Some(7), Some("hi there"))
+        );
+        assert_eq!(
+            (text.prompt_token_ids, text.prompt_tokens, text.max_tokens),
+            (None, Some(2), 5)
+        );
+        let ids = Prompt {
+            content: Content::TokenIds(vec![1, 2, 3]),
+            prompt_tokens: None,
+            max_tokens: 1,
+        }
+        .into_request(0, None);
+        assert_eq!(ids.prompt, None);
+        assert_eq!(ids.prompt_token_ids, Some(vec![1, 2, 3]));
+    }
+}

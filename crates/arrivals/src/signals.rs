@@ -1,0 +1,112 @@
+//! SIGINT and SIGTERM, turned into a flag that the writer reads between records and between
+//! `write` calls.
+//!
+//! A terminal's Ctrl-C reaches every process of `arrivals | fire | reduce | table`. Dying at
+//! once could leave half a record in the pipe, and `fire` would fail on it. Instead the handler
+//! only records which signal came; the writer ends the schedule after a whole line and the
+//! process exits 130 (SIGINT) or 143 (SIGTERM), as shells expect.
+//!
+//! The handler is installed without `SA_RESTART`, so that a `write` blocked on a full pipe
+//! returns (`EINTR`, or a short count) and the writer sees the flag at once rather than when the
+//! reader next makes room. It is installed with `SA_RESETHAND`, so that a second signal ends the
+//! process the default way should the reader never take the rest of the line being written.
+
+use std::io;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The first stop signal received, as its number; 0 until one arrives.
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
+/// A signal that asks `arrivals` to stop writing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// SIGINT (Ctrl-C).
+    Interrupt,
+    /// SIGTERM.
+    Terminate,
+}
+
+impl Signal {
+    /// The exit status shells expect after this signal: 128 plus its number.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Signal::Interrupt => tokenpipe_cli::EXIT_INTERRUPTED,
+            Signal::Terminate => tokenpipe_cli::EXIT_TERMINATED,
+        }
+    }
+
+    /// What to say on stderr after `arrivals: `.
+    pub fn message(self) -> &'static str {
+        match self {
+            Signal::Interrupt => "interrupted",
+            Signal::Terminate => "terminated",
+        }
+    }
+
+    /// The error that ends the process with this signal's status and message.
+    pub fn failure(self) -> anyhow::Error {
+        tokenpipe_cli::failure(self.exit_code(), self.message())
+    }
+
+    fn from_raw(signal: i32) -> Option<Signal> {
+        match signal {
+            libc::SIGINT => Some(Signal::Interrupt),
+            libc::SIGTERM => Some(Signal::Terminate),
+            _ => None,
+        }
+    }
+}
+
+/// Installs the handler for SIGINT and SIGTERM. A signal that was ignored when the process
+/// started (a background job's SIGINT, `nohup`) stays ignored, as the shell meant.
+pub fn install() -> io::Result<()> {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: sigaction with a zeroed struct to read the current disposition, then with a
+        // filled one whose handler only does an atomic store (async-signal-safe).
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signal, std::ptr::null(), &mut old) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if old.sa_sigaction == libc::SIG_IGN {
+                continue;
+            }
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            libc::sigemptyset(&mut action.sa_mask);
+            action.sa_flags = libc::SA_RESETHAND;
+            if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The first stop signal received since [`install`], if any: cheap enough to call before
+/// every record and after every `write`.
+pub fn received() -> Option<Signal> {
+    Signal::from_raw(RECEIVED.load(Ordering::Relaxed))
+}
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    // Keep the first: the status should name the signal that started the stop.
+    let _ = RECEIVED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_signal_has_the_shell_status() {
+        assert_eq!(Signal::from_raw(libc::SIGINT), Some(Signal::Interrupt));
+        assert_eq!(Signal::from_raw(libc::SIGTERM), Some(Signal::Terminate));
+        assert_eq!(Signal::from_raw(0), None);
+        assert_eq!(Signal::Interrupt.exit_code(), 128 + libc::SIGINT);
+        assert_eq!(Signal::Terminate.exit_code(), 128 + libc::SIGTERM);
+        let f = Signal::Interrupt.failure();
+        let f = f.downcast_ref::<tokenpipe_cli::Failure>().unwrap();
+        assert_eq!((f.code, f.message.as_str()), (130, "interrupted"));
+    }
+}
