@@ -75,7 +75,7 @@ pub struct Row {
 impl MetricTable {
     /// Lays the runs of `report` side by side: the counts and throughputs, then each latency
     /// metric's mean and every percentile the summaries carry (p50 as the median), the ITL
-    /// jitter, the dispatch lag's p99, and output stalls when a run had any.
+    /// jitter, the dispatch lag at the highest percentile, and output stalls when a run had any.
     pub fn from_report(report: &Report) -> Self {
         let summaries: Vec<&Summary> = report.runs.iter().map(|r| &r.summary).collect();
         let mut percentiles: Vec<f64> = summaries
@@ -115,9 +115,12 @@ impl MetricTable {
                 });
             }
         }
-        push("Dispatch lag p99 (ms)".into(), Kind::Value, &|s| {
-            s.stat("dispatch_lag", StatName::Percentile(99.0))
-        });
+        // The client's own lag at the highest percentile shown (p99 by default).
+        if let Some(&top) = percentiles.last() {
+            push(format!("Dispatch lag p{top} (ms)"), Kind::Value, &|s| {
+                s.stat("dispatch_lag", StatName::Percentile(top))
+            });
+        }
         if summaries.iter().any(|s| s.output_stalls > 0) {
             push("Output stalls".into(), Kind::Count, &|s| {
                 Some(s.output_stalls as f64)
