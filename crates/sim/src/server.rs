@@ -2,17 +2,17 @@
 //! and the routes.
 //!
 //! `POST /v1/completions` and `POST /v1/chat/completions` read the whole body, note that
-//! instant as the request's origin, and answer either with a [`TokenStream`] or, when not
+//! instant as the request's origin, and answer either with a [`StreamedAnswer`] or, when not
 //! streaming, with the whole JSON at the last token's deadline. `GET /v1/models` and
 //! `GET /health` answer at once. Anything else gets an OpenAI-style error (404, 405, 400, 413).
 
 use crate::api::{self, GenerationRequest, Kind};
 use crate::config::Config;
-use crate::pace::Pacer;
 use crate::render::{self, Renderer};
-use crate::schedule::Schedule;
-use crate::sse::TokenStream;
 use crate::stamps::{RequestStamps, StampLog};
+use crate::stream_body::StreamedAnswer;
+use crate::timetable::Timetable;
+use crate::waiter::TokenTimer;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Either, Full, Limited};
 use hyper::body::Incoming;
@@ -34,7 +34,7 @@ use tokio::time::Instant;
 pub const MAX_BODY_BYTES: usize = 64 << 20;
 
 /// A response body: a whole buffer or a token stream.
-pub type ResponseBody = Either<Full<Bytes>, TokenStream>;
+pub type ResponseBody = Either<Full<Bytes>, StreamedAnswer>;
 
 /// What every connection shares.
 struct App {
@@ -43,7 +43,7 @@ struct App {
     models: Bytes,
     stamps: Option<Arc<StampLog>>,
     /// How every answer waits for its deadlines.
-    pacer: Pacer,
+    timer: TokenTimer,
     /// Numbers answers: `cmpl-1`, `chatcmpl-2`, …
     next_id: AtomicU64,
 }
@@ -56,21 +56,21 @@ pub struct Server {
 
 impl Server {
     /// Binds `addr` (a host name is resolved; port 0 picks a free port). Tokens are timed by
-    /// the precise timerfd timer where there is one (see [`Pacer::start`]).
+    /// the precise timerfd timer where there is one (see [`TokenTimer::start`]).
     pub async fn bind(
         addr: (&str, u16),
         config: Config,
         stamps: Option<Arc<StampLog>>,
     ) -> io::Result<Self> {
-        Self::bind_with_pacer(addr, config, stamps, Pacer::start()).await
+        Self::bind_with_timer(addr, config, stamps, TokenTimer::start()).await
     }
 
-    /// Binds `addr` with a chosen `pacer`: `Pacer::Tokio` for tests on paused virtual time.
-    pub async fn bind_with_pacer(
+    /// Binds `addr` with a chosen `timer`: `TokenTimer::Tokio` for tests on paused virtual time.
+    pub async fn bind_with_timer(
         addr: (&str, u16),
         config: Config,
         stamps: Option<Arc<StampLog>>,
-        pacer: Pacer,
+        timer: TokenTimer,
     ) -> io::Result<Self> {
         let listener = TcpListener::bind(addr).await?;
         let renderer = Renderer::new(&config.model);
@@ -81,7 +81,7 @@ impl Server {
                 renderer,
                 config,
                 stamps,
-                pacer,
+                timer,
                 next_id: AtomicU64::new(1),
             }),
         })
@@ -200,7 +200,7 @@ async fn generate(app: &App, kind: Kind, req: Request<Incoming>) -> Response<Res
         Ok(parsed) => parsed,
         Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", &e.message),
     };
-    let schedule = Schedule {
+    let timetable = Timetable {
         received,
         received_ns,
         ttft: app.config.ttft,
@@ -212,14 +212,14 @@ async fn generate(app: &App, kind: Kind, req: Request<Incoming>) -> Response<Res
         .map_or(0, |d| d.as_secs());
     let mut response = if parsed.stream {
         let chunks = app.renderer.chunks(kind, id, created);
-        let body = TokenStream::new(&parsed, chunks, schedule, stamps, &app.pacer);
+        let body = StreamedAnswer::new(&parsed, chunks, timetable, stamps, &app.timer);
         let mut response = Response::new(Either::Right(body));
         response
             .headers_mut()
             .insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
         response
     } else {
-        whole_answer(app, &parsed, schedule, stamps, id, created).await
+        whole_answer(app, &parsed, timetable, stamps, id, created).await
     };
     if let Some(value) = request_id.and_then(|id| HeaderValue::from_str(&id).ok()) {
         response.headers_mut().insert("x-request-id", value);
@@ -231,14 +231,17 @@ async fn generate(app: &App, kind: Kind, req: Request<Incoming>) -> Response<Res
 async fn whole_answer(
     app: &App,
     parsed: &GenerationRequest,
-    schedule: Schedule,
+    timetable: Timetable,
     mut stamps: RequestStamps,
     id: u64,
     created: u64,
 ) -> Response<ResponseBody> {
     let body = app.renderer.full_response(parsed, id, created);
     let last = parsed.max_tokens;
-    app.pacer.wait(&schedule, last).until(&schedule, last).await;
+    app.timer
+        .waiter(&timetable, last)
+        .until(&timetable, last)
+        .await;
     // All tokens leave together: first and last token stamps are the same instant.
     stamps.sent(parsed.max_tokens);
     json(StatusCode::OK, body)

@@ -1,4 +1,5 @@
-//! When each token of a request is due: `received + ttft + (k − 1) · itl` for token k (1-based).
+//! One request's timetable: when each of its tokens is due, `received + ttft + (k − 1) · itl`
+//! for token k (1-based).
 //!
 //! Every deadline is computed from the same origin, never from the previous wake-up, so a late
 //! wake-up delays one token and not all the ones after it. The origin is held on two clocks
@@ -9,9 +10,9 @@
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// The absolute timetable of one request's tokens.
+/// The absolute deadlines of one request's tokens.
 #[derive(Debug, Clone, Copy)]
-pub struct Schedule {
+pub struct Timetable {
     /// When the request body was fully read, on tokio's clock.
     pub received: Instant,
     /// The same moment on `CLOCK_MONOTONIC`, in nanoseconds.
@@ -26,7 +27,7 @@ pub struct Schedule {
 /// in practice, and no panic on overflow.
 const FAR: Duration = Duration::from_secs(365 * 24 * 3600);
 
-impl Schedule {
+impl Timetable {
     /// The time from `received` to token `k` (1-based; 0 is read as 1).
     pub fn offset(&self, k: u64) -> Duration {
         let gaps = u32::try_from(k.saturating_sub(1)).unwrap_or(u32::MAX);
@@ -56,7 +57,7 @@ mod tests {
 
     #[test]
     fn deadlines_are_absolute() {
-        let s = Schedule {
+        let s = Timetable {
             received: Instant::now(),
             received_ns: 1_000,
             ttft: Duration::from_millis(50),
@@ -72,7 +73,7 @@ mod tests {
         // No overflow panic for absurd counts or origins.
         let _ = s.deadline(u64::MAX);
         assert!(s.deadline_ns(u64::MAX) > s.deadline_ns(1001));
-        let late = Schedule {
+        let late = Timetable {
             received_ns: u64::MAX - 5,
             ..s
         };

@@ -4,17 +4,17 @@
 //! No channel, no task per token: when hyper asks for the next frame, the body either has one
 //! due (its deadline passed) and renders it, or waits for the next absolute deadline (one entry
 //! on the server's shared timerfd, or its single tokio `Sleep` under virtual time; see
-//! [`crate::pace`]) and returns `Pending`. If the server falls behind, every overdue frame is
+//! [`crate::waiter`]) and returns `Pending`. If the server falls behind, every overdue frame is
 //! ready at once, so hyper writes them in one go and the stream is back on its timetable.
 //!
 //! Event order, as vLLM: (chat only) the role chunk at once, then one chunk per token, the last
 //! with `finish_reason` "length", then (if asked) the usage chunk, then `data: [DONE]`.
 
 use crate::api::{GenerationRequest, Kind};
-use crate::pace::{Pacer, Wait};
 use crate::render::{Chunks, DONE};
-use crate::schedule::Schedule;
 use crate::stamps::RequestStamps;
+use crate::timetable::Timetable;
+use crate::waiter::{TokenTimer, Waiter};
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
 use std::convert::Infallible;
@@ -37,11 +37,11 @@ enum Phase {
 }
 
 /// One request's server-sent event stream.
-pub struct TokenStream {
+pub struct StreamedAnswer {
     chunks: Chunks,
-    schedule: Schedule,
+    timetable: Timetable,
     /// Waits for the deadline of token `next` while in `Phase::Tokens`.
-    wait: Wait,
+    waiter: Waiter,
     phase: Phase,
     /// The next token to send (1-based).
     next: u64,
@@ -51,20 +51,20 @@ pub struct TokenStream {
     stamps: RequestStamps,
 }
 
-impl TokenStream {
-    /// The stream for `req`, timed by `schedule` on the server's `pacer`. Must be called inside
+impl StreamedAnswer {
+    /// The stream for `req`, timed by `timetable` on the server's `timer`. Must be called inside
     /// a tokio runtime (tokio's arm arms the first token's timer).
     pub fn new(
         req: &GenerationRequest,
         chunks: Chunks,
-        schedule: Schedule,
+        timetable: Timetable,
         stamps: RequestStamps,
-        pacer: &Pacer,
+        timer: &TokenTimer,
     ) -> Self {
         Self {
             chunks,
-            schedule,
-            wait: pacer.wait(&schedule, 1),
+            timetable,
+            waiter: timer.waiter(&timetable, 1),
             phase: match req.kind {
                 Kind::Chat => Phase::Role,
                 Kind::Completions => Phase::Tokens,
@@ -85,7 +85,7 @@ impl TokenStream {
                 Poll::Ready(Some(self.chunks.role()))
             }
             Phase::Tokens => {
-                ready!(self.wait.poll_until(cx, &self.schedule, self.next));
+                ready!(self.waiter.poll_until(cx, &self.timetable, self.next));
                 let k = self.next;
                 let last = k >= self.total;
                 let frame = self.chunks.token(k, last);
@@ -116,7 +116,7 @@ impl TokenStream {
     }
 }
 
-impl Body for TokenStream {
+impl Body for StreamedAnswer {
     type Data = Bytes;
     type Error = Infallible;
 
@@ -159,24 +159,29 @@ mod tests {
         }
     }
 
-    fn stream(req: &GenerationRequest, ttft_ms: u64, itl_ms: u64) -> TokenStream {
-        stream_on(&Pacer::Tokio, req, ttft_ms, itl_ms)
+    fn stream(req: &GenerationRequest, ttft_ms: u64, itl_ms: u64) -> StreamedAnswer {
+        stream_on(&TokenTimer::Tokio, req, ttft_ms, itl_ms)
     }
 
-    fn stream_on(pacer: &Pacer, req: &GenerationRequest, ttft_ms: u64, itl_ms: u64) -> TokenStream {
-        let schedule = Schedule {
+    fn stream_on(
+        timer: &TokenTimer,
+        req: &GenerationRequest,
+        ttft_ms: u64,
+        itl_ms: u64,
+    ) -> StreamedAnswer {
+        let timetable = Timetable {
             received: Instant::now(),
             received_ns: monotonic_ns(),
             ttft: Duration::from_millis(ttft_ms),
             itl: Duration::from_millis(itl_ms),
         };
         let chunks = Renderer::new("sim").chunks(req.kind, 1, 0);
-        let stamps = RequestStamps::new(None, None, schedule.received_ns);
-        TokenStream::new(req, chunks, schedule, stamps, pacer)
+        let stamps = RequestStamps::new(None, None, timetable.received_ns);
+        StreamedAnswer::new(req, chunks, timetable, stamps, timer)
     }
 
     /// Every event of the stream with the virtual time (since the start) it became ready.
-    async fn collect(mut body: TokenStream) -> Vec<(Duration, String)> {
+    async fn collect(mut body: StreamedAnswer) -> Vec<(Duration, String)> {
         let start = Instant::now();
         let mut events = Vec::new();
         while let Some(frame) = body.frame().await {
@@ -262,7 +267,7 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_late_reader_gets_overdue_tokens_at_once_and_stays_on_schedule() {
+    async fn a_late_reader_gets_overdue_tokens_at_once_and_stays_on_its_timetable() {
         let mut body = stream(&request(Kind::Completions, 10, false), 10, 10);
         let start = Instant::now();
         tokio::time::sleep(Duration::from_millis(35)).await;
@@ -280,11 +285,14 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[tokio::test]
     async fn precise_pacing_is_never_early() {
-        let pacer = Pacer::start();
-        assert!(matches!(pacer, Pacer::Precise(_)), "a timerfd on Linux");
+        let timer = TokenTimer::start();
+        assert!(
+            matches!(timer, TokenTimer::Precise(_)),
+            "a timerfd on Linux"
+        );
         let (ttft, itl, n) = (10, 2, 20);
-        let mut body = stream_on(&pacer, &request(Kind::Completions, n, false), ttft, itl);
-        let origin = body.schedule.received_ns;
+        let mut body = stream_on(&timer, &request(Kind::Completions, n, false), ttft, itl);
+        let origin = body.timetable.received_ns;
         let mut late = Vec::new();
         for k in 1..=n {
             body.frame().await.unwrap().unwrap();

@@ -1,13 +1,13 @@
 //! How a request waits for its next deadline: on the server's shared [`PreciseTimer`] when the
 //! clock is real, on a tokio `Sleep` when time is virtual.
 //!
-//! The choice is made once per server ([`Pacer`]); each request then holds one [`Wait`], which
-//! needs no task, channel or allocation per token. Tokio's arm is kept because unit tests run on
+//! The choice is made once per server ([`TokenTimer`]); each request then holds one [`Waiter`],
+//! which needs no task, channel or allocation per token. Tokio's arm is kept because unit tests run on
 //! paused virtual time (`start_paused`), which only tokio's timer follows, and as the fallback
 //! where no timerfd exists.
 
-use crate::schedule::Schedule;
 use crate::timer::PreciseTimer;
+use crate::timetable::Timetable;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -16,44 +16,46 @@ use tokio::time::Sleep;
 
 /// How a server times its tokens, chosen once per server.
 #[derive(Clone)]
-pub enum Pacer {
+pub enum TokenTimer {
     /// The shared timerfd: tokens leave within microseconds of their deadline.
     Precise(PreciseTimer),
     /// Tokio's millisecond timer, which follows paused and advanced virtual time.
     Tokio,
 }
 
-impl Pacer {
+impl TokenTimer {
     /// The precise timer if a timerfd can be had, else tokio's with one warning on stderr
     /// (tokens may then leave up to 2 ms late). Must be called inside a tokio runtime.
     pub fn start() -> Self {
         match PreciseTimer::start() {
-            Ok(timer) => Pacer::Precise(timer),
+            Ok(timer) => TokenTimer::Precise(timer),
             Err(e) => {
                 eprintln!(
                     "simserve: warning: no timerfd ({e}); using tokio's millisecond timer, \
                      tokens may leave up to 2 ms late"
                 );
-                Pacer::Tokio
+                TokenTimer::Tokio
             }
         }
     }
 
-    /// The waiting state of one request whose first wait is for token `k` of `schedule`.
+    /// The waiting state of one request whose first wait is for token `k` of `timetable`.
     /// The tokio arm arms its `Sleep` here, so it must be called inside a runtime.
-    pub fn wait(&self, schedule: &Schedule, k: u64) -> Wait {
+    pub fn waiter(&self, timetable: &Timetable, k: u64) -> Waiter {
         match self {
-            Pacer::Precise(timer) => Wait::Precise {
+            TokenTimer::Precise(timer) => Waiter::Precise {
                 timer: timer.clone(),
                 registered: None,
             },
-            Pacer::Tokio => Wait::Tokio(Box::pin(tokio::time::sleep_until(schedule.deadline(k)))),
+            TokenTimer::Tokio => {
+                Waiter::Tokio(Box::pin(tokio::time::sleep_until(timetable.deadline(k))))
+            }
         }
     }
 }
 
 /// One request's wait for its next deadline.
-pub enum Wait {
+pub enum Waiter {
     /// Registered with the shared timerfd, at most once per deadline.
     Precise {
         /// The server's timer.
@@ -66,13 +68,13 @@ pub enum Wait {
     Tokio(Pin<Box<Sleep>>),
 }
 
-impl Wait {
-    /// Ready once token `k` of `schedule` is due, never before; otherwise arranges for `cx` to
+impl Waiter {
+    /// Ready once token `k` of `timetable` is due, never before; otherwise arranges for `cx` to
     /// be woken then.
-    pub fn poll_until(&mut self, cx: &mut Context<'_>, schedule: &Schedule, k: u64) -> Poll<()> {
+    pub fn poll_until(&mut self, cx: &mut Context<'_>, timetable: &Timetable, k: u64) -> Poll<()> {
         match self {
-            Wait::Precise { timer, registered } => {
-                let deadline = schedule.deadline_ns(k);
+            Waiter::Precise { timer, registered } => {
+                let deadline = timetable.deadline_ns(k);
                 if monotonic_ns() >= deadline {
                     return Poll::Ready(());
                 }
@@ -90,8 +92,8 @@ impl Wait {
                 }
                 Poll::Pending
             }
-            Wait::Tokio(sleep) => {
-                let deadline = schedule.deadline(k);
+            Waiter::Tokio(sleep) => {
+                let deadline = timetable.deadline(k);
                 if sleep.deadline() != deadline {
                     sleep.as_mut().reset(deadline);
                 }
@@ -100,8 +102,8 @@ impl Wait {
         }
     }
 
-    /// Completes once token `k` of `schedule` is due: for answers sent whole.
-    pub async fn until(&mut self, schedule: &Schedule, k: u64) {
-        std::future::poll_fn(|cx| self.poll_until(cx, schedule, k)).await;
+    /// Completes once token `k` of `timetable` is due: for answers sent whole.
+    pub async fn until(&mut self, timetable: &Timetable, k: u64) {
+        std::future::poll_fn(|cx| self.poll_until(cx, timetable, k)).await;
     }
 }
