@@ -107,7 +107,7 @@ fn check_delay_ms(ms: f64) -> Result<f64, String> {
 pub struct Config {
     /// The one model served.
     pub model: String,
-    /// From the end of a request body to its first token.
+    /// From the end of a request body to its first token (the fixed engine's).
     pub ttft: Duration,
     /// Between consecutive tokens.
     pub itl: Duration,

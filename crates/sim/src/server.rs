@@ -8,6 +8,7 @@
 
 use crate::api::{self, GenerationRequest, Kind};
 use crate::config::Config;
+use crate::engine::{self, Admission, Departure, Engine};
 use crate::render::{self, Renderer};
 use crate::stamps::{RequestStamps, StampLog};
 use crate::stream_body::StreamedAnswer;
@@ -28,7 +29,6 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokenpipe_format::clock::monotonic_ns;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::time::Instant;
 
 /// The largest request body read (64 MiB): room for very long prompts, a bound on memory.
 pub const MAX_BODY_BYTES: usize = 64 << 20;
@@ -38,11 +38,12 @@ pub type ResponseBody = Either<Full<Bytes>, StreamedAnswer>;
 
 /// What every connection shares.
 struct App {
-    config: Config,
     renderer: Renderer,
     models: Bytes,
     stamps: Option<Arc<StampLog>>,
-    /// How every answer waits for its deadlines.
+    /// When each token is due.
+    engine: Arc<dyn Engine>,
+    /// The clock every answer waits on.
     timer: TokenTimer,
     /// Numbers answers: `cmpl-1`, `chatcmpl-2`, …
     next_id: AtomicU64,
@@ -65,7 +66,8 @@ impl Server {
         Self::bind_with_timer(addr, config, stamps, TokenTimer::start()).await
     }
 
-    /// Binds `addr` with a chosen `timer`: `TokenTimer::Tokio` for tests on paused virtual time.
+    /// Binds `addr` with a chosen `timer`: [`TokenTimer::tokio`] for tests on paused virtual
+    /// time.
     pub async fn bind_with_timer(
         addr: (&str, u16),
         config: Config,
@@ -79,7 +81,7 @@ impl Server {
             app: Arc::new(App {
                 models: renderer.models(),
                 renderer,
-                config,
+                engine: engine::from_config(&config),
                 stamps,
                 timer,
                 next_id: AtomicU64::new(1),
@@ -191,28 +193,29 @@ async fn generate(app: &App, kind: Kind, req: Request<Incoming>) -> Response<Res
             return error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
         }
     };
-    // The origin of the timetable, on both clocks at once; the stamp is read first so that a
-    // token's stamp is never less than `ttft` after it.
+    // The request's arrival, for the stamps file and on the timer's clock (the same clock when
+    // the timer is precise); the stamp is read first so that a token's stamp is never less
+    // than `ttft` after it.
     let received_ns = monotonic_ns();
-    let received = Instant::now();
+    let arrival_ns = app.timer.now_ns();
     let stamps = RequestStamps::new(app.stamps.clone(), request_id.clone(), received_ns);
     let parsed = match api::parse(kind, &body) {
         Ok(parsed) => parsed,
         Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", &e.message),
     };
-    let timetable = Timetable {
-        received,
-        received_ns,
-        ttft: app.config.ttft,
-        itl: app.config.itl,
+    let admission = Admission {
+        arrival_ns,
+        prompt_tokens: parsed.prompt_tokens,
+        max_tokens: parsed.max_tokens,
     };
+    let timetable = Timetable::admit(app.engine.clone(), &app.timer, &admission);
     let id = app.next_id.fetch_add(1, Ordering::Relaxed);
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let mut response = if parsed.stream {
         let chunks = app.renderer.chunks(kind, id, created);
-        let body = StreamedAnswer::new(&parsed, chunks, timetable, stamps, &app.timer);
+        let body = StreamedAnswer::new(&parsed, chunks, timetable, stamps);
         let mut response = Response::new(Either::Right(body));
         response
             .headers_mut()
@@ -231,17 +234,15 @@ async fn generate(app: &App, kind: Kind, req: Request<Incoming>) -> Response<Res
 async fn whole_answer(
     app: &App,
     parsed: &GenerationRequest,
-    timetable: Timetable,
+    mut timetable: Timetable,
     mut stamps: RequestStamps,
     id: u64,
     created: u64,
 ) -> Response<ResponseBody> {
     let body = app.renderer.full_response(parsed, id, created);
     let last = parsed.max_tokens;
-    app.timer
-        .waiter(&timetable, last)
-        .until(&timetable, last)
-        .await;
+    timetable.until(last).await;
+    timetable.depart(Departure::Finished);
     // All tokens leave together: first and last token stamps are the same instant.
     stamps.sent(parsed.max_tokens);
     json(StatusCode::OK, body)

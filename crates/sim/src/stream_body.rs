@@ -4,17 +4,17 @@
 //! No channel, no task per token: when hyper asks for the next frame, the body either has one
 //! due (its deadline passed) and renders it, or waits for the next absolute deadline (one entry
 //! on the server's shared timerfd, or its single tokio `Sleep` under virtual time; see
-//! [`crate::waiter`]) and returns `Pending`. If the server falls behind, every overdue frame is
+//! [`crate::timetable`]) and returns `Pending`. If the server falls behind, every overdue frame is
 //! ready at once, so hyper writes them in one go and the stream is back on its timetable.
 //!
 //! Event order, as vLLM: (chat only) the role chunk at once, then one chunk per token, the last
 //! with `finish_reason` "length", then (if asked) the usage chunk, then `data: [DONE]`.
 
 use crate::api::{GenerationRequest, Kind};
+use crate::engine::Departure;
 use crate::render::{Chunks, DONE};
 use crate::stamps::RequestStamps;
 use crate::timetable::Timetable;
-use crate::waiter::{TokenTimer, Waiter};
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
 use std::convert::Infallible;
@@ -39,9 +39,8 @@ enum Phase {
 /// One request's server-sent event stream.
 pub struct StreamedAnswer {
     chunks: Chunks,
+    /// When token `next` is due, and the wait for it while in `Phase::Tokens`.
     timetable: Timetable,
-    /// Waits for the deadline of token `next` while in `Phase::Tokens`.
-    waiter: Waiter,
     phase: Phase,
     /// The next token to send (1-based).
     next: u64,
@@ -52,19 +51,16 @@ pub struct StreamedAnswer {
 }
 
 impl StreamedAnswer {
-    /// The stream for `req`, timed by `timetable` on the server's `timer`. Must be called inside
-    /// a tokio runtime (tokio's arm arms the first token's timer).
+    /// The stream for `req`, its tokens timed by `timetable`.
     pub fn new(
         req: &GenerationRequest,
         chunks: Chunks,
         timetable: Timetable,
         stamps: RequestStamps,
-        timer: &TokenTimer,
     ) -> Self {
         Self {
             chunks,
             timetable,
-            waiter: timer.waiter(&timetable, 1),
             phase: match req.kind {
                 Kind::Chat => Phase::Role,
                 Kind::Completions => Phase::Tokens,
@@ -85,11 +81,12 @@ impl StreamedAnswer {
                 Poll::Ready(Some(self.chunks.role()))
             }
             Phase::Tokens => {
-                ready!(self.waiter.poll_until(cx, &self.timetable, self.next));
+                ready!(self.timetable.poll_due(cx, self.next));
                 let k = self.next;
                 let last = k >= self.total;
                 let frame = self.chunks.token(k, last);
                 if last {
+                    self.timetable.depart(Departure::Finished);
                     self.phase = if self.include_usage {
                         Phase::Usage
                     } else {
@@ -142,9 +139,13 @@ impl Body for StreamedAnswer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::fixed::Fixed;
+    use crate::engine::Admission;
     use crate::render::Renderer;
+    use crate::waiter::TokenTimer;
     use http_body_util::BodyExt;
     use serde_json::Value;
+    use std::sync::Arc;
     use std::time::Duration;
     use tokenpipe_format::clock::monotonic_ns;
     use tokio::time::Instant;
@@ -160,7 +161,7 @@ mod tests {
     }
 
     fn stream(req: &GenerationRequest, ttft_ms: u64, itl_ms: u64) -> StreamedAnswer {
-        stream_on(&TokenTimer::Tokio, req, ttft_ms, itl_ms)
+        stream_on(&TokenTimer::tokio(), req, ttft_ms, itl_ms)
     }
 
     fn stream_on(
@@ -169,15 +170,19 @@ mod tests {
         ttft_ms: u64,
         itl_ms: u64,
     ) -> StreamedAnswer {
-        let timetable = Timetable {
-            received: Instant::now(),
-            received_ns: monotonic_ns(),
+        let engine = Arc::new(Fixed {
             ttft: Duration::from_millis(ttft_ms),
             itl: Duration::from_millis(itl_ms),
+        });
+        let admission = Admission {
+            arrival_ns: timer.now_ns(),
+            prompt_tokens: req.prompt_tokens,
+            max_tokens: req.max_tokens,
         };
+        let timetable = Timetable::admit(engine, timer, &admission);
         let chunks = Renderer::new("sim").chunks(req.kind, 1, 0);
-        let stamps = RequestStamps::new(None, None, timetable.received_ns);
-        StreamedAnswer::new(req, chunks, timetable, stamps, timer)
+        let stamps = RequestStamps::new(None, None, admission.arrival_ns);
+        StreamedAnswer::new(req, chunks, timetable, stamps)
     }
 
     /// Every event of the stream with the virtual time (since the start) it became ready.
@@ -292,7 +297,7 @@ mod tests {
         );
         let (ttft, itl, n) = (10, 2, 20);
         let mut body = stream_on(&timer, &request(Kind::Completions, n, false), ttft, itl);
-        let origin = body.timetable.received_ns;
+        let origin = body.timetable.arrival_ns();
         let mut late = Vec::new();
         for k in 1..=n {
             body.frame().await.unwrap().unwrap();

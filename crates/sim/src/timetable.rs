@@ -1,82 +1,182 @@
-//! One request's timetable: when each of its tokens is due, `received + ttft + (k − 1) · itl`
-//! for token k (1-based).
+//! One request's timetable: its place in the server's [`Engine`] and its wait on the server's
+//! timer, together answering "is token k due yet?".
 //!
-//! Every deadline is computed from the same origin, never from the previous wake-up, so a late
-//! wake-up delays one token and not all the ones after it. The origin is held on two clocks
-//! read at the same moment: `CLOCK_MONOTONIC` nanoseconds for the precise timer (the same
-//! reading as the stamps file's `received_ns`), and a tokio `Instant` for tokio's timer, which
-//! follows paused virtual time in tests.
+//! A [`Timetable`] is made when a request is admitted and departs from the engine exactly once:
+//! explicitly when the answer finished or a fault ended it, or on drop when the client went
+//! away. Asking is lazy, as the engine seam allows: for each token it asks the engine with the
+//! current time and waits for the instant it names, asking again when the engine said the
+//! deadline was not known yet. Neither the engine nor the waiter allocates per token.
 
-use std::time::Duration;
-use tokio::time::Instant;
+use crate::engine::{Admission, Departure, Due, Engine, Ticket};
+use crate::waiter::{TokenTimer, Waiter};
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
 
-/// The absolute deadlines of one request's tokens.
-#[derive(Debug, Clone, Copy)]
+/// One admitted request's token deadlines and its wait for the next one.
 pub struct Timetable {
-    /// When the request body was fully read, on tokio's clock.
-    pub received: Instant,
-    /// The same moment on `CLOCK_MONOTONIC`, in nanoseconds.
-    pub received_ns: u64,
-    /// From `received` to the first token.
-    pub ttft: Duration,
-    /// Between consecutive tokens.
-    pub itl: Duration,
+    engine: Arc<dyn Engine>,
+    ticket: Ticket,
+    waiter: Waiter,
+    departed: bool,
 }
 
-/// A deadline that cannot be represented is treated as "a year from the origin": never reached
-/// in practice, and no panic on overflow.
-const FAR: Duration = Duration::from_secs(365 * 24 * 3600);
-
 impl Timetable {
-    /// The time from `received` to token `k` (1-based; 0 is read as 1).
-    pub fn offset(&self, k: u64) -> Duration {
-        let gaps = u32::try_from(k.saturating_sub(1)).unwrap_or(u32::MAX);
-        self.ttft.saturating_add(self.itl.saturating_mul(gaps))
+    /// Admits a request to `engine`; its tokens will wait on `timer`, whose clock `admission`'s
+    /// `arrival_ns` was read on.
+    pub fn admit(engine: Arc<dyn Engine>, timer: &TokenTimer, admission: &Admission) -> Self {
+        let ticket = engine.admit(admission);
+        Self {
+            engine,
+            ticket,
+            waiter: timer.waiter(),
+            departed: false,
+        }
     }
 
-    /// The instant token `k` (1-based) is due.
-    pub fn deadline(&self, k: u64) -> Instant {
-        let offset = self.offset(k);
-        self.received
-            .checked_add(offset)
-            .or_else(|| self.received.checked_add(FAR))
-            .unwrap_or(self.received)
+    /// When the request arrived, on the timer's clock (ns).
+    pub fn arrival_ns(&self) -> u64 {
+        self.ticket.arrival_ns
     }
 
-    /// The `CLOCK_MONOTONIC` nanosecond token `k` (1-based) is due; saturates at `u64::MAX`
-    /// (never reached) instead of overflowing.
-    pub fn deadline_ns(&self, k: u64) -> u64 {
-        let offset = u64::try_from(self.offset(k).as_nanos()).unwrap_or(u64::MAX);
-        self.received_ns.saturating_add(offset)
+    /// Ready once token `k` (1-based) is due, never before; otherwise arranges for `cx` to be
+    /// woken when it is, or when the engine wants to be asked again.
+    pub fn poll_due(&mut self, cx: &mut Context<'_>, k: u64) -> Poll<()> {
+        loop {
+            let now = self.waiter.now_ns();
+            match self.engine.due(&self.ticket, k, now) {
+                Due::At(at) => {
+                    if at > now {
+                        ready!(self.waiter.poll_until(cx, at));
+                    }
+                    return Poll::Ready(());
+                }
+                Due::AskAt(at) if at > now => {
+                    // Reached: go round and ask again.
+                    ready!(self.waiter.poll_until(cx, at));
+                }
+                Due::AskAt(_) => {
+                    // An instant not in the future breaks the contract; yield rather than spin.
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+            }
+        }
+    }
+
+    /// Completes once token `k` is due: for answers sent whole.
+    pub async fn until(&mut self, k: u64) {
+        std::future::poll_fn(|cx| self.poll_due(cx, k)).await;
+    }
+
+    /// Tells the engine the request left; only the first call counts.
+    pub fn depart(&mut self, why: Departure) {
+        if !self.departed {
+            self.departed = true;
+            self.engine.depart(&self.ticket, why);
+        }
+    }
+}
+
+impl Drop for Timetable {
+    /// Dropped before departing: the answer was dropped unfinished, its client gone.
+    fn drop(&mut self) {
+        self.depart(Departure::Gone);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
+    use std::time::Duration;
+    use tokio::time::Instant;
 
-    #[test]
-    fn deadlines_are_absolute() {
-        let s = Timetable {
-            received: Instant::now(),
-            received_ns: 1_000,
-            ttft: Duration::from_millis(50),
-            itl: Duration::from_micros(2_500),
+    const MS: u64 = 1_000_000;
+
+    /// An engine that knows token k's deadline (k ms after arrival, times ten) only from the
+    /// instant token k − 1 was due, and says "ask again" every 3 ms before: the laziness a
+    /// batching engine needs. It logs every call.
+    #[derive(Default)]
+    struct Lazy {
+        log: Mutex<Vec<String>>,
+    }
+
+    impl Lazy {
+        fn note(&self, line: String) {
+            self.log.lock().unwrap().push(line);
+        }
+    }
+
+    impl Engine for Lazy {
+        fn admit(&self, a: &Admission) -> Ticket {
+            self.note(format!(
+                "admit {} {} {}",
+                a.arrival_ns, a.prompt_tokens, a.max_tokens
+            ));
+            Ticket {
+                slot: 7,
+                arrival_ns: a.arrival_ns,
+            }
+        }
+
+        fn due(&self, t: &Ticket, k: u64, now_ns: u64) -> Due {
+            assert_eq!(t.slot, 7);
+            let known_from = t.arrival_ns + (k - 1) * 10 * MS;
+            let at = t.arrival_ns + k * 10 * MS;
+            if now_ns >= known_from {
+                Due::At(at)
+            } else {
+                Due::AskAt((now_ns + 3 * MS).min(known_from))
+            }
+        }
+
+        fn depart(&self, t: &Ticket, why: Departure) {
+            self.note(format!("depart {} {why:?}", t.slot));
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn lazy_answers_are_asked_again_and_tokens_are_on_time() {
+        let engine = Arc::new(Lazy::default());
+        let timer = TokenTimer::tokio();
+        let start = Instant::now();
+        let admission = Admission {
+            arrival_ns: timer.now_ns(),
+            prompt_tokens: 5,
+            max_tokens: 4,
         };
-        assert_eq!(s.offset(1), Duration::from_millis(50));
-        assert_eq!(s.offset(0), Duration::from_millis(50));
-        assert_eq!(s.offset(3), Duration::from_millis(55));
-        assert_eq!(s.offset(1001), Duration::from_millis(2_550));
-        assert_eq!(s.deadline(3) - s.received, Duration::from_millis(55));
-        assert_eq!(s.deadline_ns(1), 50_001_000);
-        assert_eq!(s.deadline_ns(3), 55_001_000);
-        // No overflow panic for absurd counts or origins.
-        let _ = s.deadline(u64::MAX);
-        assert!(s.deadline_ns(u64::MAX) > s.deadline_ns(1001));
-        let late = Timetable {
-            received_ns: u64::MAX - 5,
-            ..s
+        let mut timetable = Timetable::admit(engine.clone(), &timer, &admission);
+        for k in 1..=3 {
+            timetable.until(k).await;
+            assert_eq!(start.elapsed(), Duration::from_millis(10 * k), "token {k}");
+        }
+        // A reader that falls behind finds the token due at once.
+        tokio::time::sleep(Duration::from_millis(25)).await;
+        let late = start.elapsed();
+        timetable.until(4).await;
+        assert_eq!(start.elapsed(), late);
+        timetable.depart(Departure::Finished);
+        timetable.depart(Departure::Failed);
+        drop(timetable);
+        let log = engine.log.lock().unwrap().clone();
+        assert_eq!(log, ["admit 0 5 4", "depart 7 Finished"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_dropped_timetable_departs_as_gone() {
+        let engine = Arc::new(Lazy::default());
+        let timer = TokenTimer::tokio();
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        let admission = Admission {
+            arrival_ns: timer.now_ns(),
+            prompt_tokens: 0,
+            max_tokens: 1,
         };
-        assert_eq!(late.deadline_ns(2), u64::MAX);
+        drop(Timetable::admit(engine.clone(), &timer, &admission));
+        let log = engine.log.lock().unwrap().clone();
+        assert_eq!(
+            log,
+            [format!("admit {} 0 1", 2 * MS), "depart 7 Gone".into()]
+        );
     }
 }

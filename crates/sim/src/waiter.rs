@@ -1,18 +1,22 @@
-//! How a request waits for its next deadline: on the server's shared [`PreciseTimer`] when the
-//! clock is real, on a tokio `Sleep` when time is virtual.
+//! The server's clock and how a request waits on it: the shared [`PreciseTimer`] on
+//! `CLOCK_MONOTONIC` when time is real, a tokio `Sleep` on tokio's clock when time is virtual.
 //!
 //! The choice is made once per server ([`TokenTimer`]); each request then holds one [`Waiter`],
-//! which needs no task, channel or allocation per token. Tokio's arm is kept because unit tests run on
-//! paused virtual time (`start_paused`), which only tokio's timer follows, and as the fallback
-//! where no timerfd exists.
+//! which needs no task, channel or allocation per token. Tokio's arm is kept because unit tests
+//! run on paused virtual time (`start_paused`), which only tokio's timer follows, and as the
+//! fallback where no timerfd exists.
+//!
+//! Instants are plain nanoseconds on the timer's clock ([`TokenTimer::now_ns`]), the unit the
+//! [`Engine`](crate::engine::Engine) works in: `CLOCK_MONOTONIC` for the precise timer (the
+//! same clock as the stamps file), nanoseconds since the timer was made for tokio's.
 
 use crate::timer::PreciseTimer;
-use crate::timetable::Timetable;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 use tokenpipe_format::clock::monotonic_ns;
-use tokio::time::Sleep;
+use tokio::time::{Instant, Sleep};
 
 /// How a server times its tokens, chosen once per server.
 #[derive(Clone)]
@@ -20,7 +24,10 @@ pub enum TokenTimer {
     /// The shared timerfd: tokens leave within microseconds of their deadline.
     Precise(PreciseTimer),
     /// Tokio's millisecond timer, which follows paused and advanced virtual time.
-    Tokio,
+    Tokio {
+        /// Instant 0 of this timer's clock.
+        epoch: Instant,
+    },
 }
 
 impl TokenTimer {
@@ -34,76 +41,110 @@ impl TokenTimer {
                     "simserve: warning: no timerfd ({e}); using tokio's millisecond timer, \
                      tokens may leave up to 2 ms late"
                 );
-                TokenTimer::Tokio
+                TokenTimer::tokio()
             }
         }
     }
 
-    /// The waiting state of one request whose first wait is for token `k` of `timetable`.
-    /// The tokio arm arms its `Sleep` here, so it must be called inside a runtime.
-    pub fn waiter(&self, timetable: &Timetable, k: u64) -> Waiter {
+    /// Tokio's timer, with its clock's origin now: for tests on paused virtual time (made
+    /// inside the paused runtime, so that the origin is virtual too).
+    pub fn tokio() -> Self {
+        TokenTimer::Tokio {
+            epoch: Instant::now(),
+        }
+    }
+
+    /// The current instant on this timer's clock, in nanoseconds.
+    pub fn now_ns(&self) -> u64 {
+        match self {
+            TokenTimer::Precise(_) => monotonic_ns(),
+            TokenTimer::Tokio { epoch } => since(*epoch),
+        }
+    }
+
+    /// The waiting state of one request. Arms nothing yet, so it needs no runtime.
+    pub fn waiter(&self) -> Waiter {
         match self {
             TokenTimer::Precise(timer) => Waiter::Precise {
                 timer: timer.clone(),
                 registered: None,
             },
-            TokenTimer::Tokio => {
-                Waiter::Tokio(Box::pin(tokio::time::sleep_until(timetable.deadline(k))))
-            }
+            TokenTimer::Tokio { epoch } => Waiter::Tokio {
+                epoch: *epoch,
+                sleep: None,
+            },
         }
     }
 }
 
-/// One request's wait for its next deadline.
+/// One request's wait for its next instant.
 pub enum Waiter {
-    /// Registered with the shared timerfd, at most once per deadline.
+    /// Registered with the shared timerfd, at most once per instant.
     Precise {
         /// The server's timer.
         timer: PreciseTimer,
-        /// The deadline and waker last registered, so that polls before the deadline (hyper
+        /// The instant and waker last registered, so that polls before the instant (hyper
         /// polls a body for other reasons too) add no heap entries.
         registered: Option<(u64, Waker)>,
     },
-    /// One pinned tokio `Sleep`, reset on each new deadline.
-    Tokio(Pin<Box<Sleep>>),
+    /// One pinned tokio `Sleep`, made on the first wait and reset on each new instant.
+    Tokio {
+        /// Instant 0 of the clock.
+        epoch: Instant,
+        /// The sleep, once there was something to wait for.
+        sleep: Option<Pin<Box<Sleep>>>,
+    },
 }
 
+/// Nanoseconds on tokio's clock since `epoch`.
+fn since(epoch: Instant) -> u64 {
+    u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Where tokio's clock stands in for an instant it cannot represent: a year ahead.
+const FAR: Duration = Duration::from_secs(365 * 24 * 3600);
+
 impl Waiter {
-    /// Ready once token `k` of `timetable` is due, never before; otherwise arranges for `cx` to
-    /// be woken then.
-    pub fn poll_until(&mut self, cx: &mut Context<'_>, timetable: &Timetable, k: u64) -> Poll<()> {
+    /// The current instant on the clock this waiter waits on, in nanoseconds.
+    pub fn now_ns(&self) -> u64 {
+        match self {
+            Waiter::Precise { .. } => monotonic_ns(),
+            Waiter::Tokio { epoch, .. } => since(*epoch),
+        }
+    }
+
+    /// Ready once the clock reads `at_ns` or later, never before; otherwise arranges for `cx`
+    /// to be woken then. The tokio arm must be polled inside a runtime.
+    pub fn poll_until(&mut self, cx: &mut Context<'_>, at_ns: u64) -> Poll<()> {
         match self {
             Waiter::Precise { timer, registered } => {
-                let deadline = timetable.deadline_ns(k);
-                if monotonic_ns() >= deadline {
+                if monotonic_ns() >= at_ns {
                     return Poll::Ready(());
                 }
                 match registered {
                     Some((d, w)) if w.will_wake(cx.waker()) => {
-                        if *d != deadline {
-                            timer.register(deadline, cx.waker());
-                            *d = deadline;
+                        if *d != at_ns {
+                            timer.register(at_ns, cx.waker());
+                            *d = at_ns;
                         }
                     }
                     _ => {
-                        timer.register(deadline, cx.waker());
-                        *registered = Some((deadline, cx.waker().clone()));
+                        timer.register(at_ns, cx.waker());
+                        *registered = Some((at_ns, cx.waker().clone()));
                     }
                 }
                 Poll::Pending
             }
-            Waiter::Tokio(sleep) => {
-                let deadline = timetable.deadline(k);
-                if sleep.deadline() != deadline {
-                    sleep.as_mut().reset(deadline);
+            Waiter::Tokio { epoch, sleep } => {
+                let at = epoch
+                    .checked_add(Duration::from_nanos(at_ns))
+                    .unwrap_or_else(|| Instant::now() + FAR);
+                let sleep = sleep.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
+                if sleep.deadline() != at {
+                    sleep.as_mut().reset(at);
                 }
                 sleep.as_mut().poll(cx)
             }
         }
-    }
-
-    /// Completes once token `k` of `timetable` is due: for answers sent whole.
-    pub async fn until(&mut self, timetable: &Timetable, k: u64) {
-        std::future::poll_fn(|cx| self.poll_until(cx, timetable, k)).await;
     }
 }
