@@ -4,6 +4,7 @@
 //! needs, with the millisecond floats turned into whole nanoseconds once, so every deadline is
 //! computed in exact integer arithmetic.
 
+use crate::fault::select::{self, FaultFlag, FaultPlan};
 use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -70,6 +71,35 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub stamps: Option<PathBuf>,
 
+    /// Make a FRACTION of the requests fail as KIND (repeatable; the kinds are in --help)
+    ///
+    /// Fails chosen generation requests the way real servers fail, to check that a client sees
+    /// and classifies each failure. KIND is one of:
+    ///   http[=STATUS]  answer STATUS (400 to 599, default 500) with an OpenAI-style JSON error
+    ///   reset          close the connection mid-stream, without ending the chunked body
+    ///   stall          stop sending mid-stream and keep the connection open
+    ///   garbage        send one SSE data event that is not JSON, then go on
+    ///   error          send `data: {"error":{...}}`, then `data: [DONE]` (as vLLM does)
+    ///   truncate       end the body cleanly mid-answer: no finish_reason, no `[DONE]`
+    ///   bare-done      send `data: [DONE]` without any finish_reason (as llama-cpp-python)
+    /// The mid-stream kinds act after --fault-after tokens. FRACTION (0 to 1, default 1) of the
+    /// requests fail; which ones is a hash of each request's number and --fault-seed, so the
+    /// same seed fails the same requests. Repeatable; the fractions must add up to at most 1.
+    /// A request can choose for itself with the body members "tokenpipe_fault": "KIND" (or
+    /// "none") and "tokenpipe_fault_after": N, which override these flags.
+    #[arg(long, value_name = "KIND[:FRACTION]", value_parser = select::parse_flag,
+          verbatim_doc_comment)]
+    pub fault: Vec<FaultFlag>,
+
+    /// Seed of the hash that picks the requests --fault fails.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub fault_seed: u64,
+
+    /// Tokens sent before a mid-stream fault acts [default: half of max_tokens, at least 1;
+    /// at most max_tokens].
+    #[arg(long, value_name = "N")]
+    pub fault_after: Option<u64>,
+
     /// Tokio worker threads.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     pub workers: u16,
@@ -101,8 +131,8 @@ fn check_delay_ms(ms: f64) -> Result<f64, String> {
     Ok(ms)
 }
 
-/// What the server needs to answer requests: the model name and the two delays, in whole
-/// nanoseconds so that deadlines are exact sums.
+/// What the server needs to answer requests: the model name, the two delays (in whole
+/// nanoseconds so that deadlines are exact sums) and which requests fail.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// The one model served.
@@ -111,6 +141,8 @@ pub struct Config {
     pub ttft: Duration,
     /// Between consecutive tokens.
     pub itl: Duration,
+    /// Which requests fail, and how (`--fault`); empty by default.
+    pub faults: FaultPlan,
 }
 
 impl Config {
@@ -124,12 +156,16 @@ impl Config {
             model: model.into(),
             ttft,
             itl,
+            faults: FaultPlan::default(),
         })
     }
 
     /// The settings for parsed arguments.
     pub fn from_args(args: &Args) -> anyhow::Result<Self> {
-        Self::from_ms(args.model.clone(), args.ttft_ms, args.itl_ms)
+        let mut config = Self::from_ms(args.model.clone(), args.ttft_ms, args.itl_ms)?;
+        config.faults = FaultPlan::new(&args.fault, args.fault_seed, args.fault_after)
+            .map_err(tokenpipe_cli::bad_input)?;
+        Ok(config)
     }
 }
 
@@ -159,6 +195,36 @@ mod tests {
         assert_eq!(config.model, "tokenpipe-sim");
         assert_eq!(config.ttft, Duration::from_millis(50));
         assert_eq!(config.itl, Duration::from_millis(10));
+        assert!(config.faults.is_empty());
+    }
+
+    #[test]
+    fn faults_are_parsed_and_checked() {
+        let args = Args::try_parse_from([
+            "simserve",
+            "--fault",
+            "http=503:0.25",
+            "--fault=reset:0.5",
+            "--fault-seed",
+            "9",
+            "--fault-after",
+            "3",
+        ])
+        .unwrap();
+        assert_eq!(args.fault.len(), 2);
+        assert_eq!(args.fault[0].fraction, 0.25);
+        let config = Config::from_args(&args).unwrap();
+        assert!(!config.faults.is_empty());
+        for bad in ["boom", "reset:2", "http=200", "stall:0"] {
+            assert!(
+                Args::try_parse_from(["simserve", "--fault", bad]).is_err(),
+                "{bad} accepted"
+            );
+        }
+        let args =
+            Args::try_parse_from(["simserve", "--fault", "stall", "--fault", "reset:0.5"]).unwrap();
+        let e = Config::from_args(&args).unwrap_err().to_string();
+        assert!(e.contains("more than 1"), "{e}");
     }
 
     #[test]

@@ -13,11 +13,11 @@
 //! so they leave within microseconds of their deadline, never before it.
 //!
 //! Modules: [`config`] (command line), [`api`] (request parsing), [`engine`] (when tokens are
-//! due: the seam and its implementations), [`timetable`] (one request's place in the engine and
-//! its wait), [`timer`] (the shared high-resolution timer), [`waiter`] (the server's clock and
-//! how a request waits on it: that timer, or tokio's under virtual time), [`render`] (wire
-//! bytes), [`stream_body`] (the streamed body), [`stamps`] (send stamps), [`server`] (listener
-//! and routes).
+//! due: the seam and its implementations), [`fault`] (simulated failures: which requests fail,
+//! and how), [`timetable`] (one request's place in the engine and its wait), [`timer`] (the
+//! shared high-resolution timer), [`waiter`] (the server's clock and how a request waits on it:
+//! that timer, or tokio's under virtual time), [`render`] (wire bytes), [`stream_body`] (the
+//! streamed body), [`stamps`] (send stamps), [`server`] (listener and routes).
 //!
 //! The names are simserve's own: fire's `Pacer` (its dispatcher), fire's `sse` (its event
 //! splitter) and the stream format's `schedule` record are different things.
@@ -27,6 +27,7 @@
 pub mod api;
 pub mod config;
 pub mod engine;
+pub mod fault;
 pub mod render;
 pub mod server;
 pub mod stamps;

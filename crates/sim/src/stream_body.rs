@@ -9,15 +9,18 @@
 //!
 //! Event order, as vLLM: (chat only) the role chunk at once, then one chunk per token, the last
 //! with `finish_reason` "length", then (if asked) the usage chunk, then `data: [DONE]`.
+//!
+//! A request chosen to fail carries its [`Fault`]; when the fault's point comes the body carries
+//! out the [`Divert`] the fault layer names (see [`crate::fault`]) and decides nothing itself.
 
 use crate::api::{GenerationRequest, Kind};
 use crate::engine::Departure;
+use crate::fault::{Divert, Fault, Reset};
 use crate::render::{Chunks, DONE};
 use crate::stamps::RequestStamps;
 use crate::timetable::Timetable;
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
-use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
@@ -28,12 +31,18 @@ enum Phase {
     Role,
     /// Token `next` is next, due at its deadline.
     Tokens,
+    /// The fault acts now: its point was reached.
+    Fault,
     /// The usage chunk is next, due right after the last token.
     Usage,
     /// `[DONE]` is next.
     Done,
     /// Nothing left.
     End,
+    /// `reset`: hyper was given one turn to write out what it holds; now the body fails.
+    Resetting,
+    /// `stall`: nothing more, ever.
+    Stalled,
 }
 
 /// One request's server-sent event stream.
@@ -48,15 +57,19 @@ pub struct StreamedAnswer {
     prompt_tokens: u64,
     include_usage: bool,
     stamps: RequestStamps,
+    /// The fault still to come, if the request was chosen to fail mid-stream.
+    fault: Option<Fault>,
 }
 
 impl StreamedAnswer {
-    /// The stream for `req`, its tokens timed by `timetable`.
+    /// The stream for `req`, its tokens timed by `timetable`, failing as `fault` says if given
+    /// (an `http` fault never gets this far: it is answered before any stream exists).
     pub fn new(
         req: &GenerationRequest,
         chunks: Chunks,
         timetable: Timetable,
         stamps: RequestStamps,
+        fault: Option<Fault>,
     ) -> Self {
         Self {
             chunks,
@@ -70,63 +83,138 @@ impl StreamedAnswer {
             prompt_tokens: req.prompt_tokens,
             include_usage: req.include_usage,
             stamps,
+            fault,
         }
     }
 
-    /// Renders the next event, if it is due.
-    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
-        match self.phase {
-            Phase::Role => {
-                self.phase = Phase::Tokens;
-                Poll::Ready(Some(self.chunks.role()))
-            }
-            Phase::Tokens => {
-                ready!(self.timetable.poll_due(cx, self.next));
-                let k = self.next;
-                let last = k >= self.total;
-                let frame = self.chunks.token(k, last);
-                if last {
-                    self.timetable.depart(Departure::Finished);
-                    self.phase = if self.include_usage {
-                        Phase::Usage
-                    } else {
-                        Phase::Done
-                    };
-                } else {
-                    self.next = k + 1;
+    /// What follows the last token: the usage chunk if asked, else `[DONE]`.
+    fn tail(&self) -> Phase {
+        if self.include_usage {
+            Phase::Usage
+        } else {
+            Phase::Done
+        }
+    }
+
+    /// Whether the fault to come ends the answer, so no token may say `finish_reason`.
+    fn fault_ends_answer(&self) -> bool {
+        self.fault.is_some_and(|f| f.ends_answer())
+    }
+
+    /// Renders the next event, if it is due; `Err` only for the `reset` fault.
+    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, Reset>>> {
+        loop {
+            match self.phase {
+                Phase::Role => {
+                    self.phase = Phase::Tokens;
+                    return Poll::Ready(Some(Ok(self.chunks.role())));
                 }
-                // Stamped as late as possible: the frame goes to hyper on return.
-                self.stamps.sent(1);
-                Poll::Ready(Some(frame))
+                Phase::Tokens => {
+                    let k = self.next;
+                    ready!(self.timetable.poll_due(cx, k));
+                    if self.fault.is_some_and(|f| k > f.after) {
+                        // Token k is due but the server "breaks" while generating it.
+                        self.phase = Phase::Fault;
+                        continue;
+                    }
+                    let last = k >= self.total;
+                    let frame = self.chunks.token(k, last && !self.fault_ends_answer());
+                    self.next = k + 1;
+                    if last {
+                        self.phase = if self.fault.is_some() {
+                            Phase::Fault
+                        } else {
+                            self.tail()
+                        };
+                        if !self.fault_ends_answer() {
+                            self.timetable.depart(Departure::Finished);
+                        }
+                    }
+                    // Stamped as late as possible: the frame goes to hyper on return.
+                    self.stamps.sent(1);
+                    return Poll::Ready(Some(Ok(frame)));
+                }
+                Phase::Fault => return self.divert(cx),
+                Phase::Usage => {
+                    self.phase = Phase::Done;
+                    let sent = self.stamps.tokens();
+                    let usage = self.chunks.usage(self.prompt_tokens, sent);
+                    return Poll::Ready(Some(Ok(usage)));
+                }
+                Phase::Done => {
+                    self.phase = Phase::End;
+                    return Poll::Ready(Some(Ok(Bytes::from_static(DONE))));
+                }
+                Phase::End => return Poll::Ready(None),
+                Phase::Resetting => return Poll::Ready(Some(Err(Reset))),
+                // No waker kept: only the client leaving (hyper sees the socket close) ends it.
+                Phase::Stalled => return Poll::Pending,
             }
-            Phase::Usage => {
-                self.phase = Phase::Done;
-                let sent = self.stamps.tokens();
-                Poll::Ready(Some(self.chunks.usage(self.prompt_tokens, sent)))
+        }
+    }
+
+    /// Carries out the fault, whose point has come.
+    fn divert(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, Reset>>> {
+        let Some(fault) = self.fault.take() else {
+            self.phase = self.tail();
+            return self.poll_event(cx);
+        };
+        let divert = fault.divert();
+        if !matches!(divert, Divert::Insert(_)) {
+            self.timetable.depart(Departure::Failed);
+        }
+        match divert {
+            Divert::Reset => {
+                // Tokens already handed to hyper may still sit in its buffer: yield once so
+                // that it writes them, and fail on the next poll.
+                self.phase = Phase::Resetting;
+                cx.waker().wake_by_ref();
+                Poll::Pending
             }
-            Phase::Done => {
-                self.phase = Phase::End;
-                Poll::Ready(Some(Bytes::from_static(DONE)))
+            Divert::Stall => {
+                self.phase = Phase::Stalled;
+                Poll::Pending
             }
-            Phase::End => Poll::Ready(None),
+            Divert::Insert(event) => {
+                self.phase = if self.next > self.total {
+                    self.tail()
+                } else {
+                    Phase::Tokens
+                };
+                Poll::Ready(Some(Ok(event)))
+            }
+            Divert::Finish { event, done } => {
+                let then = if done { Phase::Done } else { Phase::End };
+                match event {
+                    Some(event) => {
+                        self.phase = then;
+                        Poll::Ready(Some(Ok(event)))
+                    }
+                    None => {
+                        self.phase = then;
+                        self.poll_event(cx)
+                    }
+                }
+            }
         }
     }
 }
 
 impl Body for StreamedAnswer {
     type Data = Bytes;
-    type Error = Infallible;
+    type Error = Reset;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, Reset>>> {
         self.get_mut()
             .poll_event(cx)
-            .map(|event| event.map(|bytes| Ok(Frame::data(bytes))))
+            .map(|event| event.map(|bytes| bytes.map(Frame::data)))
     }
 
-    /// True once `[DONE]` has been handed over, so hyper ends the chunked body with that write.
+    /// True once the last event has been handed over, so hyper ends the chunked body with that
+    /// write.
     fn is_end_stream(&self) -> bool {
         self.phase == Phase::End
     }
@@ -137,179 +225,4 @@ impl Body for StreamedAnswer {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::fixed::Fixed;
-    use crate::engine::Admission;
-    use crate::render::Renderer;
-    use crate::waiter::TokenTimer;
-    use http_body_util::BodyExt;
-    use serde_json::Value;
-    use std::sync::Arc;
-    use std::time::Duration;
-    use tokenpipe_format::clock::monotonic_ns;
-    use tokio::time::Instant;
-
-    fn request(kind: Kind, max_tokens: u64, include_usage: bool) -> GenerationRequest {
-        GenerationRequest {
-            kind,
-            max_tokens,
-            stream: true,
-            include_usage,
-            prompt_tokens: 6,
-        }
-    }
-
-    fn stream(req: &GenerationRequest, ttft_ms: u64, itl_ms: u64) -> StreamedAnswer {
-        stream_on(&TokenTimer::tokio(), req, ttft_ms, itl_ms)
-    }
-
-    fn stream_on(
-        timer: &TokenTimer,
-        req: &GenerationRequest,
-        ttft_ms: u64,
-        itl_ms: u64,
-    ) -> StreamedAnswer {
-        let engine = Arc::new(Fixed {
-            ttft: Duration::from_millis(ttft_ms),
-            itl: Duration::from_millis(itl_ms),
-        });
-        let admission = Admission {
-            arrival_ns: timer.now_ns(),
-            prompt_tokens: req.prompt_tokens,
-            max_tokens: req.max_tokens,
-        };
-        let timetable = Timetable::admit(engine, timer, &admission);
-        let chunks = Renderer::new("sim").chunks(req.kind, 1, 0);
-        let stamps = RequestStamps::new(None, None, admission.arrival_ns);
-        StreamedAnswer::new(req, chunks, timetable, stamps)
-    }
-
-    /// Every event of the stream with the virtual time (since the start) it became ready.
-    async fn collect(mut body: StreamedAnswer) -> Vec<(Duration, String)> {
-        let start = Instant::now();
-        let mut events = Vec::new();
-        while let Some(frame) = body.frame().await {
-            let Ok(data) = frame.unwrap().into_data() else {
-                panic!("not a data frame")
-            };
-            let text = String::from_utf8(data.to_vec()).unwrap();
-            let payload = text
-                .strip_prefix("data: ")
-                .and_then(|t| t.strip_suffix("\n\n"))
-                .unwrap_or_else(|| panic!("not one SSE event: {text:?}"));
-            events.push((start.elapsed(), payload.to_string()));
-        }
-        assert!(body.is_end_stream());
-        events
-    }
-
-    fn check_sequence(kind: Kind, n: u64, usage: bool, events: &[(Duration, String)]) {
-        let role = usize::from(kind == Kind::Chat);
-        let want = role + n as usize + usize::from(usage) + 1;
-        assert_eq!(events.len(), want, "{events:?}");
-        assert_eq!(events.last().unwrap().1, "[DONE]");
-        let json: Vec<Value> = events[..want - 1]
-            .iter()
-            .map(|(_, p)| serde_json::from_str(p).unwrap_or_else(|e| panic!("{p}: {e}")))
-            .collect();
-        if kind == Kind::Chat {
-            assert_eq!(json[0]["choices"][0]["delta"]["role"], "assistant");
-            assert_eq!(json[0]["choices"][0]["delta"]["content"], "");
-        }
-        let tokens = &json[role..role + n as usize];
-        for (i, t) in tokens.iter().enumerate() {
-            let choice = &t["choices"][0];
-            let text = match kind {
-                Kind::Completions => &choice["text"],
-                Kind::Chat => &choice["delta"]["content"],
-            };
-            assert!(text.as_str().is_some_and(|s| s.starts_with(' ')), "{t}");
-            let want = if i + 1 == n as usize { "length" } else { "" };
-            assert_eq!(choice["finish_reason"].as_str().unwrap_or(""), want, "{t}");
-        }
-        if usage {
-            let u = &json[want - 2];
-            assert_eq!(u["choices"], serde_json::json!([]));
-            assert_eq!(u["usage"]["completion_tokens"], n);
-            assert_eq!(u["usage"]["prompt_tokens"], 6);
-            assert_eq!(u["usage"]["total_tokens"], n + 6);
-        }
-        for (_, p) in &events[role + n as usize..want - 1] {
-            assert!(p.contains("\"usage\""), "{p}");
-        }
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn event_sequences() {
-        for kind in [Kind::Completions, Kind::Chat] {
-            for usage in [false, true] {
-                for n in [1, 2, 17] {
-                    let events = collect(stream(&request(kind, n, usage), 5, 1)).await;
-                    check_sequence(kind, n, usage, &events);
-                }
-            }
-        }
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn tokens_are_ready_exactly_on_their_deadlines() {
-        let (ttft, itl, n) = (50, 10, 100);
-        for kind in [Kind::Completions, Kind::Chat] {
-            let events = collect(stream(&request(kind, n, true), ttft, itl)).await;
-            let role = usize::from(kind == Kind::Chat);
-            if role == 1 {
-                assert_eq!(events[0].0, Duration::ZERO, "role chunk waits for nothing");
-            }
-            for k in 1..=n {
-                let at = events[role + k as usize - 1].0;
-                assert_eq!(at, Duration::from_millis(ttft + (k - 1) * itl), "token {k}");
-            }
-            // Usage and [DONE] follow the last token without delay.
-            let last = Duration::from_millis(ttft + (n - 1) * itl);
-            assert!(events[role + n as usize..].iter().all(|(t, _)| *t == last));
-        }
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_late_reader_gets_overdue_tokens_at_once_and_stays_on_its_timetable() {
-        let mut body = stream(&request(Kind::Completions, 10, false), 10, 10);
-        let start = Instant::now();
-        tokio::time::sleep(Duration::from_millis(35)).await;
-        // Tokens 1..=3 (due at 10, 20, 30 ms) are ready without waiting.
-        for _ in 0..3 {
-            body.frame().await.unwrap().unwrap();
-            assert_eq!(start.elapsed(), Duration::from_millis(35));
-        }
-        body.frame().await.unwrap().unwrap();
-        assert_eq!(start.elapsed(), Duration::from_millis(40));
-    }
-
-    /// On the real clock with the shared timerfd: every token at or after its deadline, the
-    /// sequence intact, and soon after the deadline (loosely: the machine may be loaded).
-    #[cfg(target_os = "linux")]
-    #[tokio::test]
-    async fn precise_pacing_is_never_early() {
-        let timer = TokenTimer::start();
-        assert!(
-            matches!(timer, TokenTimer::Precise(_)),
-            "a timerfd on Linux"
-        );
-        let (ttft, itl, n) = (10, 2, 20);
-        let mut body = stream_on(&timer, &request(Kind::Completions, n, false), ttft, itl);
-        let origin = body.timetable.arrival_ns();
-        let mut late = Vec::new();
-        for k in 1..=n {
-            body.frame().await.unwrap().unwrap();
-            let due = origin + (ttft + (k - 1) * itl) * 1_000_000;
-            let now = monotonic_ns();
-            assert!(now >= due, "token {k} early by {} ns", due - now);
-            late.push(now - due);
-        }
-        // [DONE] follows at once.
-        body.frame().await.unwrap().unwrap();
-        assert!(body.frame().await.is_none());
-        late.sort_unstable();
-        assert!(late[late.len() / 2] < 5_000_000, "{late:?}");
-    }
-}
+mod tests;

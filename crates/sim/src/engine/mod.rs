@@ -80,7 +80,7 @@ pub enum Due {
 pub enum Departure {
     /// Its last token was handed to the network stack.
     Finished,
-    /// A simulated fault ended its answer early.
+    /// A simulated fault ended its answer early (see [`crate::fault`]).
     Failed,
     /// The client went away, or the answer was dropped, before its last token.
     Gone,
