@@ -28,6 +28,11 @@ const MAX_DELAY_MS: f64 = 3_600_000.0;
 /// 0.3 ms at the median on a busy two-core machine), never earlier; the stamps record when it
 /// really left.
 ///
+/// With --fault it fails chosen requests the way real servers fail (an error status, a reset
+/// or stalled connection, a broken event, an in-stream error, a stream cut short), so that a
+/// client's handling of each failure can be checked end to end. A request can also ask for
+/// its own fault with "tokenpipe_fault": "KIND" in its JSON body.
+///
 /// Other routes: GET /v1/models lists the one model, GET /health answers 200.
 ///
 /// Examples:
@@ -41,6 +46,13 @@ const MAX_DELAY_MS: f64 = 3_600_000.0;
 ///   simserve --port 0 > url.txt & sleep 0.2
 ///   curl -sN "$(head -1 url.txt)/chat/completions" -H 'content-type: application/json' \
 ///     -d '{"model":"x","messages":[{"role":"user","content":"hi"}],"max_tokens":5,"stream":true}'
+///
+///   # one request in ten answered 503, one in twenty cut off after 3 tokens, same ones each run
+///   simserve --port 0 --fault http=503:0.1 --fault reset:0.05 --fault-after 3 --fault-seed 1
+///
+///   # make exactly this request fail: a stream that ends without finish_reason or `[DONE]`
+///   curl -sN "$(head -1 url.txt)/completions" -H 'content-type: application/json' \
+///     -d '{"prompt":"hi","max_tokens":8,"stream":true,"tokenpipe_fault":"truncate"}'
 #[derive(Debug, Parser)]
 #[command(name = "simserve", version, verbatim_doc_comment)]
 pub struct Args {
@@ -257,5 +269,15 @@ mod tests {
         let help = Args::command().render_long_help().to_string();
         assert!(help.contains("Examples:"), "{help}");
         assert!(help.contains("simserve --port 0 --ttft-ms 50 --itl-ms 10"));
+        let example = "simserve --port 0 --fault http=503:0.1 --fault reset:0.05 --fault-after 3";
+        assert!(help.contains(example), "{help}");
+        // The example's flags parse as written.
+        let words: Vec<_> = example
+            .split_whitespace()
+            .chain(["--fault-seed", "1"])
+            .collect();
+        let args = Args::try_parse_from(words).unwrap();
+        assert!(Config::from_args(&args).is_ok());
+        assert!(help.contains(r#""tokenpipe_fault":"truncate""#), "{help}");
     }
 }
