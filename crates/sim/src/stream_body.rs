@@ -184,16 +184,10 @@ impl StreamedAnswer {
                 Poll::Ready(Some(Ok(event)))
             }
             Divert::Finish { event, done } => {
-                let then = if done { Phase::Done } else { Phase::End };
+                self.phase = if done { Phase::Done } else { Phase::End };
                 match event {
-                    Some(event) => {
-                        self.phase = then;
-                        Poll::Ready(Some(Ok(event)))
-                    }
-                    None => {
-                        self.phase = then;
-                        self.poll_event(cx)
-                    }
+                    Some(event) => Poll::Ready(Some(Ok(event))),
+                    None => self.poll_event(cx),
                 }
             }
         }

@@ -6,8 +6,9 @@
 //! 1. **admission** ([`Engine::admit`]): the request's body was read at `arrival_ns`, with
 //!    `prompt_tokens` of prompt and `max_tokens` to generate. The engine answers with a
 //!    [`Ticket`] that names the request in every later call.
-//! 2. **the question** ([`Engine::due`]): when is token `k` due, asked with the current time,
-//!    for k = 1, 2, … in order and only once token k − 1 is out. The answer is either final
+//! 2. **the question** ([`Engine::due`]): when is token `k` due, asked with the current time.
+//!    A stream asks for k = 1, 2, … in order, token k only once token k − 1 is out; an answer
+//!    sent whole asks only for its last token (or a fault's token). The answer is either final
 //!    ([`Due::At`]) or "not known yet, ask again at this instant" ([`Due::AskAt`]).
 //! 3. **departure** ([`Engine::depart`]): the request left, having sent its last token
 //!    ([`Departure::Finished`]), cut short by a simulated fault ([`Departure::Failed`]), or with
@@ -18,9 +19,10 @@
 //! in a real server, tokio's paused virtual clock in unit tests. An engine never reads a clock
 //! itself, so the same engine runs on both.
 //!
-//! The costs stay per request, not per token: one `due` call (a virtual call, no allocation)
-//! each time the stream polls for its next token, and one wait on the shared timer for the
-//! instant it returned. There is no task, channel or allocation per token.
+//! What it costs: per request, one `admit`, one `depart` and one `Arc` clone of the engine; per
+//! token, one `due` call (a virtual call, no allocation) each time the stream is polled, and one
+//! entry on the shared timer for the instant it returned. There is no task, channel or
+//! allocation per token.
 //!
 //! # Adding an engine
 //!
@@ -92,10 +94,11 @@ pub trait Engine: Send + Sync {
     /// A request arrives; the ticket names it in every later call.
     fn admit(&self, admission: &Admission) -> Ticket;
 
-    /// When token `k` (1-based) of `ticket`'s request is due, asked at `now_ns`. Called for
-    /// k = 1, 2, … in order, token k only once token k − 1 was sent, possibly several times per
-    /// token (a stream is polled for other reasons too), so it must be cheap and must not
-    /// allocate.
+    /// When token `k` (1-based) of `ticket`'s request is due, asked at `now_ns`. For one ticket
+    /// `k` never decreases from call to call (a stream asks for each token once the previous
+    /// one was sent; an answer sent whole asks for its last token only), and the same `k` may
+    /// be asked several times (a stream is polled for other reasons too), so it must be cheap
+    /// and must not allocate.
     fn due(&self, ticket: &Ticket, k: u64, now_ns: u64) -> Due;
 
     /// The request left; called exactly once per admitted ticket.
