@@ -23,7 +23,7 @@ _simserve() {
 
     case "${cmd}" in
         simserve)
-            opts="-h -V --host --port --ttft-ms --itl-ms --model --stamps --workers --generate --help --version"
+            opts="-h -V --host --port --ttft-ms --itl-ms --model --stamps --fault --fault-seed --fault-after --workers --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -50,6 +50,18 @@ _simserve() {
                     return 0
                     ;;
                 --stamps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fault)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fault-seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fault-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

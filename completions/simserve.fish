@@ -4,6 +4,9 @@ complete -c simserve -l ttft-ms -d 'Milliseconds from receiving a request\'s bod
 complete -c simserve -l itl-ms -d 'Milliseconds between consecutive tokens' -r
 complete -c simserve -l model -d 'The name of the one model served (listed by /v1/models, echoed in every answer)' -r
 complete -c simserve -l stamps -d 'Write one NDJSON line per finished request with the server\'s own CLOCK_MONOTONIC send stamps: request_id, received_ns, first_token_ns, last_token_ns, tokens' -r -F
+complete -c simserve -l fault -d 'Make a FRACTION of the requests fail as KIND (repeatable; the kinds are in --help)' -r
+complete -c simserve -l fault-seed -d 'Seed of the hash that picks the requests --fault fails' -r
+complete -c simserve -l fault-after -d 'Tokens sent before a mid-stream fault acts [default: half of max_tokens, at least 1; at most max_tokens]' -r
 complete -c simserve -l workers -d 'Tokio worker threads' -r
 complete -c simserve -l generate -r -f -a "man\t'A roff man page for section 1'
 complete-bash\t'A bash completion script'

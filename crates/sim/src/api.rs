@@ -2,9 +2,10 @@
 //! the answer (how many tokens, streaming or not, usage in the stream, prompt size).
 //!
 //! Everything else a client sends (`model`, `temperature`, `ignore_eos`, …) is accepted and
-//! ignored. Bad input never panics: it becomes an [`ApiError`] that the server turns into an
+//! ignored, but for simserve's own `tokenpipe_fault` members, read by [`crate::fault::select`]. Bad input never panics: it becomes an [`ApiError`] that the server turns into an
 //! OpenAI-style 400 answer.
 
+use crate::fault::select::{self, Asked};
 use serde_json::{Map, Value};
 
 /// Default `max_tokens` when the request does not say, as in the OpenAI completions API.
@@ -36,6 +37,8 @@ pub struct GenerationRequest {
     pub include_usage: bool,
     /// Prompt size: whitespace-separated words of the text, or the number of token ids.
     pub prompt_tokens: u64,
+    /// The fault the request asked for itself (`tokenpipe_fault`, `tokenpipe_fault_after`).
+    pub fault: Asked,
 }
 
 /// A request the server refuses with 400, and why.
@@ -89,12 +92,14 @@ pub fn parse(kind: Kind, body: &[u8]) -> Result<GenerationRequest, ApiError> {
             .unwrap_or(false),
         Some(_) => return Err(ApiError::new("'stream_options' must be an object")),
     };
+    let fault = select::asked(&obj, MAX_TOKENS_LIMIT).map_err(ApiError::new)?;
     Ok(GenerationRequest {
         kind,
         max_tokens,
         stream,
         include_usage,
         prompt_tokens,
+        fault,
     })
 }
 
@@ -222,6 +227,7 @@ mod tests {
                 stream: false,
                 include_usage: false,
                 prompt_tokens: 4,
+                fault: Asked::default(),
             }
         );
     }
@@ -256,6 +262,22 @@ mod tests {
         );
         assert_eq!(r.max_tokens, 3);
         assert!(!r.stream && !r.include_usage);
+        assert_eq!(r.fault, Asked::default());
+    }
+
+    #[test]
+    fn a_request_can_ask_for_its_own_fault() {
+        let r = ok(
+            Kind::Completions,
+            r#"{"prompt":"a","tokenpipe_fault":"reset","tokenpipe_fault_after":3}"#,
+        );
+        assert_eq!(
+            r.fault,
+            Asked {
+                choice: select::Choice::Kind(crate::fault::FaultKind::Reset),
+                after: Some(3),
+            }
+        );
     }
 
     #[test]
@@ -337,6 +359,16 @@ mod tests {
                 Kind::Chat,
                 r#"{"messages":[{"role":"user"}],"max_completion_tokens":-1}"#,
                 "'max_completion_tokens'",
+            ),
+            (
+                Kind::Completions,
+                r#"{"prompt":"a","tokenpipe_fault":"boom"}"#,
+                "'tokenpipe_fault': unknown fault `boom`",
+            ),
+            (
+                Kind::Chat,
+                r#"{"messages":[{"role":"u"}],"tokenpipe_fault_after":"2"}"#,
+                "'tokenpipe_fault_after'",
             ),
             (Kind::Chat, "[1]", "JSON object"),
             (Kind::Chat, "", "not valid JSON"),

@@ -4,6 +4,7 @@
 //! needs, with the millisecond floats turned into whole nanoseconds once, so every deadline is
 //! computed in exact integer arithmetic.
 
+use crate::fault::select::{self, FaultFlag, FaultPlan};
 use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -27,6 +28,11 @@ const MAX_DELAY_MS: f64 = 3_600_000.0;
 /// 0.3 ms at the median on a busy two-core machine), never earlier; the stamps record when it
 /// really left.
 ///
+/// With --fault it fails chosen requests the way real servers fail (an error status, a reset
+/// or stalled connection, a broken event, an in-stream error, a stream cut short), so that a
+/// client's handling of each failure can be checked end to end. A request can also ask for
+/// its own fault with "tokenpipe_fault": "KIND" in its JSON body.
+///
 /// Other routes: GET /v1/models lists the one model, GET /health answers 200.
 ///
 /// Examples:
@@ -40,6 +46,13 @@ const MAX_DELAY_MS: f64 = 3_600_000.0;
 ///   simserve --port 0 > url.txt & sleep 0.2
 ///   curl -sN "$(head -1 url.txt)/chat/completions" -H 'content-type: application/json' \
 ///     -d '{"model":"x","messages":[{"role":"user","content":"hi"}],"max_tokens":5,"stream":true}'
+///
+///   # one request in ten answered 503, one in twenty cut off after 3 tokens, same ones each run
+///   simserve --port 0 --fault http=503:0.1 --fault reset:0.05 --fault-after 3 --fault-seed 1
+///
+///   # make exactly this request fail: a stream that ends without finish_reason or `[DONE]`
+///   curl -sN "$(head -1 url.txt)/completions" -H 'content-type: application/json' \
+///     -d '{"prompt":"hi","max_tokens":8,"stream":true,"tokenpipe_fault":"truncate"}'
 #[derive(Debug, Parser)]
 #[command(name = "simserve", version, verbatim_doc_comment)]
 pub struct Args {
@@ -70,6 +83,35 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub stamps: Option<PathBuf>,
 
+    /// Make a FRACTION of the requests fail as KIND (repeatable; the kinds are in --help)
+    ///
+    /// Fails chosen generation requests the way real servers fail, to check that a client sees
+    /// and classifies each failure. KIND is one of:
+    ///   http[=STATUS]  answer STATUS (400 to 599, default 500) with an OpenAI-style JSON error
+    ///   reset          close the connection mid-stream, without ending the chunked body
+    ///   stall          stop sending mid-stream and keep the connection open
+    ///   garbage        send one SSE data event that is not JSON, then go on
+    ///   error          send `data: {"error":{...}}`, then `data: [DONE]` (as vLLM does)
+    ///   truncate       end the body cleanly mid-answer: no finish_reason, no `[DONE]`
+    ///   bare-done      send `data: [DONE]` without any finish_reason (as llama-cpp-python)
+    /// The mid-stream kinds act after --fault-after tokens. FRACTION (0 to 1, default 1) of the
+    /// requests fail; which ones is a hash of each request's number and --fault-seed, so the
+    /// same seed fails the same requests. Repeatable; the fractions must add up to at most 1.
+    /// A request can choose for itself with the body members "tokenpipe_fault": "KIND" (or
+    /// "none") and "tokenpipe_fault_after": N, which override these flags.
+    #[arg(long, value_name = "KIND[:FRACTION]", value_parser = select::parse_flag,
+          verbatim_doc_comment)]
+    pub fault: Vec<FaultFlag>,
+
+    /// Seed of the hash that picks the requests --fault fails.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub fault_seed: u64,
+
+    /// Tokens sent before a mid-stream fault acts [default: half of max_tokens, at least 1;
+    /// at most max_tokens].
+    #[arg(long, value_name = "N")]
+    pub fault_after: Option<u64>,
+
     /// Tokio worker threads.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     pub workers: u16,
@@ -98,16 +140,18 @@ fn check_delay_ms(ms: f64) -> Result<f64, String> {
     Ok(ms)
 }
 
-/// What the server needs to answer requests: the model name and the two delays, in whole
-/// nanoseconds so that deadlines are exact sums.
+/// What the server needs to answer requests: the model name, the two delays (in whole
+/// nanoseconds so that deadlines are exact sums) and which requests fail.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// The one model served.
     pub model: String,
-    /// From the end of a request body to its first token.
+    /// From the end of a request body to its first token (the fixed engine's).
     pub ttft: Duration,
     /// Between consecutive tokens.
     pub itl: Duration,
+    /// Which requests fail, and how (`--fault`); empty by default.
+    pub faults: FaultPlan,
 }
 
 impl Config {
@@ -121,12 +165,16 @@ impl Config {
             model: model.into(),
             ttft,
             itl,
+            faults: FaultPlan::default(),
         })
     }
 
     /// The settings for parsed arguments.
     pub fn from_args(args: &Args) -> anyhow::Result<Self> {
-        Self::from_ms(args.model.clone(), args.ttft_ms, args.itl_ms)
+        let mut config = Self::from_ms(args.model.clone(), args.ttft_ms, args.itl_ms)?;
+        config.faults = FaultPlan::new(&args.fault, args.fault_seed, args.fault_after)
+            .map_err(tokenpipe_cli::bad_input)?;
+        Ok(config)
     }
 }
 
@@ -156,6 +204,36 @@ mod tests {
         assert_eq!(config.model, "tokenpipe-sim");
         assert_eq!(config.ttft, Duration::from_millis(50));
         assert_eq!(config.itl, Duration::from_millis(10));
+        assert!(config.faults.is_empty());
+    }
+
+    #[test]
+    fn faults_are_parsed_and_checked() {
+        let args = Args::try_parse_from([
+            "simserve",
+            "--fault",
+            "http=503:0.25",
+            "--fault=reset:0.5",
+            "--fault-seed",
+            "9",
+            "--fault-after",
+            "3",
+        ])
+        .unwrap();
+        assert_eq!(args.fault.len(), 2);
+        assert_eq!(args.fault[0].fraction, 0.25);
+        let config = Config::from_args(&args).unwrap();
+        assert!(!config.faults.is_empty());
+        for bad in ["boom", "reset:2", "http=200", "stall:0"] {
+            assert!(
+                Args::try_parse_from(["simserve", "--fault", bad]).is_err(),
+                "{bad} accepted"
+            );
+        }
+        let args =
+            Args::try_parse_from(["simserve", "--fault", "stall", "--fault", "reset:0.5"]).unwrap();
+        let e = Config::from_args(&args).unwrap_err().to_string();
+        assert!(e.contains("more than 1"), "{e}");
     }
 
     #[test]
@@ -188,5 +266,15 @@ mod tests {
         let help = Args::command().render_long_help().to_string();
         assert!(help.contains("Examples:"), "{help}");
         assert!(help.contains("simserve --port 0 --ttft-ms 50 --itl-ms 10"));
+        let example = "simserve --port 0 --fault http=503:0.1 --fault reset:0.05 --fault-after 3";
+        assert!(help.contains(example), "{help}");
+        // The example's flags parse as written.
+        let words: Vec<_> = example
+            .split_whitespace()
+            .chain(["--fault-seed", "1"])
+            .collect();
+        let args = Args::try_parse_from(words).unwrap();
+        assert!(Config::from_args(&args).is_ok());
+        assert!(help.contains(r#""tokenpipe_fault":"truncate""#), "{help}");
     }
 }

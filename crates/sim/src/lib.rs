@@ -2,35 +2,44 @@
 //! construction, so every tokenpipe command works on a fresh machine and `fire` can measure its
 //! own timing error against it.
 //!
-//! Token k (1-based) of a request leaves at `received + ttft + (k − 1) · itl`, from absolute
-//! deadlines; the streamed body is a hand-written `http_body::Body` ([`sse::TokenStream`]) with
-//! one wait per request and no task or channel per token, so 1,000 streams at 100 tokens per
-//! second stay cheap. With `--stamps` the server writes its own send instants (see [`stamps`]).
+//! When each token is due is the [`engine`]'s answer, behind a seam that a batching engine can
+//! take later; today's engine is [`engine::fixed`]: token k (1-based) of a request leaves at
+//! `received + ttft + (k − 1) · itl`, from absolute deadlines. The streamed body is a
+//! hand-written `http_body::Body` ([`stream_body::StreamedAnswer`]) with one wait per request
+//! and no task or channel per token, so 1,000 streams at 100 tokens per second stay cheap. With
+//! `--stamps` the server writes its own send instants (see [`stamps`]).
 //!
 //! Tokens are timed on one shared Linux `timerfd` ([`timer`]), not on tokio's millisecond timer,
 //! so they leave within microseconds of their deadline, never before it.
 //!
-//! Modules: [`config`] (command line), [`api`] (request parsing), [`schedule`] (deadlines),
-//! [`timer`] (the shared high-resolution timer), [`pace`] (how a request waits: that timer, or
-//! tokio's under virtual time), [`render`] (wire bytes), [`sse`] (the streamed body),
-//! [`stamps`] (send stamps), [`server`] (listener and routes).
+//! Modules: [`config`] (command line), [`api`] (request parsing), [`engine`] (when tokens are
+//! due: the seam and its implementations), [`fault`] (simulated failures: which requests fail,
+//! and how), [`timetable`] (one request's place in the engine and its wait), [`timer`] (the
+//! shared high-resolution timer), [`waiter`] (the server's clock and how a request waits on it:
+//! that timer, or tokio's under virtual time), [`render`] (wire bytes), [`stream_body`] (the
+//! streamed body), [`stamps`] (send stamps), [`server`] (listener and routes).
+//!
+//! The names are simserve's own: fire's `Pacer` (its dispatcher), fire's `sse` (its event
+//! splitter) and the stream format's `schedule` record are different things.
 
 #![warn(missing_docs)]
 
 pub mod api;
 pub mod config;
-pub mod pace;
+pub mod engine;
+pub mod fault;
 pub mod render;
-pub mod schedule;
 pub mod server;
-pub mod sse;
 pub mod stamps;
+pub mod stream_body;
 pub mod timer;
+pub mod timetable;
+pub mod waiter;
 
 pub use config::{Args, Config};
-pub use pace::Pacer;
 pub use server::Server;
 pub use stamps::StampLog;
+pub use waiter::TokenTimer;
 
 use anyhow::Context as _;
 use std::io::Write;

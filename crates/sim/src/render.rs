@@ -12,6 +12,20 @@ use std::io::Write;
 /// The event that ends every stream.
 pub const DONE: &[u8] = b"data: [DONE]\n\n";
 
+/// The `garbage` fault's payload: it starts like an answer and breaks off, valid UTF-8 but not
+/// JSON.
+macro_rules! garbage {
+    () => {
+        r#"{"id":"garbage","choices":[{"text": not JSON"#
+    };
+}
+
+/// A body that is not JSON, for the `garbage` fault on an answer that is not streamed.
+pub const GARBAGE: &[u8] = garbage!().as_bytes();
+
+/// The `garbage` fault's event: a `data:` line whose payload is [`GARBAGE`].
+pub const GARBAGE_EVENT: &[u8] = concat!("data: ", garbage!(), "\n\n").as_bytes();
+
 /// The simulated model's vocabulary, cycled so that answers read as text.
 const WORDS: [&str; 9] = [
     " the", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog.",
@@ -75,22 +89,48 @@ impl Renderer {
 
     /// The whole non-streamed answer: all the text, `finish_reason` "length", and usage.
     pub fn full_response(&self, req: &GenerationRequest, id: u64, created: u64) -> Bytes {
-        let mut out = Vec::with_capacity(256 + self.model_json.len() + 8 * req.max_tokens as usize);
+        self.whole(req, id, created, req.max_tokens, true)
+    }
+
+    /// A non-streamed answer broken off after `tokens` tokens: their text, a null
+    /// `finish_reason`, and usage counting them (the `bare-done` and `truncate` faults).
+    pub fn partial_response(
+        &self,
+        req: &GenerationRequest,
+        id: u64,
+        created: u64,
+        tokens: u64,
+    ) -> Bytes {
+        self.whole(req, id, created, tokens, false)
+    }
+
+    fn whole(
+        &self,
+        req: &GenerationRequest,
+        id: u64,
+        created: u64,
+        tokens: u64,
+        finished: bool,
+    ) -> Bytes {
+        let mut out = Vec::with_capacity(256 + self.model_json.len() + 8 * tokens as usize);
         self.write_envelope(&mut out, req.kind, id, created, false);
         out.extend_from_slice(match req.kind {
             Kind::Completions => br#","choices":[{"index":0,"text":""#.as_slice(),
             Kind::Chat => br#","choices":[{"index":0,"message":{"role":"assistant","content":""#,
         });
-        for k in 1..=req.max_tokens {
+        for k in 1..=tokens {
             out.extend_from_slice(word(k).as_bytes());
         }
         out.extend_from_slice(match req.kind {
-            Kind::Completions => {
-                br#"","logprobs":null,"finish_reason":"length","stop_reason":null}],"#.as_slice()
-            }
-            Kind::Chat => br#""},"logprobs":null,"finish_reason":"length","stop_reason":null}],"#,
+            Kind::Completions => br#"","logprobs":null,"#.as_slice(),
+            Kind::Chat => br#""},"logprobs":null,"#,
         });
-        write_usage(&mut out, req.prompt_tokens, req.max_tokens);
+        out.extend_from_slice(if finished {
+            br#""finish_reason":"length","stop_reason":null}],"#.as_slice()
+        } else {
+            br#""finish_reason":null,"stop_reason":null}],"#
+        });
+        write_usage(&mut out, req.prompt_tokens, tokens);
         out.push(b'}');
         Bytes::from(out)
     }
@@ -120,6 +160,17 @@ pub fn error(status: u16, kind: &str, message: &str) -> Bytes {
         serde_json::Value::from(message),
         serde_json::Value::from(kind)
     ))
+}
+
+/// An in-stream error event, `data: {"error":{…}}`, as vLLM sends when generation fails after
+/// the stream began.
+pub fn error_event(status: u16, kind: &str, message: &str) -> Bytes {
+    let body = error(status, kind, message);
+    let mut out = Vec::with_capacity(body.len() + 8);
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(&body);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
 }
 
 /// The per-request pieces of a stream; each method renders one whole SSE event.
@@ -172,6 +223,7 @@ impl Chunks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fault::select::Asked;
     use serde_json::{json, Value};
 
     fn event(frame: &[u8]) -> Value {
@@ -231,6 +283,7 @@ mod tests {
                 stream: false,
                 include_usage: false,
                 prompt_tokens: 5,
+                fault: Asked::default(),
             };
             let v: Value = serde_json::from_slice(&r.full_response(&req, 4, 9)).unwrap();
             assert_eq!(

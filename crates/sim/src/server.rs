@@ -2,24 +2,29 @@
 //! and the routes.
 //!
 //! `POST /v1/completions` and `POST /v1/chat/completions` read the whole body, note that
-//! instant as the request's origin, and answer either with a [`TokenStream`] or, when not
+//! instant as the request's origin, and answer either with a [`StreamedAnswer`] or, when not
 //! streaming, with the whole JSON at the last token's deadline. `GET /v1/models` and
 //! `GET /health` answer at once. Anything else gets an OpenAI-style error (404, 405, 400, 413).
+//!
+//! A generation request chosen to fail ([`crate::fault`]) is answered with the fault layer's
+//! refusal at once (`http`), or carries its fault into the answer, which carries it out.
 
 use crate::api::{self, GenerationRequest, Kind};
 use crate::config::Config;
-use crate::pace::Pacer;
+use crate::engine::{self, Admission, Departure, Engine};
+use crate::fault::select::FaultPlan;
+use crate::fault::{Fault, Reset, WholeDivert};
 use crate::render::{self, Renderer};
-use crate::schedule::Schedule;
-use crate::sse::TokenStream;
 use crate::stamps::{RequestStamps, StampLog};
+use crate::stream_body::StreamedAnswer;
+use crate::timetable::Timetable;
+use crate::waiter::TokenTimer;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Either, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
@@ -28,22 +33,24 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokenpipe_format::clock::monotonic_ns;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::time::Instant;
 
 /// The largest request body read (64 MiB): room for very long prompts, a bound on memory.
 pub const MAX_BODY_BYTES: usize = 64 << 20;
 
 /// A response body: a whole buffer or a token stream.
-pub type ResponseBody = Either<Full<Bytes>, TokenStream>;
+pub type ResponseBody = Either<Full<Bytes>, StreamedAnswer>;
 
 /// What every connection shares.
 struct App {
-    config: Config,
     renderer: Renderer,
     models: Bytes,
     stamps: Option<Arc<StampLog>>,
-    /// How every answer waits for its deadlines.
-    pacer: Pacer,
+    /// When each token is due.
+    engine: Arc<dyn Engine>,
+    /// The clock every answer waits on.
+    timer: TokenTimer,
+    /// Which requests fail.
+    faults: FaultPlan,
     /// Numbers answers: `cmpl-1`, `chatcmpl-2`, …
     next_id: AtomicU64,
 }
@@ -56,21 +63,22 @@ pub struct Server {
 
 impl Server {
     /// Binds `addr` (a host name is resolved; port 0 picks a free port). Tokens are timed by
-    /// the precise timerfd timer where there is one (see [`Pacer::start`]).
+    /// the precise timerfd timer where there is one (see [`TokenTimer::start`]).
     pub async fn bind(
         addr: (&str, u16),
         config: Config,
         stamps: Option<Arc<StampLog>>,
     ) -> io::Result<Self> {
-        Self::bind_with_pacer(addr, config, stamps, Pacer::start()).await
+        Self::bind_with_timer(addr, config, stamps, TokenTimer::start()).await
     }
 
-    /// Binds `addr` with a chosen `pacer`: `Pacer::Tokio` for tests on paused virtual time.
-    pub async fn bind_with_pacer(
+    /// Binds `addr` with a chosen `timer`: [`TokenTimer::tokio`] for tests on paused virtual
+    /// time.
+    pub async fn bind_with_timer(
         addr: (&str, u16),
         config: Config,
         stamps: Option<Arc<StampLog>>,
-        pacer: Pacer,
+        timer: TokenTimer,
     ) -> io::Result<Self> {
         let listener = TcpListener::bind(addr).await?;
         let renderer = Renderer::new(&config.model);
@@ -79,9 +87,10 @@ impl Server {
             app: Arc::new(App {
                 models: renderer.models(),
                 renderer,
-                config,
+                engine: engine::from_config(&config),
+                faults: config.faults,
                 stamps,
-                pacer,
+                timer,
                 next_id: AtomicU64::new(1),
             }),
         })
@@ -126,9 +135,10 @@ async fn serve_connection(stream: TcpStream, app: Arc<App>) {
     let _ = stream.set_nodelay(true);
     let service = hyper::service::service_fn(move |req| {
         let app = app.clone();
-        async move { Ok::<_, Infallible>(handle(&app, req).await) }
+        async move { handle(&app, req).await }
     });
-    // A client that goes away mid-stream is normal: nothing to report.
+    // A client that goes away mid-stream is normal, and so is a simulated reset: nothing to
+    // report.
     let _ = hyper::server::conn::http1::Builder::new()
         .keep_alive(true)
         .serve_connection(TokioIo::new(stream), service)
@@ -142,7 +152,9 @@ enum Route {
     Health,
 }
 
-async fn handle(app: &App, req: Request<Incoming>) -> Response<ResponseBody> {
+/// Answers one request; `Err` only for a simulated `reset` of an answer that is not streamed,
+/// which makes hyper drop the connection unanswered.
+async fn handle(app: &App, req: Request<Incoming>) -> Result<Response<ResponseBody>, Reset> {
     let route = match req.uri().path() {
         "/v1/completions" => Route::Generate(Kind::Completions),
         "/v1/chat/completions" => Route::Generate(Kind::Chat),
@@ -150,12 +162,16 @@ async fn handle(app: &App, req: Request<Incoming>) -> Response<ResponseBody> {
         "/health" => Route::Health,
         path => {
             let message = format!("no route {path}");
-            return error(StatusCode::NOT_FOUND, "not_found_error", &message);
+            return Ok(error(StatusCode::NOT_FOUND, "not_found_error", &message));
         }
     };
     let method = req.method();
-    match route {
-        Route::Generate(kind) if method == Method::POST => generate(app, kind, req).await,
+    if let Route::Generate(kind) = route {
+        if method == Method::POST {
+            return generate(app, kind, req).await;
+        }
+    }
+    Ok(match route {
         Route::Models if method == Method::GET || method == Method::HEAD => {
             json(StatusCode::OK, app.models.clone())
         }
@@ -164,15 +180,36 @@ async fn handle(app: &App, req: Request<Incoming>) -> Response<ResponseBody> {
         }
         Route::Generate(_) => not_allowed("POST", method),
         Route::Models | Route::Health => not_allowed("GET, HEAD", method),
-    }
+    })
 }
 
-async fn generate(app: &App, kind: Kind, req: Request<Incoming>) -> Response<ResponseBody> {
+/// A generation request's answer, with its `x-request-id` echoed.
+async fn generate(
+    app: &App,
+    kind: Kind,
+    req: Request<Incoming>,
+) -> Result<Response<ResponseBody>, Reset> {
     let request_id = req
         .headers()
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    let echo = request_id
+        .as_deref()
+        .and_then(|id| HeaderValue::from_str(id).ok());
+    let mut response = answer(app, kind, req, request_id).await?;
+    if let Some(value) = echo {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    Ok(response)
+}
+
+async fn answer(
+    app: &App,
+    kind: Kind,
+    req: Request<Incoming>,
+    request_id: Option<String>,
+) -> Result<Response<ResponseBody>, Reset> {
     let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
         .collect()
         .await
@@ -180,68 +217,96 @@ async fn generate(app: &App, kind: Kind, req: Request<Incoming>) -> Response<Res
         Ok(body) => body.to_bytes(),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => {
             let message = format!("request body larger than {MAX_BODY_BYTES} bytes");
-            return error(
+            return Ok(error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "invalid_request_error",
                 &message,
-            );
+            ));
         }
         Err(e) => {
             let message = format!("cannot read request body: {e}");
-            return error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
+            return Ok(error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                &message,
+            ));
         }
     };
-    // The origin of the timetable, on both clocks at once; the stamp is read first so that a
-    // token's stamp is never less than `ttft` after it.
+    // The request's arrival, for the stamps file and on the timer's clock (the same clock when
+    // the timer is precise); the stamp is read first so that a token's stamp is never less
+    // than `ttft` after it.
     let received_ns = monotonic_ns();
-    let received = Instant::now();
-    let stamps = RequestStamps::new(app.stamps.clone(), request_id.clone(), received_ns);
+    let arrival_ns = app.timer.now_ns();
+    // Its line in the stamps file is written when this is dropped, whatever the answer.
+    let stamps = RequestStamps::new(app.stamps.clone(), request_id, received_ns);
     let parsed = match api::parse(kind, &body) {
         Ok(parsed) => parsed,
-        Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", &e.message),
-    };
-    let schedule = Schedule {
-        received,
-        received_ns,
-        ttft: app.config.ttft,
-        itl: app.config.itl,
+        Err(e) => {
+            let bad = error(StatusCode::BAD_REQUEST, "invalid_request_error", &e.message);
+            return Ok(bad);
+        }
     };
     let id = app.next_id.fetch_add(1, Ordering::Relaxed);
+    let fault = app.faults.choose(id, &parsed.fault, parsed.max_tokens);
+    if let Some(refusal) = fault.as_ref().and_then(Fault::refusal) {
+        let status =
+            StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        return Ok(error(status, refusal.kind, &refusal.message));
+    }
+    let admission = Admission {
+        arrival_ns,
+        prompt_tokens: parsed.prompt_tokens,
+        max_tokens: parsed.max_tokens,
+    };
+    let timetable = Timetable::admit(app.engine.clone(), &app.timer, &admission);
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let mut response = if parsed.stream {
-        let chunks = app.renderer.chunks(kind, id, created);
-        let body = TokenStream::new(&parsed, chunks, schedule, stamps, &app.pacer);
-        let mut response = Response::new(Either::Right(body));
-        response
-            .headers_mut()
-            .insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-        response
-    } else {
-        whole_answer(app, &parsed, schedule, stamps, id, created).await
-    };
-    if let Some(value) = request_id.and_then(|id| HeaderValue::from_str(&id).ok()) {
-        response.headers_mut().insert("x-request-id", value);
+    if !parsed.stream {
+        return whole_answer(app, &parsed, timetable, stamps, id, created, fault).await;
     }
+    let chunks = app.renderer.chunks(kind, id, created);
+    let body = StreamedAnswer::new(&parsed, chunks, timetable, stamps, fault);
+    let mut response = Response::new(Either::Right(body));
     response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    Ok(response)
 }
 
-/// The non-streamed answer, handed over at the last token's deadline.
+/// The non-streamed answer, handed over at the last token's deadline, or the fault's
+/// whole-answer form at its point.
 async fn whole_answer(
     app: &App,
     parsed: &GenerationRequest,
-    schedule: Schedule,
+    mut timetable: Timetable,
     mut stamps: RequestStamps,
     id: u64,
     created: u64,
-) -> Response<ResponseBody> {
-    let body = app.renderer.full_response(parsed, id, created);
-    let last = parsed.max_tokens;
-    app.pacer.wait(&schedule, last).until(&schedule, last).await;
-    // All tokens leave together: first and last token stamps are the same instant.
-    stamps.sent(parsed.max_tokens);
-    json(StatusCode::OK, body)
+    fault: Option<Fault>,
+) -> Result<Response<ResponseBody>, Reset> {
+    let Some(fault) = fault else {
+        let body = app.renderer.full_response(parsed, id, created);
+        timetable.until(parsed.max_tokens).await;
+        timetable.depart(Departure::Finished);
+        // All tokens leave together: first and last token stamps are the same instant.
+        stamps.sent(parsed.max_tokens);
+        return Ok(json(StatusCode::OK, body));
+    };
+    let divert = fault.whole(&app.renderer, parsed, id, created);
+    timetable.until(fault.due_token(parsed.max_tokens)).await;
+    timetable.depart(Departure::Failed);
+    match divert {
+        WholeDivert::Reset => Err(Reset),
+        // Ends when the client leaves: hyper then drops this future.
+        WholeDivert::Stall => std::future::pending().await,
+        WholeDivert::Answer { body, tokens } => {
+            if tokens > 0 {
+                stamps.sent(tokens);
+            }
+            Ok(json(StatusCode::OK, body))
+        }
+    }
 }
 
 fn full(status: StatusCode, body: Bytes) -> Response<ResponseBody> {

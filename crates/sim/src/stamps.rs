@@ -20,7 +20,7 @@ use tokenpipe_format::clock::monotonic_ns;
 pub struct Stamp {
     /// The request's `x-request-id` header, if it had a readable one.
     pub request_id: Option<String>,
-    /// When the request body had been fully read (the schedule's origin).
+    /// When the request body had been fully read (the timetable's origin).
     pub received_ns: u64,
     /// When the first token's frame was handed to hyper; null if none was sent.
     pub first_token_ns: Option<u64>,

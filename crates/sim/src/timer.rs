@@ -14,10 +14,10 @@
 //! entries whose deadline is at or before the clock, and the waiting body checks the clock
 //! again itself.
 //!
-//! Where no timerfd exists (another OS, or creating one failed), [`Pacer::start`] warns once
-//! and falls back to tokio's timer; tests on paused virtual time use that arm too.
+//! Where no timerfd exists (another OS, or creating one failed), [`TokenTimer::start`] warns
+//! once and falls back to tokio's timer; tests on paused virtual time use that arm too.
 //!
-//! [`Pacer::start`]: crate::pace::Pacer::start
+//! [`TokenTimer::start`]: crate::waiter::TokenTimer::start
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;

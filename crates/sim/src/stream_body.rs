@@ -1,0 +1,222 @@
+//! The streamed answer as a hand-written `http_body::Body`: one struct per request holding its
+//! state and one wait for its next deadline, which hyper polls directly.
+//!
+//! No channel, no task per token: when hyper asks for the next frame, the body either has one
+//! due (its deadline passed) and renders it, or waits for the next absolute deadline (one entry
+//! on the server's shared timerfd, or its single tokio `Sleep` under virtual time; see
+//! [`crate::timetable`]) and returns `Pending`. If the server falls behind, every overdue frame is
+//! ready at once, so hyper writes them in one go and the stream is back on its timetable.
+//!
+//! Event order, as vLLM: (chat only) the role chunk at once, then one chunk per token, the last
+//! with `finish_reason` "length", then (if asked) the usage chunk, then `data: [DONE]`.
+//!
+//! A request chosen to fail carries its [`Fault`]; when the fault's point comes the body carries
+//! out the [`Divert`] the fault layer names (see [`crate::fault`]) and decides nothing itself.
+
+use crate::api::{GenerationRequest, Kind};
+use crate::engine::Departure;
+use crate::fault::{Divert, Fault, Reset};
+use crate::render::{Chunks, DONE};
+use crate::stamps::RequestStamps;
+use crate::timetable::Timetable;
+use bytes::Bytes;
+use hyper::body::{Body, Frame, SizeHint};
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+/// Where a stream is in its event sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Chat only: the role chunk is next, due at once.
+    Role,
+    /// Token `next` is next, due at its deadline.
+    Tokens,
+    /// The fault acts now: its point was reached.
+    Fault,
+    /// The usage chunk is next, due right after the last token.
+    Usage,
+    /// `[DONE]` is next.
+    Done,
+    /// Nothing left.
+    End,
+    /// `reset`: hyper was given one turn to write out what it holds; now the body fails.
+    Resetting,
+    /// `stall`: nothing more, ever.
+    Stalled,
+}
+
+/// One request's server-sent event stream.
+pub struct StreamedAnswer {
+    chunks: Chunks,
+    /// When token `next` is due, and the wait for it while in `Phase::Tokens`.
+    timetable: Timetable,
+    phase: Phase,
+    /// The next token to send (1-based).
+    next: u64,
+    total: u64,
+    prompt_tokens: u64,
+    include_usage: bool,
+    stamps: RequestStamps,
+    /// The fault still to come, if the request was chosen to fail mid-stream.
+    fault: Option<Fault>,
+}
+
+impl StreamedAnswer {
+    /// The stream for `req`, its tokens timed by `timetable`, failing as `fault` says if given
+    /// (an `http` fault never gets this far: it is answered before any stream exists).
+    pub fn new(
+        req: &GenerationRequest,
+        chunks: Chunks,
+        timetable: Timetable,
+        stamps: RequestStamps,
+        fault: Option<Fault>,
+    ) -> Self {
+        Self {
+            chunks,
+            timetable,
+            phase: match req.kind {
+                Kind::Chat => Phase::Role,
+                Kind::Completions => Phase::Tokens,
+            },
+            next: 1,
+            total: req.max_tokens,
+            prompt_tokens: req.prompt_tokens,
+            include_usage: req.include_usage,
+            stamps,
+            fault,
+        }
+    }
+
+    /// What follows the last token: the usage chunk if asked, else `[DONE]`.
+    fn tail(&self) -> Phase {
+        if self.include_usage {
+            Phase::Usage
+        } else {
+            Phase::Done
+        }
+    }
+
+    /// Whether the fault to come ends the answer, so no token may say `finish_reason`.
+    fn fault_ends_answer(&self) -> bool {
+        self.fault.is_some_and(|f| f.ends_answer())
+    }
+
+    /// Renders the next event, if it is due; `Err` only for the `reset` fault.
+    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, Reset>>> {
+        loop {
+            match self.phase {
+                Phase::Role => {
+                    self.phase = Phase::Tokens;
+                    return Poll::Ready(Some(Ok(self.chunks.role())));
+                }
+                Phase::Tokens => {
+                    let k = self.next;
+                    ready!(self.timetable.poll_due(cx, k));
+                    if self.fault.is_some_and(|f| k > f.after) {
+                        // Token k is due but the server "breaks" while generating it.
+                        self.phase = Phase::Fault;
+                        continue;
+                    }
+                    let last = k >= self.total;
+                    let frame = self.chunks.token(k, last && !self.fault_ends_answer());
+                    self.next = k + 1;
+                    if last {
+                        self.phase = if self.fault.is_some() {
+                            Phase::Fault
+                        } else {
+                            self.tail()
+                        };
+                        if !self.fault_ends_answer() {
+                            self.timetable.depart(Departure::Finished);
+                        }
+                    }
+                    // Stamped as late as possible: the frame goes to hyper on return.
+                    self.stamps.sent(1);
+                    return Poll::Ready(Some(Ok(frame)));
+                }
+                Phase::Fault => return self.divert(cx),
+                Phase::Usage => {
+                    self.phase = Phase::Done;
+                    let sent = self.stamps.tokens();
+                    let usage = self.chunks.usage(self.prompt_tokens, sent);
+                    return Poll::Ready(Some(Ok(usage)));
+                }
+                Phase::Done => {
+                    self.phase = Phase::End;
+                    return Poll::Ready(Some(Ok(Bytes::from_static(DONE))));
+                }
+                Phase::End => return Poll::Ready(None),
+                Phase::Resetting => return Poll::Ready(Some(Err(Reset))),
+                // No waker kept: only the client leaving (hyper sees the socket close) ends it.
+                Phase::Stalled => return Poll::Pending,
+            }
+        }
+    }
+
+    /// Carries out the fault, whose point has come.
+    fn divert(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, Reset>>> {
+        let Some(fault) = self.fault.take() else {
+            self.phase = self.tail();
+            return self.poll_event(cx);
+        };
+        let divert = fault.divert();
+        if !matches!(divert, Divert::Insert(_)) {
+            self.timetable.depart(Departure::Failed);
+        }
+        match divert {
+            Divert::Reset => {
+                // Tokens already handed to hyper may still sit in its buffer: yield once so
+                // that it writes them, and fail on the next poll.
+                self.phase = Phase::Resetting;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            Divert::Stall => {
+                self.phase = Phase::Stalled;
+                Poll::Pending
+            }
+            Divert::Insert(event) => {
+                self.phase = if self.next > self.total {
+                    self.tail()
+                } else {
+                    Phase::Tokens
+                };
+                Poll::Ready(Some(Ok(event)))
+            }
+            Divert::Finish { event, done } => {
+                self.phase = if done { Phase::Done } else { Phase::End };
+                match event {
+                    Some(event) => Poll::Ready(Some(Ok(event))),
+                    None => self.poll_event(cx),
+                }
+            }
+        }
+    }
+}
+
+impl Body for StreamedAnswer {
+    type Data = Bytes;
+    type Error = Reset;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Reset>>> {
+        self.get_mut()
+            .poll_event(cx)
+            .map(|event| event.map(|bytes| bytes.map(Frame::data)))
+    }
+
+    /// True once the last event has been handed over, so hyper ends the chunked body with that
+    /// write.
+    fn is_end_stream(&self) -> bool {
+        self.phase == Phase::End
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
+
+#[cfg(test)]
+mod tests;
