@@ -14,7 +14,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use tokenpipe_format::{Record, RecordReader};
+use tokenpipe_format::{Record, RecordReader, RecordType};
 
 struct Scenario {
     name: &'static str,
@@ -199,17 +199,27 @@ fn analyse(
     wall_s: f64,
 ) -> Figures {
     let cpu_s = user_s + sys_s;
-    // Server: request id (last 16 hex digits of x-request-id) -> first token send stamp.
+    // Server: request id (last 16 hex digits of x-request-id) -> first token send stamp, on
+    // CLOCK_MONOTONIC (the stamps are from the server header's origin).
     let mut server_first: HashMap<u64, u64> = HashMap::new();
-    for line in BufReader::new(File::open(stamps).expect("stamps")).lines() {
-        let v: serde_json::Value = serde_json::from_str(&line.expect("line")).expect("stamp json");
-        let (Some(rid), Some(first)) = (v["request_id"].as_str(), v["first_token_ns"].as_u64())
-        else {
+    let mut stamps_in = RecordReader::new(
+        BufReader::new(File::open(stamps).expect("stamps")),
+        "stamps",
+    )
+    .keep(&[RecordType::Stamp]);
+    let server_origin = stamps_in
+        .read_header()
+        .expect("simserve header")
+        .monotonic_origin_ns
+        .expect("server origin");
+    while let Some(rec) = stamps_in.next_record().expect("stamp record") {
+        let Record::Stamp(stamp) = rec else { continue };
+        let (Some(rid), Some(first)) = (stamp.request_id, stamp.first_token_ns) else {
             continue;
         };
         let hex: String = rid.chars().filter(|c| *c != '-').collect();
         if let Ok(id) = u64::from_str_radix(&hex[hex.len().saturating_sub(16)..], 16) {
-            server_first.insert(id, first);
+            server_first.insert(id, server_origin + first);
         }
     }
     let mut reader = RecordReader::new(

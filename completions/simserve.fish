@@ -3,7 +3,7 @@ complete -c simserve -l port -d 'Port to listen on; 0 picks a free port (printed
 complete -c simserve -l ttft-ms -d 'Milliseconds from receiving a request\'s body to sending its first token' -r
 complete -c simserve -l itl-ms -d 'Milliseconds between consecutive tokens' -r
 complete -c simserve -l model -d 'The name of the one model served (listed by /v1/models, echoed in every answer)' -r
-complete -c simserve -l stamps -d 'Write one NDJSON line per finished request with the server\'s own CLOCK_MONOTONIC send stamps: request_id, received_ns, first_token_ns, last_token_ns, tokens' -r -F
+complete -c simserve -l stamps -d 'Write the server\'s own send stamps to FILE as a tokenpipe stream: a header (whose monotonic_origin_ns lines the stamps up with fire\'s), then one `stamp` record per finished request: request_id, received_ns, first_token_ns, last_token_ns, tokens' -r -F
 complete -c simserve -l fault -d 'Make a FRACTION of the requests fail as KIND (repeatable; the kinds are in --help)' -r
 complete -c simserve -l fault-seed -d 'Seed of the hash that picks the requests --fault fails' -r
 complete -c simserve -l fault-after -d 'Tokens sent before a mid-stream fault acts [default: half of max_tokens, at least 1; at most max_tokens]' -r

@@ -19,8 +19,9 @@ const MAX_DELAY_MS: f64 = 3_600_000.0;
 /// not, without a model: every request generates exactly `max_tokens` tokens, the first one
 /// TTFT after the request body was read and each next one ITL after the previous deadline
 /// (absolute deadlines, so errors never accumulate). It is the reference that `fire` measures
-/// its own timing error against: with --stamps it writes, per request, the CLOCK_MONOTONIC
-/// instants at which it handed its first and last token to the network stack.
+/// its own timing error against: with --stamps it writes, per request, the instants at which it
+/// handed its first and last token to the network stack, as a tokenpipe stream (a header, then
+/// `stamp` records; see docs/format.md).
 ///
 /// On start it prints one line on stdout, the base URL (http://127.0.0.1:PORT/v1), and runs
 /// until SIGINT or SIGTERM. Tokens are timed on a shared high-resolution timer (a Linux
@@ -78,8 +79,9 @@ pub struct Args {
     #[arg(long, default_value = "tokenpipe-sim")]
     pub model: String,
 
-    /// Write one NDJSON line per finished request with the server's own CLOCK_MONOTONIC send
-    /// stamps: request_id, received_ns, first_token_ns, last_token_ns, tokens.
+    /// Write the server's own send stamps to FILE as a tokenpipe stream: a header (whose
+    /// monotonic_origin_ns lines the stamps up with fire's), then one `stamp` record per finished
+    /// request: request_id, received_ns, first_token_ns, last_token_ns, tokens.
     #[arg(long, value_name = "FILE")]
     pub stamps: Option<PathBuf>,
 

@@ -61,7 +61,7 @@ pub fn main() -> anyhow::Result<()> {
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let config = Config::from_args(args)?;
     let stamps = match &args.stamps {
-        Some(path) => Some(Arc::new(StampLog::create(path).map_err(|e| {
+        Some(path) => Some(Arc::new(StampLog::create(path, stamp_params(args)).map_err(|e| {
             tokenpipe_cli::bad_input(format!("cannot create {}: {e}", path.display()))
         })?)),
         None => None,
@@ -87,6 +87,16 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         stamps.flush().context("cannot write the stamps file")?;
     }
     served
+}
+
+/// The settings a stamps file keeps in its header, so that it says what the server was asked to
+/// do.
+fn stamp_params(args: &Args) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let mut params = std::collections::BTreeMap::new();
+    params.insert("model".into(), args.model.clone().into());
+    params.insert("ttft_ms".into(), args.ttft_ms.into());
+    params.insert("itl_ms".into(), args.itl_ms.into());
+    params
 }
 
 /// Prints the one line scripts read to learn the port. A reader that already went away is not

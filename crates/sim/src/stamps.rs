@@ -1,5 +1,6 @@
-//! The server's own record of when it sent things (`--stamps FILE`): one NDJSON line per
-//! finished generation request, all times on `CLOCK_MONOTONIC` in nanoseconds.
+//! The server's own record of when it sent things (`--stamps FILE`): a stream of the tokenpipe
+//! format, a `header` for the server's run, then one `stamp` record per finished generation
+//! request, its times in nanoseconds from the header's `monotonic_origin_ns` (docs/format.md).
 //!
 //! This file is the reference the benchmark compares `fire`'s receive stamps with, so a token is
 //! stamped at the moment its frame is handed to hyper, not when it was due. A request's line is
@@ -7,48 +8,70 @@
 //! (then `tokens` says how far it got). Lines go through one buffered writer behind a mutex and
 //! are flushed on shutdown, never per token.
 
-use serde::Serialize;
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use tokenpipe_format::clock::monotonic_ns;
+use tokenpipe_format::clock::{monotonic_ns, RunClock};
+use tokenpipe_format::{Header, Record, Stamp};
 
-/// One line of the stamps file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Stamp {
-    /// The request's `x-request-id` header, if it had a readable one.
-    pub request_id: Option<String>,
-    /// When the request body had been fully read (the timetable's origin).
-    pub received_ns: u64,
-    /// When the first token's frame was handed to hyper; null if none was sent.
-    pub first_token_ns: Option<u64>,
-    /// When the last token sent was handed to hyper; null if none was sent.
-    pub last_token_ns: Option<u64>,
-    /// Tokens sent (equal to `max_tokens` unless the client left early or the request was bad).
-    pub tokens: u64,
-}
-
-/// The shared stamps file.
+/// The shared stamps file: a stream of the tokenpipe format, `simserve`'s header first.
 pub struct StampLog {
     out: Mutex<BufWriter<File>>,
     failed: AtomicBool,
+    origin_ns: u64,
 }
 
 impl StampLog {
-    /// Creates (truncates) the file.
-    pub fn create(path: &Path) -> io::Result<Self> {
-        let file = File::create(path)?;
+    /// Creates (truncates) the file and writes its header: the server's run starts now, and
+    /// every stamp is nanoseconds from this moment. `params` are the server's settings worth
+    /// keeping with the stamps.
+    pub fn create(path: &Path, params: BTreeMap<String, serde_json::Value>) -> io::Result<Self> {
+        let clock = RunClock::start();
+        let hash = tokenpipe_format::ids::unique_run_hash(clock.origin_ns());
+        let mut header = Header::new(
+            "simserve",
+            format!("simserve-{hash:016x}"),
+            tokenpipe_cli::argv(),
+        );
+        header.started_at = Some(clock.anchor());
+        header.monotonic_origin_ns = Some(clock.origin_ns());
+        header.host = tokenpipe_format::clock::host_name();
+        header.params = params;
+        let mut out = BufWriter::with_capacity(64 * 1024, File::create(path)?);
+        serde_json::to_writer(&mut out, &Record::Header(header))?;
+        out.write_all(b"\n")?;
+        out.flush()?;
         Ok(Self {
-            out: Mutex::new(BufWriter::with_capacity(64 * 1024, file)),
+            out: Mutex::new(out),
             failed: AtomicBool::new(false),
+            origin_ns: clock.origin_ns(),
         })
     }
 
-    /// Appends one line; a write error is reported once on stderr and does not stop serving.
-    pub fn record(&self, stamp: &Stamp) {
-        let mut line = match serde_json::to_vec(stamp) {
+    /// The server run's start on `CLOCK_MONOTONIC`: its header's `monotonic_origin_ns`.
+    pub fn origin_ns(&self) -> u64 {
+        self.origin_ns
+    }
+
+    /// Appends the `stamp` record of a request whose times are `CLOCK_MONOTONIC` readings;
+    /// they are written as nanoseconds from the run start.
+    pub fn record(&self, absolute: &Stamp) {
+        let since = |t: u64| t.saturating_sub(self.origin_ns);
+        let stamp = Stamp {
+            request_id: absolute.request_id.clone(),
+            received_ns: since(absolute.received_ns),
+            first_token_ns: absolute.first_token_ns.map(since),
+            last_token_ns: absolute.last_token_ns.map(since),
+            tokens: absolute.tokens,
+        };
+        self.write_line(&Record::Stamp(stamp));
+    }
+
+    fn write_line(&self, record: &Record) {
+        let mut line = match serde_json::to_vec(record) {
             Ok(line) => line,
             Err(_) => return,
         };
@@ -124,35 +147,49 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lines_are_written_on_drop_and_flush() {
+    fn a_header_then_a_stamp_record_per_request_on_the_header_clock() {
         let path =
             std::env::temp_dir().join(format!("simserve-stamps-{}.ndjson", std::process::id()));
-        let log = Arc::new(StampLog::create(&path).unwrap());
+        let mut params = BTreeMap::new();
+        params.insert("ttft_ms".to_string(), 50.0.into());
+        let log = Arc::new(StampLog::create(&path, params).unwrap());
+        let origin = log.origin_ns();
         {
-            let mut r = RequestStamps::new(Some(log.clone()), Some("a\"b".into()), 5);
+            let mut r = RequestStamps::new(Some(log.clone()), Some("a\"b".into()), origin + 5);
             r.sent(1);
             r.sent(2);
             assert_eq!(r.tokens(), 3);
         }
-        drop(RequestStamps::new(Some(log.clone()), None, 7));
+        drop(RequestStamps::new(Some(log.clone()), None, origin + 7));
         log.flush().unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         let _ = std::fs::remove_file(&path);
-        let lines: Vec<serde_json::Value> = text
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        assert_eq!(lines.len(), 2);
-        assert_eq!(lines[0]["request_id"], "a\"b");
-        assert_eq!(lines[0]["received_ns"], 5);
-        assert_eq!(lines[0]["tokens"], 3);
-        let first = lines[0]["first_token_ns"].as_u64().unwrap();
-        let last = lines[0]["last_token_ns"].as_u64().unwrap();
-        assert!(first > 0 && last >= first);
+        let mut reader = tokenpipe_format::RecordReader::new(text.as_bytes(), "stamps");
+        let header = reader.read_header().unwrap();
+        assert_eq!(header.tool, "simserve");
+        assert_eq!(header.monotonic_origin_ns, Some(origin));
+        assert_eq!(header.params["ttft_ms"], 50.0);
+        let mut stamps = vec![];
+        while let Some(r) = reader.next_record().unwrap() {
+            let Record::Stamp(s) = r else {
+                panic!("{r:?}")
+            };
+            stamps.push(s);
+        }
+        assert_eq!(stamps.len(), 2);
+        assert_eq!(stamps[0].request_id.as_deref(), Some("a\"b"));
+        assert_eq!((stamps[0].received_ns, stamps[0].tokens), (5, 3));
+        let (first, last) = (stamps[0].first_token_ns.unwrap(), stamps[0].last_token_ns.unwrap());
+        assert!(first > 5 && last >= first, "{first} {last}");
         assert_eq!(
-            lines[1],
-            serde_json::json!({"request_id": null, "received_ns": 7,
-                "first_token_ns": null, "last_token_ns": null, "tokens": 0})
+            stamps[1],
+            Stamp {
+                request_id: None,
+                received_ns: 7,
+                first_token_ns: None,
+                last_token_ns: None,
+                tokens: 0
+            }
         );
     }
 }

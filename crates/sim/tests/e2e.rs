@@ -41,7 +41,7 @@ fn events(response: &str) -> Vec<String> {
 async fn streams_chat_and_completions_over_tcp() {
     let stamps_path =
         std::env::temp_dir().join(format!("simserve-e2e-{}.ndjson", std::process::id()));
-    let stamps = Arc::new(StampLog::create(&stamps_path).unwrap());
+    let stamps = Arc::new(StampLog::create(&stamps_path, Default::default()).unwrap());
     let config = Config::from_ms("sim-model", 20.0, 2.0).unwrap();
     let server = Server::bind(("127.0.0.1", 0), config, Some(stamps.clone()))
         .await
@@ -134,10 +134,13 @@ async fn streams_chat_and_completions_over_tcp() {
     stamps.flush().unwrap();
     let lines = std::fs::read_to_string(&stamps_path).unwrap();
     let _ = std::fs::remove_file(&stamps_path);
-    let stamps: Vec<serde_json::Value> = lines
+    let all: Vec<serde_json::Value> = lines
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    assert_eq!(all[0]["type"], "header", "{lines}");
+    assert_eq!(all[0]["tool"], "simserve", "{lines}");
+    let stamps: Vec<&serde_json::Value> = all.iter().filter(|v| v["type"] == "stamp").collect();
     // Three generations and one bad request, in the order they ended.
     assert_eq!(stamps.len(), 4, "{lines}");
     let chat = &stamps[0];
@@ -191,7 +194,7 @@ async fn keep_alive_serves_several_streams_on_one_connection() {
 #[tokio::test]
 async fn a_client_that_leaves_mid_stream_gets_a_partial_stamp() {
     let path = std::env::temp_dir().join(format!("simserve-e2e-cut-{}.ndjson", std::process::id()));
-    let stamps = Arc::new(StampLog::create(&path).unwrap());
+    let stamps = Arc::new(StampLog::create(&path, Default::default()).unwrap());
     let config = Config::from_ms("m", 1.0, 50.0).unwrap();
     let server = Server::bind(("127.0.0.1", 0), config, Some(stamps.clone()))
         .await
@@ -221,8 +224,9 @@ async fn a_client_that_leaves_mid_stream_gets_a_partial_stamp() {
     for _ in 0..100 {
         tokio::time::sleep(Duration::from_millis(10)).await;
         stamps.flush().unwrap();
-        line = std::fs::read_to_string(&path).unwrap();
-        if !line.is_empty() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        if let Some(stamp) = text.lines().find(|l| l.contains("\"type\":\"stamp\"")) {
+            line = stamp.to_string();
             break;
         }
     }

@@ -25,7 +25,7 @@ async fn serve(test: &str, flags: &[&str]) -> (SocketAddr, Arc<StampLog>, PathBu
         "simserve-faults-{test}-{}.ndjson",
         std::process::id()
     ));
-    let stamps = Arc::new(StampLog::create(&path).unwrap());
+    let stamps = Arc::new(StampLog::create(&path, Default::default()).unwrap());
     let server = Server::bind(("127.0.0.1", 0), config, Some(stamps.clone()))
         .await
         .unwrap();
