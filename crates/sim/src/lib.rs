@@ -61,9 +61,11 @@ pub fn main() -> anyhow::Result<()> {
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let config = Config::from_args(args)?;
     let stamps = match &args.stamps {
-        Some(path) => Some(Arc::new(StampLog::create(path, stamp_params(args)).map_err(|e| {
-            tokenpipe_cli::bad_input(format!("cannot create {}: {e}", path.display()))
-        })?)),
+        Some(path) => Some(Arc::new(
+            StampLog::create(path, stamp_params(args)).map_err(|e| {
+                tokenpipe_cli::bad_input(format!("cannot create {}: {e}", path.display()))
+            })?,
+        )),
         None => None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -171,15 +171,16 @@ mod tests {
         assert_eq!(header.params["ttft_ms"], 50.0);
         let mut stamps = vec![];
         while let Some(r) = reader.next_record().unwrap() {
-            let Record::Stamp(s) = r else {
-                panic!("{r:?}")
-            };
+            let Record::Stamp(s) = r else { panic!("{r:?}") };
             stamps.push(s);
         }
         assert_eq!(stamps.len(), 2);
         assert_eq!(stamps[0].request_id.as_deref(), Some("a\"b"));
         assert_eq!((stamps[0].received_ns, stamps[0].tokens), (5, 3));
-        let (first, last) = (stamps[0].first_token_ns.unwrap(), stamps[0].last_token_ns.unwrap());
+        let (first, last) = (
+            stamps[0].first_token_ns.unwrap(),
+            stamps[0].last_token_ns.unwrap(),
+        );
         assert!(first > 5 && last >= first, "{first} {last}");
         assert_eq!(
             stamps[1],
