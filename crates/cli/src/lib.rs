@@ -137,10 +137,15 @@ pub fn parse_or_generate<A: clap::Parser>() -> anyhow::Result<Option<A>> {
 /// The rest of the stream was read and is used.
 pub fn warn_truncated(tool: &str, source: &str, line: Option<usize>) {
     if let Some(line) = line {
-        eprintln!(
-            "{tool}: warning: {source}: line {line} is cut off (the writer was stopped mid-line); ignored it and used everything before it"
-        );
+        eprintln!("{tool}: warning: {}", truncated_message(source, line));
     }
+}
+
+/// The words of that warning, for tools that write their warnings elsewhere.
+pub fn truncated_message(source: &str, line: usize) -> String {
+    format!(
+        "{source}: line {line} is cut off (the writer was stopped mid-line); ignored it and used everything before it"
+    )
 }
 
 /// Writes the requested artefact for `cmd` to stdout.

@@ -164,11 +164,8 @@ pub fn reduce_inputs<W: Write>(
             header = end.next_header;
         }
         if let Some(line) = reader.truncated_tail() {
-            writeln!(
-                warn,
-                "reduce: warning: {}: line {line} is cut off (the writer was stopped mid-line); ignored it and used everything before it",
-                reader.source_name()
-            )?;
+            let message = tokenpipe_cli::truncated_message(reader.source_name(), line);
+            writeln!(warn, "reduce: warning: {message}")?;
         }
     }
     if labels.len() > runs {
