@@ -1,6 +1,6 @@
-//! Every failure kind end to end from a real server: `simserve --fault` makes each request fail the way a real
-//! server does, `fire` must record it as the matching `error_kind`, and `reduce` must count it
-//! as failed. Real binaries, real pipes, real sockets.
+//! Every failure kind end to end from a real server: `simserve --fault` makes each request fail
+//! the way a real server does, `fire` must record it as the matching `error_kind`, and `reduce`
+//! must count it as failed. Real binaries, real pipes, real sockets.
 
 mod common;
 use common::*;
