@@ -1,0 +1,194 @@
+//! `fire`'s command line: the flags, their checks, and what of them the output header records.
+
+use crate::api::Api;
+use clap::Parser;
+use hyper::header::HeaderValue;
+use hyper::Uri;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+use tokenpipe_format::clock::RunClock;
+use tokenpipe_format::Header;
+
+/// Execute a request schedule against an OpenAI-compatible streaming endpoint.
+///
+/// Reads the NDJSON schedule written by `arrivals` (stdin, or FILE), sends each request at its
+/// scheduled instant (open loop) or keeps N in flight (closed loop), and writes NDJSON events to
+/// stdout: a `sent` record per request, a `token` record per streamed event that carries
+/// content (stamped when its bytes are read), and exactly one `done` record per request,
+/// failures included. Ctrl-C (or SIGTERM) stops sending, ends requests in flight as `cancelled`
+/// and unsent ones as `not_sent`, and exits 130 (143) after writing everything measured.
+#[derive(Debug, Parser)]
+#[command(name = "fire", version, after_help = EXAMPLES)]
+pub struct Args {
+    /// Base URL of the API, up to and including `/v1` (http:// only for now).
+    #[arg(long, env = "TOKENPIPE_URL", required_unless_present = "generate")]
+    pub url: Option<String>,
+
+    /// Which endpoint to call.
+    #[arg(long, value_enum, default_value = "completions")]
+    pub api: Api,
+
+    /// Model name to send; by default the first model listed by `GET {url}/models`.
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// Bearer token for the `Authorization` header.
+    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+
+    /// Closed loop: requests kept in flight, overriding the schedule's concurrency (ignored, with
+    /// a warning, for open-loop schedules).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub concurrency: Option<u64>,
+
+    /// Seconds a request may take from send to the end of its stream.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1800.0)]
+    pub timeout: f64,
+
+    /// Do not send `ignore_eos: true` (then the model may stop before `max_tokens`).
+    #[arg(long)]
+    pub no_ignore_eos: bool,
+
+    /// Network threads (1 runs everything on one thread, the cheapest for a few thousand
+    /// streams).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: u16,
+
+    /// Schedule to read instead of stdin.
+    pub file: Option<PathBuf>,
+}
+
+const EXAMPLES: &str = "\
+Examples:
+  # open loop, Poisson arrivals at 2 requests/s
+  arrivals --rate 2 --num-prompts 100 | fire --url http://127.0.0.1:8000/v1 > run.ndjson
+
+  # closed loop through the chat API, keeping 16 requests in flight
+  arrivals --concurrency 16 -n 256 | fire --url http://127.0.0.1:8000/v1 --api chat | reduce | table
+
+  # keep the raw events and the summary
+  arrivals --rate 1 -n 50 | fire --url http://127.0.0.1:8000/v1 | tee events.ndjson | reduce | table";
+
+/// The per-request time limit, checked.
+pub fn timeout(args: &Args) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(args.timeout)
+        .ok()
+        .filter(|t| !t.is_zero())
+        .ok_or_else(|| {
+            tokenpipe_cli::bad_input(format!(
+                "--timeout {}: expected a positive number of seconds that fits a duration",
+                args.timeout
+            ))
+        })
+}
+
+/// The endpoint's URI and the model list's, from the base URL.
+pub fn endpoint(base: &str, api: Api) -> anyhow::Result<(Uri, Uri)> {
+    let base = base.trim_end_matches('/');
+    if !base.starts_with("http://") {
+        return Err(tokenpipe_cli::bad_input(format!(
+            "--url {base}: only http:// URLs are supported"
+        )));
+    }
+    let parse = |s: String| {
+        s.parse::<Uri>()
+            .map_err(|e| tokenpipe_cli::bad_input(format!("--url {base}: {e}")))
+    };
+    Ok((
+        parse(format!("{base}{}", api.path()))?,
+        parse(format!("{base}/models"))?,
+    ))
+}
+
+/// The `Authorization` header for an API key.
+pub fn auth(api_key: Option<&str>) -> anyhow::Result<Option<HeaderValue>> {
+    api_key
+        .map(|k| {
+            HeaderValue::from_str(&format!("Bearer {k}"))
+                .map_err(|_| tokenpipe_cli::bad_input("--api-key contains invalid characters"))
+        })
+        .transpose()
+}
+
+/// The header of fire's output: how the run was made, with the upstream chain.
+pub fn header(
+    args: &Args,
+    upstream: &Header,
+    clock: &RunClock,
+    run_hash: u64,
+    model: &Option<String>,
+) -> Header {
+    let mut params = BTreeMap::new();
+    params.insert(
+        "url".to_string(),
+        serde_json::json!(args.url.as_deref().unwrap_or_default()),
+    );
+    params.insert("api".to_string(), serde_json::json!(args.api));
+    params.insert("model".to_string(), serde_json::json!(model));
+    params.insert("timeout_s".to_string(), serde_json::json!(args.timeout));
+    params.insert(
+        "ignore_eos".to_string(),
+        serde_json::json!(!args.no_ignore_eos),
+    );
+    if let Some(c) = args.concurrency {
+        params.insert("concurrency".to_string(), serde_json::json!(c));
+    }
+    let mut header = Header::new(
+        "fire",
+        format!("fire-{run_hash:016x}"),
+        redact_key(tokenpipe_cli::argv()),
+    );
+    header.started_at = Some(clock.anchor());
+    header.monotonic_origin_ns = Some(clock.origin_ns());
+    header.host = tokenpipe_format::clock::host_name();
+    header.params = params;
+    header.upstream = Header::chain(upstream);
+    header
+}
+
+/// Keeps API keys given on the command line out of the recorded argv.
+fn redact_key(mut argv: Vec<String>) -> Vec<String> {
+    let mut redact_next = false;
+    for a in argv.iter_mut() {
+        if redact_next {
+            *a = "***".into();
+            redact_next = false;
+        } else if a == "--api-key" {
+            redact_next = true;
+        } else if a.starts_with("--api-key=") {
+            *a = "--api-key=***".into();
+        }
+    }
+    argv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_definition_is_valid() {
+        tokenpipe_cli::command::<Args>().debug_assert();
+    }
+
+    #[test]
+    fn endpoints_and_bad_urls() {
+        let (u, m) = endpoint("http://127.0.0.1:8000/v1/", Api::Chat).unwrap();
+        assert_eq!(u.to_string(), "http://127.0.0.1:8000/v1/chat/completions");
+        assert_eq!(m.to_string(), "http://127.0.0.1:8000/v1/models");
+        assert!(endpoint("https://x/v1", Api::Chat).is_err());
+        assert!(endpoint("http://exa mple/v1", Api::Chat).is_err());
+    }
+
+    #[test]
+    fn api_key_never_recorded() {
+        let a = redact_key(vec![
+            "fire".into(),
+            "--api-key".into(),
+            "sk-1".into(),
+            "--api-key=sk-2".into(),
+        ]);
+        assert!(!a.join(" ").contains("sk-"));
+    }
+}
