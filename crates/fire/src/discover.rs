@@ -1,5 +1,7 @@
 //! Model discovery: `GET {url}/models` before the run, for the `model` field of every request.
-//! Any failure is a warning, not an error: requests then go without a model name, which servers
+//!
+//! Bounded by design: the answer is read whole but capped at [`MAX_MODELS_BYTES`], and the
+//! whole exchange at [`DISCOVERY_TIMEOUT`]. Any failure is a warning, not an error: requests then go without a model name, which servers
 //! with one model accept (and `--model` avoids the question).
 
 use crate::exchange::{error_chain, HttpClient};
@@ -8,12 +10,15 @@ use hyper::header::HeaderValue;
 use hyper::Uri;
 use std::time::Duration;
 
+/// The most of a model list read: thousands of models' entries.
+pub const MAX_MODELS_BYTES: usize = 1 << 20;
 /// How long discovery may take.
 pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Asks the server which model it serves; `None` (with a warning) if it cannot tell us.
 pub async fn model(client: &HttpClient, models: Uri, auth: Option<&HeaderValue>) -> Option<String> {
-    let problem = match tokio::time::timeout(DISCOVERY_TIMEOUT, ask(client, &models, auth)).await {
+    let found = tokio::time::timeout(DISCOVERY_TIMEOUT, ask(client, &models, auth)).await;
+    let problem = match found {
         Ok(Ok(m)) => return Some(m),
         Ok(Err(e)) => e,
         Err(_) => "timed out".to_string(),
@@ -36,14 +41,22 @@ async fn ask(
         .map_err(|e| e.to_string())?;
     let resp = client.request(req).await.map_err(|e| error_chain(&e))?;
     let status = resp.status();
-    let bytes = resp
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| e.to_string())?
-        .to_bytes();
     if !status.is_success() {
         return Err(format!("HTTP {status}"));
+    }
+    let mut body = resp.into_body();
+    let mut bytes = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| error_chain(&e))?;
+        if let Ok(data) = frame.into_data() {
+            if bytes.len() + data.len() > MAX_MODELS_BYTES {
+                return Err(format!(
+                    "the model list is larger than {} MiB, the most fire reads",
+                    MAX_MODELS_BYTES >> 20
+                ));
+            }
+            bytes.extend_from_slice(&data);
+        }
     }
     let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
     v.pointer("/data/0/id")

@@ -245,7 +245,7 @@ async fn exchange(ctx: &Ctx, body: Bytes, st: &mut StreamState) -> Result<(), Fa
         };
         let at_ns = ctx.clock.now_ns();
         let mut failed = None;
-        {
+        let fed = {
             let mut out = ctx.sink.lock();
             sse.feed(&data, |event| match st.on_event(event, at_ns, out.buf()) {
                 Ok(()) => true,
@@ -253,10 +253,13 @@ async fn exchange(ctx: &Ctx, body: Bytes, st: &mut StreamState) -> Result<(), Fa
                     failed = Some(f);
                     false
                 }
-            });
-        }
+            })
+        };
         if let Some(f) = failed {
             return Err(f);
+        }
+        if let Err(too_long) = fed {
+            return Err(Failure::new(ErrorKind::Parse, too_long.to_string()));
         }
     }
     st.end_ns = Some(st.done_marker_ns.unwrap_or_else(|| ctx.clock.now_ns()));
