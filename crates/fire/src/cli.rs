@@ -1,6 +1,7 @@
 //! `fire`'s command line: the flags, their checks, and what of them the output header records.
 
 use crate::api::Api;
+use crate::sink::DEFAULT_OUTPUT_BUFFER;
 use clap::Parser;
 use hyper::header::HeaderValue;
 use hyper::Uri;
@@ -16,8 +17,14 @@ use tokenpipe_format::Header;
 /// scheduled instant (open loop) or keeps N in flight (closed loop), and writes NDJSON events to
 /// stdout: a `sent` record per request, a `token` record per streamed event that carries
 /// content (stamped when its bytes are read), and exactly one `done` record per request,
-/// failures included. Ctrl-C (or SIGTERM) stops sending, ends requests in flight as `cancelled`
-/// and unsent ones as `not_sent`, and exits 130 (143) after writing everything measured.
+/// failures included. Nothing is written until the input is known to be a schedule.
+///
+/// Ctrl-C (or SIGTERM) stops sending, ends requests in flight as `cancelled` and unsent ones as
+/// `not_sent`, and exits 130 (143) after writing everything measured.
+///
+/// A reader slower than the run (a `tee` to a slow disk, a stopped pager) is buffered up to
+/// --output-buffer bytes; past that, fire waits for it, which delays its time stamps, and writes
+/// a `stall` record for every such wait.
 #[derive(Debug, Parser)]
 #[command(name = "fire", version, after_help = EXAMPLES)]
 pub struct Args {
@@ -55,6 +62,16 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: u16,
 
+    /// Also write the events to FILE, from fire's own writer: the file is complete (whole
+    /// lines) after Ctrl-C even when a `tee` or `reduce` downstream died of it.
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
+
+    /// Output bytes held for a slow reader before fire waits for it and writes a `stall`
+    /// record (suffixes K, M, G: KiB, MiB, GiB).
+    #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = parse_bytes)]
+    pub output_buffer: u64,
+
     /// Schedule to read instead of stdin.
     pub file: Option<PathBuf>,
 }
@@ -67,8 +84,30 @@ Examples:
   # closed loop through the chat API, keeping 16 requests in flight
   arrivals --concurrency 16 -n 256 | fire --url http://127.0.0.1:8000/v1 --api chat | reduce | table
 
-  # keep the raw events and the summary
-  arrivals --rate 1 -n 50 | fire --url http://127.0.0.1:8000/v1 | tee events.ndjson | reduce | table";
+  # keep the raw events (whole even after Ctrl-C) and the summary
+  arrivals --rate 1 -n 50 | fire --url http://127.0.0.1:8000/v1 --save run.ndjson | reduce | table";
+
+const _: () = assert!(
+    DEFAULT_OUTPUT_BUFFER == 256 << 20,
+    "keep --output-buffer's default in step"
+);
+
+/// Reads a byte count such as `65536`, `64K`, `256M` or `1G` (binary units).
+fn parse_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, shift) = match t.char_indices().last() {
+        Some((i, 'K' | 'k')) => (&t[..i], 10),
+        Some((i, 'M' | 'm')) => (&t[..i], 20),
+        Some((i, 'G' | 'g')) => (&t[..i], 30),
+        _ => (t, 0),
+    };
+    let n: u64 = digits.parse().map_err(|_| {
+        format!("expected a byte count such as 65536, 64K, 256M or 1G, not {text:?}")
+    })?;
+    n.checked_mul(1 << shift)
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("{text}: expected a positive byte count that fits 64 bits"))
+}
 
 /// The per-request time limit, checked.
 pub fn timeout(args: &Args) -> anyhow::Result<Duration> {
@@ -190,5 +229,16 @@ mod tests {
             "--api-key=sk-2".into(),
         ]);
         assert!(!a.join(" ").contains("sk-"));
+    }
+
+    #[test]
+    fn byte_counts() {
+        assert_eq!(parse_bytes("65536"), Ok(65536));
+        assert_eq!(parse_bytes("64K"), Ok(64 << 10));
+        assert_eq!(parse_bytes("256M"), Ok(DEFAULT_OUTPUT_BUFFER));
+        assert_eq!(parse_bytes("1g"), Ok(1 << 30));
+        for bad in ["", "0", "-1", "1.5M", "M", "1T", "99999999999G"] {
+            assert!(parse_bytes(bad).is_err(), "{bad}");
+        }
     }
 }

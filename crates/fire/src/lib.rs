@@ -3,7 +3,7 @@
 //!
 //! This file only wires the parts together. Threads: the dispatcher (reads the schedule, decides
 //! send instants, see [`dispatch`]), the network runtime (tokio + hyper; one task per request,
-//! see [`exchange`]), and the writer (owns stdout, see [`sink`]).
+//! see [`exchange`]), and a writer per output (stdout, the `--save` file; see [`sink`]).
 //! Times are stamped on `CLOCK_MONOTONIC` relative to the run start written in the header.
 
 pub mod api;
@@ -23,7 +23,7 @@ use exchange::{Ctx, HttpClient};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use sink::Sink;
+use sink::{Output, Sink};
 use std::io::BufRead;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -73,6 +73,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let url = args.url.clone().unwrap_or_default();
     let (uri, models_uri) = cli::endpoint(&url, args.api)?;
     let auth = cli::auth(args.api_key.as_deref())?;
+    let saved = match &args.save {
+        Some(path) => Some((
+            path.display().to_string(),
+            std::fs::File::create(path)
+                .map_err(|e| tokenpipe_cli::bad_input(format!("--save {}: {e}", path.display())))?,
+        )),
+        None => None,
+    };
     let inputs = tokenpipe_cli::open_inputs(args.file.as_slice())?;
     let input = inputs.into_iter().next().context("no input to read")?;
     let mut reader = RecordReader::new(input.reader, input.name)
@@ -118,11 +126,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
 
     let stop = Arc::new(Stop::default());
-    let stop_on_close = stop.clone();
-    let sink = Sink::new(std::io::stdout(), move || {
-        stop_on_close.trigger(StopReason::OutputClosed)
-    });
     let clock = RunClock::start();
+    let stop_on_close = stop.clone();
+    let mut outputs = vec![Output {
+        name: "<stdout>".into(),
+        out: Box::new(std::io::stdout()),
+        on_error: Some(Box::new(move |_: &std::io::Error| {
+            stop_on_close.trigger(StopReason::OutputClosed)
+        })),
+    }];
+    if let Some((name, file)) = saved {
+        let shown = name.clone();
+        outputs.push(Output {
+            name,
+            out: Box::new(file),
+            on_error: Some(Box::new(move |e: &std::io::Error| {
+                eprintln!("fire: warning: writing {shown}: {e}; the saved events end here");
+            })),
+        });
+    }
+    let sink = Sink::start(outputs, args.output_buffer, clock)
+        .context("starting the output writer threads")?;
     let run_hash = tokenpipe_format::ids::unique_run_hash(clock.origin_ns());
     sink.record(&Record::Header(cli::header(
         &args, &upstream, &clock, run_hash, &model,
@@ -179,7 +203,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let dispatched = dispatcher
         .join()
         .map_err(|_| anyhow::anyhow!("dispatcher thread panicked"))?;
-    sink.finish().context("writing output")?;
+    sink.finish()?;
     if stop.reason() != Some(StopReason::OutputClosed) {
         report_failures(&ctx);
     }
