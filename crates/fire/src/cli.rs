@@ -19,8 +19,10 @@ use tokenpipe_format::Header;
 /// content (stamped when its bytes are read), and exactly one `done` record per request,
 /// failures included. Nothing is written until the input is known to be a schedule.
 ///
-/// Ctrl-C (or SIGTERM) stops sending, ends requests in flight as `cancelled` and unsent ones as
-/// `not_sent`, and exits 130 (143) after writing everything measured.
+/// Ctrl-C (or SIGTERM) stops sending, ends requests in flight as `cancelled` and the requests
+/// still readable without waiting as `not_sent`, and exits 130 (143) after writing everything
+/// measured; during model discovery it skips discovery and does the same. A second Ctrl-C quits
+/// at once: what is buffered is written (whole lines only), requests in flight get no `done`.
 ///
 /// A reader slower than the run (a `tee` to a slow disk, a stopped pager) is buffered up to
 /// --output-buffer bytes; past that, fire waits for it, which delays its time stamps, and writes

@@ -1,10 +1,12 @@
 //! Model discovery: `GET {url}/models` before the run, for the `model` field of every request.
 //!
-//! Bounded by design: the answer is read whole but capped at [`MAX_MODELS_BYTES`], and the
-//! whole exchange at [`DISCOVERY_TIMEOUT`]. Any failure is a warning, not an error: requests then go without a model name, which servers
+//! Bounded by design: the answer is read whole but capped at [`MAX_MODELS_BYTES`], the whole
+//! exchange at [`DISCOVERY_TIMEOUT`], and a stop (Ctrl-C, SIGTERM) abandons it at once. Any
+//! failure is a warning, not an error: requests then go without a model name, which servers
 //! with one model accept (and `--model` avoids the question).
 
 use crate::exchange::{error_chain, HttpClient};
+use crate::stop::Stop;
 use http_body_util::BodyExt;
 use hyper::header::HeaderValue;
 use hyper::Uri;
@@ -15,9 +17,18 @@ pub const MAX_MODELS_BYTES: usize = 1 << 20;
 /// How long discovery may take.
 pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Asks the server which model it serves; `None` (with a warning) if it cannot tell us.
-pub async fn model(client: &HttpClient, models: Uri, auth: Option<&HeaderValue>) -> Option<String> {
-    let found = tokio::time::timeout(DISCOVERY_TIMEOUT, ask(client, &models, auth)).await;
+/// Asks the server which model it serves; `None` (with a warning, unless the run was stopped)
+/// if it cannot tell us.
+pub async fn model(
+    client: &HttpClient,
+    models: Uri,
+    auth: Option<&HeaderValue>,
+    stop: &Stop,
+) -> Option<String> {
+    let found = tokio::select! {
+        r = tokio::time::timeout(DISCOVERY_TIMEOUT, ask(client, &models, auth)) => r,
+        _ = stop.stopped() => return None,
+    };
     let problem = match found {
         Ok(Ok(m)) => return Some(m),
         Ok(Err(e)) => e,

@@ -1,9 +1,9 @@
 //! `fire`: executes a schedule against an OpenAI-compatible streaming endpoint and writes one
 //! record per sent request, per content event and per finished request.
 //!
-//! This file only wires the parts together. Threads: the dispatcher (reads the schedule, decides
-//! send instants, see [`dispatch`]), the network runtime (tokio + hyper; one task per request,
-//! see [`exchange`]), and a writer per output (stdout, the `--save` file; see [`sink`]).
+//! This file only wires the parts together. Threads: signals (see [`signals`]), the dispatcher
+//! (reads the schedule, decides send instants, see [`dispatch`]), the network runtime (tokio +
+//! hyper; one task per request, see [`exchange`]), and a writer per output (see [`sink`]).
 //! Times are stamped on `CLOCK_MONOTONIC` relative to the run start written in the header.
 
 pub mod api;
@@ -11,7 +11,9 @@ pub mod cli;
 pub mod discover;
 pub mod dispatch;
 pub mod exchange;
+pub mod input;
 pub mod job;
+pub mod signals;
 pub mod sink;
 pub mod sse_split;
 pub mod stop;
@@ -73,6 +75,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let url = args.url.clone().unwrap_or_default();
     let (uri, models_uri) = cli::endpoint(&url, args.api)?;
     let auth = cli::auth(args.api_key.as_deref())?;
+    let stop = Arc::new(Stop::default());
+    let last_resort = signals::watch(stop.clone());
     let saved = match &args.save {
         Some(path) => Some((
             path.display().to_string(),
@@ -81,8 +85,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         )),
         None => None,
     };
-    let inputs = tokenpipe_cli::open_inputs(args.file.as_slice())?;
-    let input = inputs.into_iter().next().context("no input to read")?;
+
+    let input = input::open(args.file.as_deref(), stop.clone())?;
     let mut reader = RecordReader::new(input.reader, input.name)
         .keep(&[RecordType::Schedule, RecordType::Request])
         .reject(
@@ -96,7 +100,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             ],
             "a schedule (what arrivals writes, and fire reads)",
         );
-    let (upstream, first) = read_ahead(&mut reader)?;
+    let (upstream, first) = match read_ahead(&mut reader) {
+        Ok(found) => found,
+        Err(e) => {
+            if let Some((code, _)) = stop.reason().and_then(StopReason::exit) {
+                return Err(tokenpipe_cli::failure(
+                    code,
+                    "stopped before a schedule was read; nothing was sent",
+                ));
+            }
+            return Err(e.into());
+        }
+    };
     let policy = match &first {
         Some(r) => dispatch::policy_for(r, args.concurrency).map_err(|m| {
             tokenpipe_cli::bad_input(format!(
@@ -122,10 +137,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let client = runtime.block_on(async { build_client() });
     let model = match &args.model {
         Some(m) => Some(m.clone()),
-        None => runtime.block_on(discover::model(&client, models_uri, auth.as_ref())),
+        None => runtime.block_on(discover::model(&client, models_uri, auth.as_ref(), &stop)),
     };
 
-    let stop = Arc::new(Stop::default());
     let clock = RunClock::start();
     let stop_on_close = stop.clone();
     let mut outputs = vec![Output {
@@ -147,6 +161,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let sink = Sink::start(outputs, args.output_buffer, clock)
         .context("starting the output writer threads")?;
+    last_resort.arm(sink.clone());
     let run_hash = tokenpipe_format::ids::unique_run_hash(clock.origin_ns());
     sink.record(&Record::Header(cli::header(
         &args, &upstream, &clock, run_hash, &model,
@@ -186,8 +201,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         failures: Mutex::new(Vec::new()),
     });
     runtime.block_on(async {
-        let signal_stop = stop.clone();
-        let signals = tokio::spawn(async move { stop_on_signals(&signal_stop).await });
         let ticker_sink = sink.clone();
         let ticker = tokio::spawn(async move {
             let mut every = tokio::time::interval(Duration::from_millis(200));
@@ -197,7 +210,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         });
         dispatch::send_loop(&ctx, jobs_rx).await;
-        signals.abort();
         ticker.abort();
     });
     let dispatched = dispatcher
@@ -211,23 +223,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     match stop.reason().and_then(StopReason::exit) {
         Some((code, message)) => Err(tokenpipe_cli::failure(code, message)),
         None => Ok(()),
-    }
-}
-
-/// Stops the run on SIGINT (Ctrl-C) or SIGTERM (`kill`, `timeout`, container stop), so that
-/// either way every request ends in a record and the buffers reach stdout.
-async fn stop_on_signals(stop: &Stop) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut int), Ok(mut term)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        eprintln!("fire: warning: cannot watch for SIGINT/SIGTERM; an interrupted run loses its last records");
-        return;
-    };
-    tokio::select! {
-        _ = int.recv() => stop.trigger(StopReason::Interrupted),
-        _ = term.recv() => stop.trigger(StopReason::Terminated),
     }
 }
 
