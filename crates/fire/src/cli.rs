@@ -111,6 +111,33 @@ fn parse_bytes(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{text}: expected a positive byte count that fits 64 bits"))
 }
 
+/// Opens the `--save` file, refusing to truncate the schedule it would overwrite.
+pub fn save_file(args: &Args) -> anyhow::Result<Option<(String, std::fs::File)>> {
+    let Some(path) = &args.save else {
+        return Ok(None);
+    };
+    if let Some(input) = &args.file {
+        if same_file(path, input) {
+            return Err(tokenpipe_cli::bad_input(format!(
+                "--save {}: that is the schedule being read; name another file",
+                path.display()
+            )));
+        }
+    }
+    let file = std::fs::File::create(path)
+        .map_err(|e| tokenpipe_cli::bad_input(format!("--save {}: {e}", path.display())))?;
+    Ok(Some((path.display().to_string(), file)))
+}
+
+/// True when both paths exist and name the same file.
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
 /// The per-request time limit, checked.
 pub fn timeout(args: &Args) -> anyhow::Result<Duration> {
     Duration::try_from_secs_f64(args.timeout)
@@ -231,6 +258,33 @@ mod tests {
             "--api-key=sk-2".into(),
         ]);
         assert!(!a.join(" ").contains("sk-"));
+    }
+
+    #[test]
+    fn save_never_overwrites_the_schedule() {
+        let dir = std::env::temp_dir().join(format!("tokenpipe-fire-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let sched = dir.join("sched.ndjson");
+        std::fs::write(&sched, "schedule").unwrap();
+        let args = |save: &str| {
+            let m = tokenpipe_cli::command::<Args>().get_matches_from([
+                "fire",
+                "--url",
+                "http://x/v1",
+                "--save",
+                save,
+                "sched.ndjson",
+            ]);
+            <Args as clap::FromArgMatches>::from_arg_matches(&m).unwrap()
+        };
+        let mut same = args(dir.join("./sched.ndjson").to_str().unwrap());
+        same.file = Some(sched.clone());
+        assert!(save_file(&same).is_err());
+        assert_eq!(std::fs::read_to_string(&sched).unwrap(), "schedule");
+        let mut other = args(dir.join("events.ndjson").to_str().unwrap());
+        other.file = Some(sched.clone());
+        assert!(save_file(&other).unwrap().is_some());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

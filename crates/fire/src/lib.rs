@@ -77,14 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let auth = cli::auth(args.api_key.as_deref())?;
     let stop = Arc::new(Stop::default());
     let last_resort = signals::watch(stop.clone());
-    let saved = match &args.save {
-        Some(path) => Some((
-            path.display().to_string(),
-            std::fs::File::create(path)
-                .map_err(|e| tokenpipe_cli::bad_input(format!("--save {}: {e}", path.display())))?,
-        )),
-        None => None,
-    };
+    let saved = cli::save_file(&args)?;
 
     let input = input::open(args.file.as_deref(), stop.clone())?;
     let mut reader = RecordReader::new(input.reader, input.name)
