@@ -23,7 +23,7 @@ _fire() {
 
     case "${cmd}" in
         fire)
-            opts="-h -V --url --api --model --api-key --concurrency --timeout --no-ignore-eos --threads --generate --help --version"
+            opts="-h -V --url --api --model --api-key --concurrency --timeout --no-ignore-eos --threads --save --output-buffer --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -54,6 +54,14 @@ _fire() {
                     return 0
                     ;;
                 --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --save)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output-buffer)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

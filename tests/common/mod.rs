@@ -168,3 +168,102 @@ pub fn read_until_exit(mut child: Child, limit: Duration) -> (Output, bool) {
     out.stdout = reader.join().expect("reader");
     (out, timed_out)
 }
+
+/// A tiny HTTP server on a free loopback port that answers every request with the same fixed
+/// bytes (whatever the path), then closes the connection; or, when silent, reads requests and
+/// never answers. It lets tests provoke the failures a real server rarely shows (a cut body, a
+/// broken stream) without depending on the simulated server's options.
+pub struct RawServer {
+    /// Base URL, e.g. `http://127.0.0.1:41234/v1`.
+    pub url: String,
+    addr: std::net::SocketAddr,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl RawServer {
+    /// Answers every request with `response` (status line, headers and body, as sent).
+    pub fn start(response: impl Into<Vec<u8>>) -> RawServer {
+        Self::spawn(Some(std::sync::Arc::new(response.into())))
+    }
+
+    /// Accepts connections and reads requests but never answers.
+    pub fn silent() -> RawServer {
+        Self::spawn(None)
+    }
+
+    fn spawn(response: Option<std::sync::Arc<Vec<u8>>>) -> RawServer {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind raw server");
+        let addr = listener.local_addr().expect("raw server address");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if stopped.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(mut conn) = conn else { continue };
+                let response = response.clone();
+                let stopped = stopped.clone();
+                std::thread::spawn(move || {
+                    if read_request(&mut conn).is_none() {
+                        return;
+                    }
+                    match response {
+                        Some(bytes) => {
+                            let _ = conn.write_all(&bytes);
+                            let _ = conn.flush();
+                        }
+                        None => {
+                            while !stopped.load(Ordering::SeqCst) {
+                                std::thread::sleep(Duration::from_millis(20));
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        RawServer {
+            url: format!("http://{addr}/v1"),
+            addr,
+            stop,
+        }
+    }
+}
+
+impl Drop for RawServer {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wakes the accept loop so that it sees the flag.
+        let _ = std::net::TcpStream::connect(self.addr);
+    }
+}
+
+/// Reads one request's head and its `Content-Length` body; `None` if the peer went away.
+fn read_request(conn: &mut std::net::TcpStream) -> Option<()> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if conn.read(&mut byte).ok()? == 0 {
+            return None;
+        }
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0u8; length];
+    conn.read_exact(&mut body).ok()
+}
+
+/// An HTTP/1.1 200 response head for an event stream whose end is the connection's close.
+pub const SSE_HEAD: &str =
+    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+
+/// A fresh path in the temporary directory for a test's file, unique per process and `name`.
+pub fn temp_path(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("tokenpipe-{}-{name}", std::process::id()))
+}

@@ -3,10 +3,10 @@
 //! content. Every path out of here (success, HTTP error, reset, timeout, cancel) writes exactly
 //! one `done` record.
 
-use crate::chunk;
-use crate::pacer::Job;
+use crate::api::Dialect;
+use crate::job::Job;
 use crate::sink::Sink;
-use crate::sse::SseSplitter;
+use crate::sse_split::SseSplitter;
 use crate::stop::Stop;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -28,6 +28,8 @@ pub struct Ctx {
     pub client: HttpClient,
     /// Full endpoint URI.
     pub uri: Uri,
+    /// The API dialect, which reads the streamed chunks.
+    pub dialect: &'static dyn Dialect,
     /// `Authorization` header, when an API key was given.
     pub auth: Option<HeaderValue>,
     /// Run clock.
@@ -72,9 +74,9 @@ impl Failure {
 }
 
 /// What one stream said so far; survives a timeout or cancel so partial counts are kept.
-#[derive(Default)]
 struct StreamState {
     id: u64,
+    dialect: &'static dyn Dialect,
     status: Option<u16>,
     events: u64,
     prompt_tokens: Option<u64>,
@@ -87,6 +89,21 @@ struct StreamState {
 }
 
 impl StreamState {
+    fn new(id: u64, dialect: &'static dyn Dialect) -> Self {
+        Self {
+            id,
+            dialect,
+            status: None,
+            events: 0,
+            prompt_tokens: None,
+            completion_tokens: None,
+            finish_reason: None,
+            done_marker_ns: None,
+            end_ns: None,
+            usage_gap: false,
+        }
+    }
+
     /// Handles one SSE event's data that arrived at `at_ns`; token records go onto `out`.
     fn on_event(&mut self, data: &[u8], at_ns: u64, out: &mut Vec<u8>) -> Result<(), Failure> {
         // `[DONE]` ends the stream: whatever a server sends after it is not part of the answer
@@ -98,7 +115,7 @@ impl StreamState {
             self.done_marker_ns = Some(at_ns);
             return Ok(());
         }
-        let info = chunk::parse(data).map_err(|e| {
+        let info = self.dialect.read_chunk(data).map_err(|e| {
             Failure::new(
                 ErrorKind::Parse,
                 format!("event {}: {e}: {}", self.events + 1, snippet(data)),
@@ -142,10 +159,7 @@ impl StreamState {
 
 /// Sends one request and records everything about it; returns when it ended (`done.at_ns`).
 pub async fn run(ctx: Arc<Ctx>, job: Job) -> u64 {
-    let mut st = StreamState {
-        id: job.id,
-        ..Default::default()
-    };
+    let mut st = StreamState::new(job.id, ctx.dialect);
     let sent_ns = ctx.clock.now_ns();
     ctx.sink.record(&Record::Sent(Sent {
         id: job.id,
@@ -231,7 +245,7 @@ async fn exchange(ctx: &Ctx, body: Bytes, st: &mut StreamState) -> Result<(), Fa
         };
         let at_ns = ctx.clock.now_ns();
         let mut failed = None;
-        {
+        let fed = {
             let mut out = ctx.sink.lock();
             sse.feed(&data, |event| match st.on_event(event, at_ns, out.buf()) {
                 Ok(()) => true,
@@ -239,10 +253,13 @@ async fn exchange(ctx: &Ctx, body: Bytes, st: &mut StreamState) -> Result<(), Fa
                     failed = Some(f);
                     false
                 }
-            });
-        }
+            })
+        };
         if let Some(f) = failed {
             return Err(f);
+        }
+        if let Err(too_long) = fed {
+            return Err(Failure::new(ErrorKind::Parse, too_long.to_string()));
         }
     }
     st.end_ns = Some(st.done_marker_ns.unwrap_or_else(|| ctx.clock.now_ns()));
@@ -311,6 +328,7 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::Api;
 
     #[test]
     fn uuid_shape_and_round_trip() {
@@ -322,10 +340,7 @@ mod tests {
 
     #[test]
     fn events_become_tokens_and_usage() {
-        let mut st = StreamState {
-            id: 7,
-            ..Default::default()
-        };
+        let mut st = StreamState::new(7, Api::Completions.dialect());
         let mut out = vec![];
         st.on_event(
             br#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#,
@@ -361,7 +376,7 @@ mod tests {
         assert_eq!((st.prompt_tokens, st.completion_tokens), (Some(4), Some(2)));
         assert_eq!(st.finish_reason.as_deref(), Some("length"));
         assert_eq!(st.done_marker_ns, Some(10));
-        let mut st = StreamState::default();
+        let mut st = StreamState::new(0, Api::Chat.dialect());
         assert!(matches!(
             st.on_event(b"{oops", 11, &mut vec![]).err().map(|f| f.kind),
             Some(ErrorKind::Parse)
@@ -376,7 +391,7 @@ mod tests {
 
     #[test]
     fn usage_on_the_last_event_only_is_not_a_delta() {
-        let mut st = StreamState::default();
+        let mut st = StreamState::new(0, Api::Chat.dialect());
         let mut out = vec![];
         for (data, at) in [
             (&br#"{"choices":[{"text":"a"}]}"#[..], 1),
@@ -392,7 +407,7 @@ mod tests {
 
     #[test]
     fn nothing_after_done_counts() {
-        let mut st = StreamState::default();
+        let mut st = StreamState::new(0, Api::Chat.dialect());
         let mut out = vec![];
         st.on_event(
             br#"{"choices":[{"text":"a","finish_reason":"stop"}]}"#,
@@ -413,7 +428,7 @@ mod tests {
 
     #[test]
     fn continuous_usage_counts_tokens_per_event() {
-        let mut st = StreamState::default();
+        let mut st = StreamState::new(0, Api::Chat.dialect());
         let mut out = vec![];
         st.on_event(
             br#"{"choices":[{"text":"ab"}],"usage":{"completion_tokens":2}}"#,

@@ -51,16 +51,23 @@ impl Default for Stop {
 }
 
 impl Stop {
-    /// Stops the run; the first reason given is the one kept.
+    /// Stops the run; the first reason given is the one kept, except that a signal replaces
+    /// a closed output: a terminal's Ctrl-C reaches the whole pipe, and when the reader dies of
+    /// it a moment before `fire` sees the signal, the run still ends as interrupted.
     pub fn trigger(&self, reason: StopReason) {
         let code = match reason {
             StopReason::Interrupted => 1,
             StopReason::OutputClosed => 2,
             StopReason::Terminated => 3,
         };
-        let _ = self
+        let replaced = self
             .reason
             .compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst);
+        if replaced == Err(2) && reason != StopReason::OutputClosed {
+            let _ = self
+                .reason
+                .compare_exchange(2, code, Ordering::SeqCst, Ordering::SeqCst);
+        }
         self.tx.send_replace(true);
     }
 
@@ -83,5 +90,25 @@ impl Stop {
     pub async fn stopped(&self) {
         let mut rx = self.tx.subscribe();
         let _ = rx.wait_for(|s| *s).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_reason_kept_but_a_signal_outranks_a_closed_output() {
+        let s = Stop::default();
+        assert!(!s.is_stopped());
+        s.trigger(StopReason::Terminated);
+        s.trigger(StopReason::Interrupted);
+        assert_eq!(s.reason(), Some(StopReason::Terminated));
+        let s = Stop::default();
+        s.trigger(StopReason::OutputClosed);
+        assert!(s.is_stopped());
+        s.trigger(StopReason::Interrupted);
+        s.trigger(StopReason::OutputClosed);
+        assert_eq!(s.reason(), Some(StopReason::Interrupted));
     }
 }

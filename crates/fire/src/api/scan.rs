@@ -6,10 +6,10 @@
 //! It answers only when the chunk is plain: whenever it meets something it does not fully
 //! check (an escape in a key or a finish reason, a duplicate member, a type the serde parser
 //! would refuse, a malformed token) it returns `None` and the caller falls back to the serde
-//! parser in `chunk`, which is the reference: for every chunk the scanner answers, the answer
+//! parser in `reference`, which is the reference: for every chunk the scanner answers, the answer
 //! equals serde's (a test checks this over a corpus, and every prefix of it).
 
-use crate::chunk::ChunkInfo;
+use super::chunk::ChunkInfo;
 use std::borrow::Cow;
 
 /// Scans one event's data; `None` means "ask the full parser".
@@ -361,7 +361,7 @@ impl<'a> Scanner<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chunk::parse_full;
+    use crate::api::reference::parse as parse_full;
 
     const CORPUS: &[&str] = &[
         r#"{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" hi","logprobs":null,"finish_reason":null,"stop_reason":null}]}"#,

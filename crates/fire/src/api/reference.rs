@@ -1,31 +1,19 @@
-//! Reads what `fire` needs from one streamed JSON chunk of the OpenAI API, without allocating:
-//! whether it carries generated content, its finish reason, usage counts, and errors.
+//! The reference chunk parser: serde over one streamed JSON chunk of the OpenAI API, reading
+//! whether it carries generated content, its finish reason, usage counts, and errors, without
+//! allocating a `Vec` for the choices. The scanner in `scan` answers the common chunks faster;
+//! this parser answers the rest, and the scanner's tests check it agrees with this one.
 //!
 //! Content is text in `choices[].text` (completions) or `choices[].delta.content`,
 //! `reasoning_content` or `reasoning` (chat); an empty string or null is no content, so a
 //! role-only first chunk does not count as the first token. Usage may ride on its own chunk
 //! with `"choices": []` (vLLM) or on the last content chunk (llama.cpp).
 
+use super::chunk::ChunkInfo;
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
-
-/// What one chunk said.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct ChunkInfo<'a> {
-    /// Some choice carried non-empty generated text.
-    pub has_content: bool,
-    /// The finish reason of the last choice that had one.
-    pub finish_reason: Option<Cow<'a, str>>,
-    /// `usage.prompt_tokens`.
-    pub prompt_tokens: Option<u64>,
-    /// `usage.completion_tokens`.
-    pub completion_tokens: Option<u64>,
-    /// The raw `error` member, when the server reported a failure in the stream.
-    pub error: Option<&'a str>,
-}
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
@@ -109,17 +97,8 @@ fn is_text(v: Option<&RawValue>) -> bool {
     })
 }
 
-/// Parses one event's data. `Err` means the data was not a JSON chunk at all. Plain chunks are
-/// read by the allocation-free scanner in `scan`; the rest by serde.
+/// Parses one event's data with serde; `Err` means the data was not a JSON chunk at all.
 pub fn parse(data: &[u8]) -> Result<ChunkInfo<'_>, serde_json::Error> {
-    match crate::scan::scan(data) {
-        Some(info) => Ok(info),
-        None => parse_full(data),
-    }
-}
-
-/// The reference parser: serde over the whole chunk.
-pub fn parse_full(data: &[u8]) -> Result<ChunkInfo<'_>, serde_json::Error> {
     let c: Chunk = serde_json::from_slice(data)?;
     Ok(ChunkInfo {
         has_content: c.choices.has_content,

@@ -9,6 +9,28 @@
 //! network read. Those are handed to the callback straight from the read buffer, without being
 //! copied; anything else (split reads, `\r`, several data lines, other fields) takes the general
 //! line-by-line path, which gives the same events.
+//!
+//! Bounded by design: a line or an event's data longer than [`MAX_EVENT_BYTES`] ends the body
+//! with [`TooLong`] instead of growing without end, so a server that never sends a newline
+//! costs at most that much memory per stream.
+
+/// The longest line, and the most data one event may gather, before the body is refused: far
+/// above any real chunk (a few hundred bytes), far below what would hurt with many streams.
+pub const MAX_EVENT_BYTES: usize = 8 << 20;
+
+/// A line or event passed [`MAX_EVENT_BYTES`]: the body is not a usable event stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLong;
+
+impl std::fmt::Display for TooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "an SSE line or event passed {} MiB (the cap on one event) without ending; is this an event stream?",
+            MAX_EVENT_BYTES >> 20
+        )
+    }
+}
 
 /// Incremental SSE parser for one response body.
 #[derive(Debug, Default)]
@@ -27,13 +49,19 @@ impl SseSplitter {
 
     /// Feeds the next bytes of the body; `on_event` is called with the data of each complete
     /// event, in order. It returns `false` to stop early (the rest of `chunk` is dropped).
-    pub fn feed(&mut self, chunk: &[u8], mut on_event: impl FnMut(&[u8]) -> bool) {
+    /// `Err` when a line or an event's data passes [`MAX_EVENT_BYTES`]; the splitter is then
+    /// not to be fed again.
+    pub fn feed(
+        &mut self,
+        chunk: &[u8],
+        mut on_event: impl FnMut(&[u8]) -> bool,
+    ) -> Result<(), TooLong> {
         let mut rest = chunk;
         while !rest.is_empty() {
             if self.is_between_events() {
                 if let Some((data, len)) = whole_data_event(rest) {
                     if !on_event(data) {
-                        return;
+                        return Ok(());
                     }
                     rest = &rest[len..];
                     continue;
@@ -48,49 +76,63 @@ impl SseSplitter {
             }
             match memchr::memchr2(b'\n', b'\r', rest) {
                 None => {
+                    if self.line.len() + rest.len() > MAX_EVENT_BYTES {
+                        return Err(TooLong);
+                    }
                     self.line.extend_from_slice(rest);
-                    return;
+                    return Ok(());
                 }
                 Some(i) => {
                     self.last_was_cr = rest[i] == b'\r';
+                    if self.line.len() + i > MAX_EVENT_BYTES {
+                        return Err(TooLong);
+                    }
                     let keep_going = if self.line.is_empty() {
-                        self.end_line(&rest[..i], &mut on_event)
+                        self.end_line(&rest[..i], &mut on_event)?
                     } else {
                         let mut line = std::mem::take(&mut self.line);
                         line.extend_from_slice(&rest[..i]);
                         let r = self.end_line(&line, &mut on_event);
                         line.clear();
                         self.line = line;
-                        r
+                        r?
                     };
                     if !keep_going {
-                        return;
+                        return Ok(());
                     }
                     rest = &rest[i + 1..];
                 }
             }
         }
+        Ok(())
     }
 
-    fn end_line(&mut self, line: &[u8], on_event: &mut impl FnMut(&[u8]) -> bool) -> bool {
+    fn end_line(
+        &mut self,
+        line: &[u8],
+        on_event: &mut impl FnMut(&[u8]) -> bool,
+    ) -> Result<bool, TooLong> {
         if line.is_empty() {
             if !self.has_data {
-                return true;
+                return Ok(true);
             }
             self.has_data = false;
             let r = on_event(&self.data);
             self.data.clear();
-            return r;
+            return Ok(r);
         }
         if let Some(value) = line.strip_prefix(b"data:") {
             let value = value.strip_prefix(b" ").unwrap_or(value);
+            if self.data.len() + value.len() + 1 > MAX_EVENT_BYTES {
+                return Err(TooLong);
+            }
             if self.has_data {
                 self.data.push(b'\n');
             }
             self.data.extend_from_slice(value);
             self.has_data = true;
         }
-        true
+        Ok(true)
     }
 
     fn is_between_events(&self) -> bool {
@@ -130,7 +172,8 @@ mod tests {
             s.feed(c, |e| {
                 out.push(String::from_utf8_lossy(e).into_owned());
                 true
-            });
+            })
+            .unwrap();
         }
         out
     }
@@ -174,9 +217,66 @@ mod tests {
     #[test]
     fn partial_event_is_reported() {
         let mut s = SseSplitter::new();
-        s.feed(b"data: {\"a\"", |_| true);
+        s.feed(b"data: {\"a\"", |_| true).unwrap();
         assert!(s.has_partial());
-        s.feed(b":1}\n\n", |_| true);
+        s.feed(b":1}\n\n", |_| true).unwrap();
         assert!(!s.has_partial());
+    }
+
+    #[test]
+    fn an_endless_line_is_refused_at_the_cap() {
+        let mut s = SseSplitter::new();
+        let piece = vec![b'x'; 64 * 1024];
+        s.feed(b"data: ", |_| true).unwrap();
+        let mut fed = 6;
+        let err = loop {
+            match s.feed(&piece, |_| true) {
+                Ok(()) => fed += piece.len(),
+                Err(e) => break e,
+            }
+            assert!(
+                fed <= MAX_EVENT_BYTES,
+                "accepted {fed} bytes without a newline"
+            );
+        };
+        assert!(err.to_string().contains("8 MiB"), "{err}");
+        assert!(s.line.len() <= MAX_EVENT_BYTES);
+    }
+
+    #[test]
+    fn many_data_lines_are_capped_too() {
+        let mut s = SseSplitter::new();
+        let line = format!("data: {}\n", "y".repeat(1000));
+        let mut events = 0;
+        let mut result = Ok(());
+        for _ in 0..(MAX_EVENT_BYTES / 1000 + 10) {
+            result = s.feed(line.as_bytes(), |_| {
+                events += 1;
+                true
+            });
+            if result.is_err() {
+                break;
+            }
+        }
+        assert_eq!(result, Err(TooLong));
+        assert_eq!(events, 0);
+        assert!(s.data.len() <= MAX_EVENT_BYTES);
+    }
+
+    #[test]
+    fn an_event_just_under_the_cap_passes() {
+        let mut s = SseSplitter::new();
+        let value = vec![b'z'; MAX_EVENT_BYTES - 10];
+        let mut got = 0;
+        s.feed(b"data: ", |_| true).unwrap();
+        for part in value.chunks(100_000) {
+            s.feed(part, |_| true).unwrap();
+        }
+        s.feed(b"\n\n", |e| {
+            got = e.len();
+            true
+        })
+        .unwrap();
+        assert_eq!(got, value.len());
     }
 }

@@ -1,0 +1,203 @@
+//! API dialects: how a schedule request becomes an HTTP body, and how a streamed chunk is read.
+//!
+//! One [`Dialect`] per endpoint, one file each (`completions`, `chat`); [`Api`] is the
+//! `--api` flag that picks one. A new dialect is a new file and one arm in [`Api::dialect`].
+//! Bodies are built once per request, before its send time, so that serialisation never sits
+//! between the deadline and the send. Chunks are read on the network thread, once per event:
+//! [`read_chunk`] tries the allocation-free scanner (`scan`) and falls back to the serde
+//! reference parser (`reference`); both fill the one [`ChunkInfo`] type (`chunk`).
+
+mod chat;
+pub mod chunk;
+mod completions;
+pub mod reference;
+pub mod scan;
+
+use bytes::Bytes;
+pub use chunk::ChunkInfo;
+use serde::Serialize;
+use tokenpipe_format::Request;
+
+/// Which OpenAI-compatible endpoint to call (the `--api` flag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Api {
+    /// `POST {url}/completions` with `prompt`.
+    Completions,
+    /// `POST {url}/chat/completions` with one user message.
+    Chat,
+}
+
+impl Api {
+    /// The dialect that speaks this endpoint.
+    pub fn dialect(self) -> &'static dyn Dialect {
+        match self {
+            Api::Completions => &completions::Completions,
+            Api::Chat => &chat::Chat,
+        }
+    }
+
+    /// The path under the base URL.
+    pub fn path(self) -> &'static str {
+        self.dialect().path()
+    }
+}
+
+/// One API dialect: the request body it sends and how it reads the streamed answer. Shared by
+/// the dispatcher thread (bodies) and the network tasks (chunks), hence `Sync`.
+pub trait Dialect: Sync {
+    /// The endpoint's path under the base URL (`/completions`).
+    fn path(&self) -> &'static str;
+
+    /// Encodes the body for `req`, or says (naming the field) why this dialect cannot express it.
+    fn encode(&self, req: &Request, opts: &BodyOptions) -> Result<Bytes, String>;
+
+    /// Reads one SSE event's data; `Err` means it was not a chunk at all. Runs once per streamed
+    /// event: it must not allocate for the common chunks.
+    fn read_chunk<'a>(&self, data: &'a [u8]) -> Result<ChunkInfo<'a>, serde_json::Error>;
+}
+
+/// Settings shared by every request body.
+#[derive(Debug, Clone)]
+pub struct BodyOptions {
+    /// `model` field; omitted when unknown (servers with one model accept that).
+    pub model: Option<String>,
+    /// Send `ignore_eos: true` so that every request generates exactly `max_tokens`.
+    pub ignore_eos: bool,
+}
+
+/// Reads one OpenAI-style chunk, whichever endpoint sent it: content may be in
+/// `choices[].text` or `choices[].delta.{content,reasoning_content,reasoning}`. Plain chunks are
+/// answered by the scanner; anything it does not fully check, by serde.
+pub fn read_chunk(data: &[u8]) -> Result<ChunkInfo<'_>, serde_json::Error> {
+    match scan::scan(data) {
+        Some(info) => Ok(info),
+        None => reference::parse(data),
+    }
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// The members every OpenAI-style streaming body has, around the dialect's own `input`
+/// (`prompt`, `messages`), which is flattened in after `model`.
+#[derive(Serialize)]
+struct Body<'a, I: Serialize> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+    #[serde(flatten)]
+    input: I,
+    max_tokens: u64,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    ignore_eos: bool,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    extra: Option<Extra<'a>>,
+}
+
+/// The members `fire` sets itself, in any dialect; a request's `extra_body` cannot replace them.
+const OWN_MEMBERS: &[&str] = &[
+    "model",
+    "prompt",
+    "messages",
+    "max_tokens",
+    "stream",
+    "stream_options",
+    "ignore_eos",
+];
+
+/// A request's `extra_body`, less the members `fire` sets itself.
+struct Extra<'a>(&'a serde_json::Map<String, serde_json::Value>);
+
+impl Serialize for Extra<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        for (k, v) in self.0 {
+            if !OWN_MEMBERS.contains(&k.as_str()) {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Encodes a streaming body around a dialect's `input` members.
+fn encode_body<I: Serialize>(req: &Request, opts: &BodyOptions, input: I) -> Result<Bytes, String> {
+    let body = Body {
+        model: opts.model.as_deref(),
+        input,
+        max_tokens: req.max_tokens,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        ignore_eos: opts.ignore_eos,
+        extra: req.extra_body.as_ref().map(Extra),
+    };
+    serde_json::to_vec(&body)
+        .map(Bytes::from)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(super) fn req() -> Request {
+        Request {
+            id: 1,
+            prompt: Some("hi \"there\"".into()),
+            prompt_tokens: Some(2),
+            max_tokens: 7,
+            ..Request::default()
+        }
+    }
+
+    #[test]
+    fn extra_body_adds_members_but_never_replaces_fires_own() {
+        let opts = BodyOptions {
+            model: Some("m".into()),
+            ignore_eos: true,
+        };
+        let mut r = req();
+        r.extra_body = serde_json::from_str(
+            r#"{"temperature":0.5,"max_tokens":1,"stream":false,"model":"x","ignore_eos":false,"messages":[]}"#,
+        )
+        .unwrap();
+        let b = Api::Completions.dialect().encode(&r, &opts).unwrap();
+        assert_eq!(
+            std::str::from_utf8(&b).unwrap(),
+            r#"{"model":"m","prompt":"hi \"there\"","max_tokens":7,"stream":true,"stream_options":{"include_usage":true},"ignore_eos":true,"temperature":0.5}"#
+        );
+    }
+
+    #[test]
+    fn paths() {
+        assert_eq!(Api::Completions.path(), "/completions");
+        assert_eq!(Api::Chat.path(), "/chat/completions");
+    }
+
+    #[test]
+    fn both_dialects_read_both_chunk_shapes() {
+        for api in [Api::Completions, Api::Chat] {
+            let d = api.dialect();
+            assert!(
+                d.read_chunk(br#"{"choices":[{"text":"a"}]}"#)
+                    .unwrap()
+                    .has_content
+            );
+            let c = d
+                .read_chunk(
+                    br#"{"choices":[{"delta":{"content":"\u00e9"},"finish_reason":"st\u006fp"}]}"#,
+                )
+                .unwrap();
+            assert!(c.has_content);
+            assert_eq!(c.finish_reason.as_deref(), Some("stop"));
+            assert!(d.read_chunk(b"data").is_err());
+        }
+    }
+}
