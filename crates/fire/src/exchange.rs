@@ -183,7 +183,7 @@ pub async fn run(ctx: Arc<Ctx>, job: Job) -> u64 {
             (false, Some(f.kind.into()), Some(f.message))
         }
     };
-    let mut done = Done {
+    ctx.sink.record(&Record::Done(Done {
         id: st.id,
         at_ns,
         ok,
@@ -194,10 +194,8 @@ pub async fn run(ctx: Arc<Ctx>, job: Job) -> u64 {
         completion_tokens: st.completion_tokens,
         events: st.events,
         finish_reason: st.finish_reason,
-        ..Done::default()
-    };
-    job.echo.fill(&mut done);
-    ctx.sink.record(&Record::Done(done));
+        grouping: job.echo,
+    }));
     at_ns
 }
 

@@ -3,8 +3,7 @@
 //! jobs, and writes `not_sent` for those it never releases) and `exchange` (which sends them).
 
 use bytes::Bytes;
-use std::collections::BTreeMap;
-use tokenpipe_format::{Done, Request};
+use tokenpipe_format::Grouping;
 
 /// A request ready to go.
 pub struct Job {
@@ -16,35 +15,5 @@ pub struct Job {
     /// Encoded API body.
     pub body: Bytes,
     /// What the request's `done` echoes from the schedule.
-    pub echo: Echo,
-}
-
-/// The schedule's grouping fields of a request, written back on its `done` so that results can
-/// be grouped without the schedule.
-#[derive(Debug, Clone, Default)]
-pub struct Echo {
-    /// The request's session.
-    pub session: Option<String>,
-    /// Its turn within the session.
-    pub turn: Option<u32>,
-    /// Its tags.
-    pub tags: BTreeMap<String, String>,
-}
-
-impl Echo {
-    /// Takes the grouping fields out of a schedule request.
-    pub fn take(req: &mut Request) -> Self {
-        Echo {
-            session: req.session.take(),
-            turn: req.turn,
-            tags: std::mem::take(&mut req.tags),
-        }
-    }
-
-    /// Fills them into a `done` record.
-    pub fn fill(self, done: &mut Done) {
-        done.session = self.session;
-        done.turn = self.turn;
-        done.tags = self.tags;
-    }
+    pub echo: Grouping,
 }

@@ -46,8 +46,11 @@ fn an_older_minor_reader_accepts_a_newer_minor_stream() {
     let Record::Request(r) = &records[3] else {
         unreachable!()
     };
-    assert_eq!(r.session.as_deref(), Some("s1"));
-    assert_eq!(r.tags.get("class").map(String::as_str), Some("short"));
+    assert_eq!(r.grouping.session.as_deref(), Some("s1"));
+    assert_eq!(
+        r.grouping.tags.get("class").map(String::as_str),
+        Some("short")
+    );
     assert_eq!(r.prompt_tokens, Some(2));
     let Record::Request(r) = &records[2] else {
         unreachable!()

@@ -3,8 +3,7 @@
 //! never from raw events, so each definition in docs/metrics.md lives in one place.
 
 use crate::sparse::SparseStat;
-use std::collections::BTreeMap;
-use tokenpipe_format::{Done, ErrorKind, OrOther, Sent, Token};
+use tokenpipe_format::{Done, ErrorKind, Grouping, OrOther, Sent, Token};
 
 /// A request between its `sent` and its `done`: what its `token` records have said so far.
 #[derive(Debug)]
@@ -70,11 +69,7 @@ pub struct RequestResult {
     /// Its inter-token gaps.
     pub gaps: SparseStat,
     /// Its session, turn and tags, echoed by `fire` on the `done`.
-    pub session: Option<String>,
-    /// Its turn within the session.
-    pub turn: Option<u32>,
-    /// Its tags.
-    pub tags: BTreeMap<String, String>,
+    pub grouping: Grouping,
 }
 
 impl RequestResult {
@@ -95,9 +90,7 @@ impl RequestResult {
         if let Some(n) = d.completion_tokens {
             r.output_tokens = n;
         }
-        r.session = d.session.clone();
-        r.turn = d.turn;
-        r.tags = d.tags.clone();
+        r.grouping = d.grouping.clone();
         r
     }
 

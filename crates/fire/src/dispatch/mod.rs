@@ -23,7 +23,7 @@ mod open;
 
 use crate::api::{BodyOptions, Dialect};
 use crate::exchange::{self, Ctx};
-use crate::job::{Echo, Job};
+use crate::job::Job;
 use crate::sink::Sink;
 use crate::stop::Stop;
 use std::collections::VecDeque;
@@ -31,7 +31,9 @@ use std::io::BufRead;
 use std::sync::Arc;
 use std::time::Duration;
 use tokenpipe_format::clock::RunClock;
-use tokenpipe_format::{Done, ErrorKind, IdSet, LoopMode, OrOther, Record, RecordReader, Request};
+use tokenpipe_format::{
+    Done, ErrorKind, Grouping, IdSet, LoopMode, OrOther, Record, RecordReader, Request,
+};
 use tokio::sync::mpsc::{Receiver, Sender};
 
 pub use closed::Closed;
@@ -176,7 +178,7 @@ impl Dispatcher {
             let Record::Request(mut req) = record else {
                 continue;
             };
-            let echo = Echo::take(&mut req);
+            let echo = std::mem::take(&mut req.grouping);
             let at = |msg: String| {
                 tokenpipe_cli::bad_input(format!(
                     "{}: line {}: {msg}",
@@ -230,23 +232,22 @@ impl Dispatcher {
         Ok(())
     }
 
-    fn not_sent(&self, id: u64, echo: Echo) {
+    fn not_sent(&self, id: u64, echo: Grouping) {
         not_sent(&self.sink, &self.pace.clock, id, echo);
     }
 }
 
 /// Writes the `done` of a request that will never be sent, so that no request goes unrecorded.
-pub fn not_sent(sink: &Sink, clock: &RunClock, id: u64, echo: Echo) {
-    let mut done = Done {
+pub fn not_sent(sink: &Sink, clock: &RunClock, id: u64, echo: Grouping) {
+    sink.record(&Record::Done(Done {
         id,
         at_ns: clock.now_ns(),
         ok: false,
         error_kind: Some(ErrorKind::NotSent.into()),
         error: Some("run stopped before this request was sent".into()),
+        grouping: echo,
         ..Done::default()
-    };
-    echo.fill(&mut done);
-    sink.record(&Record::Done(done));
+    }));
 }
 
 /// Starts each released request as a task, keeping at most the policy's limit in flight.

@@ -1,10 +1,9 @@
 //! What `fire` writes while it runs: `sent`, `token`, `done` per request, and `stall` when its
 //! own output held it back.
 
-use crate::OrOther;
+use crate::{Grouping, OrOther};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// A request was written to a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -62,15 +61,9 @@ pub struct Done {
     /// The `finish_reason` of the last choice (`length`, `stop`, ...).
     #[serde(default)]
     pub finish_reason: Option<String>,
-    /// The request's session, echoed from the schedule.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session: Option<String>,
-    /// The request's turn within its session, echoed from the schedule.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub turn: Option<u32>,
-    /// The request's tags, echoed from the schedule.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub tags: BTreeMap<String, String>,
+    /// The request's session, turn and tags, echoed from the schedule (flat members).
+    #[serde(flatten)]
+    pub grouping: Grouping,
 }
 
 /// Why a request failed.

@@ -58,17 +58,26 @@ pub struct Request {
     pub prompt_tokens: Option<u64>,
     /// Tokens to generate (`max_tokens` of the API request).
     pub max_tokens: u64,
-    /// The conversation this request is a turn of (multi-turn workloads).
+    /// What the request belongs to: its session, turn and tags (flat members on the wire).
+    #[serde(flatten)]
+    pub grouping: Grouping,
+    /// Members merged into the API request body as they are (`{"temperature": 0.7}`); they
+    /// never replace the members `fire` itself sets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// What a request belongs to, for grouping results: written by `arrivals` on the `request`,
+/// echoed by `fire` on its `done`. Flat members on the wire, each omitted when empty.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Grouping {
+    /// The conversation the request is a turn of (multi-turn workloads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
     /// The turn's index within its session, from 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<u32>,
-    /// Free labels for grouping results (`{"class": "long"}`); `fire` echoes them.
+    /// Free labels (`{"class": "long"}`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tags: BTreeMap<String, String>,
-    /// Members merged into the API request body as they are (`{"temperature": 0.7}`); they
-    /// never replace the members `fire` itself sets.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
 }
