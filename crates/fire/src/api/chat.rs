@@ -2,7 +2,7 @@
 //! arrives in `choices[].delta.content` (or the reasoning members), and a role-only first delta
 //! is not a token.
 
-use super::{encode_body, read_chunk, BodyOptions, ChunkInfo, Dialect};
+use super::{encode_body, BodyOptions, Dialect};
 use bytes::Bytes;
 use serde::Serialize;
 use tokenpipe_format::Request;
@@ -39,10 +39,6 @@ impl Dialect for Chat {
             content,
         }];
         encode_body(req, opts, Input { messages })
-    }
-
-    fn read_chunk<'a>(&self, data: &'a [u8]) -> Result<ChunkInfo<'a>, serde_json::Error> {
-        read_chunk(data)
     }
 }
 

@@ -1,7 +1,7 @@
 //! The completions dialect: `POST {url}/completions` with `prompt` as text or token ids; content
 //! arrives in `choices[].text`.
 
-use super::{encode_body, read_chunk, BodyOptions, ChunkInfo, Dialect};
+use super::{encode_body, BodyOptions, Dialect};
 use bytes::Bytes;
 use serde::Serialize;
 use tokenpipe_format::Request;
@@ -33,10 +33,6 @@ impl Dialect for Completions {
             (None, None) => return Err("missing field \"prompt\" (or \"prompt_token_ids\")".into()),
         };
         encode_body(req, opts, Input { prompt })
-    }
-
-    fn read_chunk<'a>(&self, data: &'a [u8]) -> Result<ChunkInfo<'a>, serde_json::Error> {
-        read_chunk(data)
     }
 }
 

@@ -53,8 +53,11 @@ pub trait Dialect: Sync {
     fn encode(&self, req: &Request, opts: &BodyOptions) -> Result<Bytes, String>;
 
     /// Reads one SSE event's data; `Err` means it was not a chunk at all. Runs once per streamed
-    /// event: it must not allocate for the common chunks.
-    fn read_chunk<'a>(&self, data: &'a [u8]) -> Result<ChunkInfo<'a>, serde_json::Error>;
+    /// event: it must not allocate for the common chunks. Both OpenAI dialects stream the same
+    /// chunk shape, read by [`read_chunk`]; a dialect with another shape overrides this.
+    fn read_chunk<'a>(&self, data: &'a [u8]) -> Result<ChunkInfo<'a>, serde_json::Error> {
+        read_chunk(data)
+    }
 }
 
 /// Settings shared by every request body.
