@@ -187,35 +187,48 @@ pub fn open_inputs(paths: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
 }
 
 fn stdin_input() -> Input {
-    if io::stdin().is_terminal() {
-        let tool = std::env::args_os()
-            .next()
-            .and_then(|a| {
-                Path::new(&a)
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-            })
-            .unwrap_or_else(|| "tokenpipe".into());
-        eprintln!("{tool}: reading a stream from the terminal; pipe one in or name a FILE (Ctrl-D ends input)");
-    }
+    note_terminal_stdin();
     Input {
         reader: Box::new(io::BufReader::with_capacity(256 * 1024, io::stdin())),
         name: "<stdin>".into(),
     }
 }
 
-fn open_input(path: &Path) -> anyhow::Result<Input> {
-    if path == Path::new("-") {
-        return Ok(stdin_input());
+/// Says on stderr that the tool waits for a stream typed on the terminal, when stdin is one:
+/// a bare `reduce` would otherwise look hung.
+pub fn note_terminal_stdin() {
+    if !io::stdin().is_terminal() {
+        return;
     }
-    let file = std::fs::File::open(path).map_err(|e| {
+    let tool = std::env::args_os()
+        .next()
+        .and_then(|a| {
+            Path::new(&a)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "tokenpipe".into());
+    eprintln!(
+        "{tool}: reading a stream from the terminal; pipe one in or name a FILE (Ctrl-D ends input)"
+    );
+}
+
+/// Opens an input file, with the bad-input error every tool gives for one it cannot open.
+pub fn open_file(path: &Path) -> anyhow::Result<std::fs::File> {
+    std::fs::File::open(path).map_err(|e| {
         failure(
             EXIT_BAD_INPUT,
             format!("cannot open {}: {e}", path.display()),
         )
-    })?;
+    })
+}
+
+fn open_input(path: &Path) -> anyhow::Result<Input> {
+    if path == Path::new("-") {
+        return Ok(stdin_input());
+    }
     Ok(Input {
-        reader: Box::new(io::BufReader::with_capacity(256 * 1024, file)),
+        reader: Box::new(io::BufReader::with_capacity(256 * 1024, open_file(path)?)),
         name: path.display().to_string(),
     })
 }

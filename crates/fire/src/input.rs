@@ -7,10 +7,11 @@
 //! instead of hanging on an upstream that may never write or close.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, IsTerminal, Read};
+use std::io::{self, BufReader, Read};
 use std::os::fd::{AsFd, AsRawFd};
 use std::path::Path;
 use std::sync::Arc;
+use tokenpipe_cli::Input;
 
 use crate::stop::Stop;
 
@@ -19,30 +20,14 @@ const BUFFER: usize = 256 * 1024;
 /// How long one wait for input lasts before the stop signal is looked at again.
 const POLL_MS: libc::c_int = 100;
 
-/// An opened schedule and its name for messages.
-pub struct Input {
-    /// The buffered reader.
-    pub reader: Box<dyn BufRead + Send>,
-    /// `<stdin>` or the path.
-    pub name: String,
-}
-
 /// Opens `path` (`-` or none is stdin) for reading until EOF, or until the run is stopped and
 /// no more is ready.
 pub fn open(path: Option<&Path>, stop: Arc<Stop>) -> anyhow::Result<Input> {
     let (file, name) = match path {
-        Some(p) if p != Path::new("-") => {
-            let f = File::open(p).map_err(|e| {
-                tokenpipe_cli::bad_input(format!("cannot open {}: {e}", p.display()))
-            })?;
-            (f, p.display().to_string())
-        }
+        Some(p) if p != Path::new("-") => (tokenpipe_cli::open_file(p)?, p.display().to_string()),
         _ => {
-            let stdin = io::stdin();
-            if stdin.is_terminal() {
-                eprintln!("fire: reading a stream from the terminal; pipe one in or name a FILE (Ctrl-D ends input)");
-            }
-            let fd = stdin.as_fd().try_clone_to_owned()?;
+            tokenpipe_cli::note_terminal_stdin();
+            let fd = io::stdin().as_fd().try_clone_to_owned()?;
             (File::from(fd), "<stdin>".to_string())
         }
     };
@@ -93,7 +78,7 @@ fn ready(file: &File, timeout_ms: libc::c_int) -> Option<bool> {
 mod tests {
     use super::*;
     use crate::stop::StopReason;
-    use std::io::Write;
+    use std::io::{BufRead, Write};
     use std::os::fd::FromRawFd;
 
     fn pipe() -> (File, File) {
