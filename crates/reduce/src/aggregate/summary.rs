@@ -94,11 +94,6 @@ impl Aggregator for SummaryAggregator {
 }
 
 impl SummaryAggregator {
-    /// The requests counted so far.
-    pub fn requests(&self) -> u64 {
-        self.requests_ok + self.requests_failed
-    }
-
     /// The summary record of the run.
     pub fn finish(&self, label: String, run_id: String, opts: &SummaryOptions) -> Summary {
         let duration_ns = match (self.first_sent_ns, self.last_done_ns) {
