@@ -202,14 +202,12 @@ pub fn header(
     if let Some(c) = args.concurrency {
         params.insert("concurrency".to_string(), serde_json::json!(c));
     }
-    let mut header = Header::new(
+    let mut header = Header::measured(
         "fire",
         format!("fire-{run_hash:016x}"),
         redact_key(tokenpipe_cli::argv()),
+        clock,
     );
-    header.started_at = Some(clock.anchor());
-    header.monotonic_origin_ns = Some(clock.origin_ns());
-    header.host = tokenpipe_format::clock::host_name();
     header.params = params;
     header.upstream = Header::chain(upstream);
     header

@@ -31,14 +31,12 @@ impl StampLog {
     pub fn create(path: &Path, params: BTreeMap<String, serde_json::Value>) -> io::Result<Self> {
         let clock = RunClock::start();
         let hash = tokenpipe_format::ids::unique_run_hash(clock.origin_ns());
-        let mut header = Header::new(
+        let mut header = Header::measured(
             "simserve",
             format!("simserve-{hash:016x}"),
             tokenpipe_cli::argv(),
+            &clock,
         );
-        header.started_at = Some(clock.anchor());
-        header.monotonic_origin_ns = Some(clock.origin_ns());
-        header.host = tokenpipe_format::clock::host_name();
         header.params = params;
         let mut out = BufWriter::with_capacity(64 * 1024, File::create(path)?);
         serde_json::to_writer(&mut out, &Record::Header(header))?;

@@ -1,5 +1,6 @@
 //! The `header` record: which tool made a run, from what, where and when.
 
+use crate::clock::{host_name, RunClock};
 use crate::{FORMAT_MAJOR, FORMAT_MINOR};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -80,6 +81,17 @@ impl Header {
             params: BTreeMap::new(),
             upstream: Vec::new(),
         }
+    }
+
+    /// The header of a run measured on this host from `clock`'s start: `new` plus the
+    /// wall-clock anchor, the monotonic origin and the host name, filled in one place for every
+    /// tool that takes time stamps.
+    pub fn measured(tool: &str, run_id: String, argv: Vec<String>, clock: &RunClock) -> Self {
+        let mut header = Header::new(tool, run_id, argv);
+        header.started_at = Some(clock.anchor());
+        header.monotonic_origin_ns = Some(clock.origin_ns());
+        header.host = host_name();
+        header
     }
 
     /// The upstream list a tool should write when its input carried `input`: the input's own
