@@ -23,24 +23,12 @@ _arrivals() {
 
     case "${cmd}" in
         arrivals)
-            opts="-n -h -V --rate --burstiness --concurrency --num-prompts --input-tokens --output-tokens --seed --generate --help --version"
+            opts="-n -h -V --num-prompts --seed --rate --burstiness --arrival --vllm-compatible --ramp --ramp-from --ramp-to --ramp-shape --concurrency --fill --batch --runs --max-concurrency --duration --stabilize --measure --shard --input-tokens --input-range --input-dist --output-tokens --output-range --output-dist --same-prompt --prefix-tokens --prefix-groups --token-ids --turns --think-time --no-salt --salt-tokens --scenario --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --rate)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --burstiness)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --concurrency)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --num-prompts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -49,16 +37,124 @@ _arrivals() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --burstiness)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --arrival)
+                    COMPREPLY=($(compgen -W "gamma constant" -- "${cur}"))
+                    return 0
+                    ;;
+                --ramp)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ramp-from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ramp-to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ramp-shape)
+                    COMPREPLY=($(compgen -W "linear exponential" -- "${cur}"))
+                    return 0
+                    ;;
+                --concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fill)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --batch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stabilize)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --measure)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --shard)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --input-tokens)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --input-range)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --input-dist)
+                    COMPREPLY=($(compgen -W "uniform normal lognormal" -- "${cur}"))
                     return 0
                     ;;
                 --output-tokens)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --seed)
+                --output-range)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output-dist)
+                    COMPREPLY=($(compgen -W "uniform normal lognormal" -- "${cur}"))
+                    return 0
+                    ;;
+                --prefix-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prefix-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-ids)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --turns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --think-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --salt-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --scenario)
+                    COMPREPLY=($(compgen -W "a1 a2 b1 b2 c d" -- "${cur}"))
                     return 0
                     ;;
                 --generate)

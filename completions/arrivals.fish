@@ -1,14 +1,52 @@
-complete -c arrivals -l rate -d 'Mean request rate in requests per second, or `inf` to send all requests at once' -r
-complete -c arrivals -l burstiness -d 'Gamma shape of the inter-arrival gaps: 1 is Poisson, <1 burstier, >1 more regular' -r
-complete -c arrivals -l concurrency -d 'Closed loop: keep exactly N requests in flight instead of following a timetable' -r
-complete -c arrivals -s n -l num-prompts -d 'Number of requests to write' -r
-complete -c arrivals -l input-tokens -d 'Prompt length in tokens (at most 16,777,216)' -r
-complete -c arrivals -l output-tokens -d 'Tokens to generate per request, `max_tokens` (at most 16,777,216)' -r
+complete -c arrivals -s n -l num-prompts -d 'Number of requests to write (sessions with --turns) [default: 100; no limit for a closed loop bounded by --duration or --measure]' -r
 complete -c arrivals -l seed -d 'Random seed for arrival times and prompts' -r
+complete -c arrivals -l rate -d 'Mean request rate in requests per second, or `inf` to send all requests at once' -r
+complete -c arrivals -l burstiness -d 'Gamma shape of the gaps between arrivals: 1 is Poisson, <1 burstier, >1 more regular' -r
+complete -c arrivals -l arrival -d 'Gamma-distributed gaps, or every gap exactly 1/RATE' -r -f -a "gamma\t'Gamma-distributed gaps of shape --burstiness (Poisson at 1)'
+constant\t'Every gap exactly 1/RATE'"
+complete -c arrivals -l ramp -d 'Ramp the rate from --ramp-from to --ramp-to: over a time (`30s`), or over the requests by index (`requests`, vLLM\'s --ramp-up-strategy)' -r
+complete -c arrivals -l ramp-from -d 'Rate at the start of the ramp, requests per second' -r
+complete -c arrivals -l ramp-to -d 'Rate at the end of the ramp, requests per second (held after a ramp over time)' -r
+complete -c arrivals -l ramp-shape -d 'How the ramp moves between its rates' -r -f -a "linear\t'Equal steps'
+exponential\t'Equal ratios'"
+complete -c arrivals -l concurrency -d 'Closed loop: keep exactly N requests in flight instead of following a timetable' -r
+complete -c arrivals -l fill -d 'Closed loop: start the first N requests one by one at this pace (`1/s`, or a gap such as `500ms`) instead of all at once: the fill phase' -r
+complete -c arrivals -l batch -d 'Batch mode (llama-benchy): send N requests together, wait for all, repeat --runs times' -r
+complete -c arrivals -l runs -d 'Batch mode: how many batches' -r
+complete -c arrivals -l max-concurrency -d 'Open loop: at most N requests in flight; a request due while all are busy waits for a slot, and `fire` records the wait' -r
+complete -c arrivals -l duration -d 'Stop sending new requests this long after the start (`120s`, `5m`)' -r
+complete -c arrivals -l stabilize -d 'Mark a warm-up phase of this length (after the fill) whose requests `reduce` can leave out' -r
+complete -c arrivals -l measure -d 'Mark the measured phase (after the fill and --stabilize); no request is sent after it, and those in flight drain' -r
+complete -c arrivals -l shard -d 'Write only part I of N of the schedule (from 0): run one `fire` per part and merge' -r
+complete -c arrivals -l input-tokens -d 'Prompt length in tokens, at most 16,777,216 [default: 1024, or the --scenario\'s]' -r
+complete -c arrivals -l input-range -d 'Spread of prompt lengths: the range ratio of a uniform draw (0.2 gives ±20 %), or the coefficient of variation of a normal or lognormal one' -r
+complete -c arrivals -l input-dist -d 'How prompt lengths spread around --input-tokens' -r -f -a "uniform\t'Uniform within mean × (1 ± spread) (vLLM\'s range ratio)'
+normal\t'Normal, spread = standard deviation / mean'
+lognormal\t'Lognormal, spread = standard deviation / mean'"
+complete -c arrivals -l output-tokens -d 'Tokens to generate per request, `max_tokens` (at most 16,777,216)' -r
+complete -c arrivals -l output-range -d 'Spread of answer lengths, as --input-range' -r
+complete -c arrivals -l output-dist -d 'How answer lengths spread around --output-tokens' -r -f -a "uniform\t'Uniform within mean × (1 ± spread) (vLLM\'s range ratio)'
+normal\t'Normal, spread = standard deviation / mean'
+lognormal\t'Lognormal, spread = standard deviation / mean'"
+complete -c arrivals -l prefix-tokens -d 'Start every prompt with a shared prefix of this many tokens, added to --input-tokens' -r
+complete -c arrivals -l prefix-groups -d 'How many different shared prefixes; request i uses prefix i mod GROUPS' -r
+complete -c arrivals -l token-ids -d 'Token ids to make prompts of, START..END (end excluded): exact lengths on /v1/completions, for any model whose vocabulary holds them' -r
+complete -c arrivals -l turns -d 'Turns per session: each arrival starts a conversation whose later turns carry the earlier turns and the answers really received. --num-prompts then counts sessions [default: 1, or the --scenario\'s]' -r
+complete -c arrivals -l think-time -d 'Think time before each later turn: a duration (`2s`) or a uniform range (`1s..5s`)' -r
+complete -c arrivals -l salt-tokens -d 'Salt length in tokens (counted in each first prompt\'s length)' -r
+complete -c arrivals -l scenario -d 'A workload of the closed-loop study (seed 004): A1 same short prompt, A2 same long, B1 distinct short, B2 distinct long, C long shared prefix and short queries, D multi-turn' -r -f -a "a1\t'Identical 50-token prompts: best case for a prefix cache'
+a2\t'Identical 2,500-token prompts: prefix cache with long prefill'
+b1\t'Distinct 50-token prompts: raw throughput, no caching'
+b2\t'Distinct 2,500-token prompts: diverse and long'
+c\t'A 2,000-token shared prefix before distinct 50-token queries (RAG, agents)'
+d\t'Five-turn conversations of 50-token messages: history grows each turn'"
 complete -c arrivals -l generate -r -f -a "man\t'A roff man page for section 1'
 complete-bash\t'A bash completion script'
 complete-zsh\t'A zsh completion script'
 complete-fish\t'A fish completion script'
 schema\t'The JSON Schema of the stream format'"
+complete -c arrivals -l vllm-compatible -d 'Reproduce `vllm bench serve`\'s schedule: the first request waits its own gap, and the offsets are rescaled so that the last lands at NUM_PROMPTS/RATE'
+complete -c arrivals -l same-prompt -d 'Send the same prompt every time (best case for a prefix cache)'
+complete -c arrivals -l no-salt -d 'Do not salt prompts. By default `fire` puts a short salt, new for every run, before each session\'s first prompt, so a repeated run never finds its prompts in a warm prefix cache (shared prefixes stay shared within a run)'
 complete -c arrivals -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c arrivals -s V -l version -d 'Print version'

@@ -13,34 +13,73 @@
 pub mod cli;
 pub mod process;
 pub mod prompts;
+pub mod session;
+mod setup;
+pub mod shard;
 pub mod signals;
 mod sink;
 
 pub use cli::{main, Args};
 
 use process::ArrivalProcess;
-use prompts::PromptSource;
+use prompts::{Ask, PromptSource, SaltAlphabet};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use session::Sessions;
+use shard::ShardSpec;
 use signals::Signal;
 use sink::{LineSink, SinkError};
-use std::collections::BTreeMap;
 use std::io::Write;
-use tokenpipe_format::{Header, LoopMode, Record, Schedule};
+use tokenpipe_format::{Grouping, Header, LoopMode, Phase, Record, Salt, Schedule};
 
-/// The seed's stream for arrival times. Kept apart from [`prompt_rng`] so that a change to the
-/// prompts never moves an arrival.
-pub fn arrival_rng(seed: u64) -> ChaCha8Rng {
+/// The seed's independent ChaCha8 streams: one per kind of draw, so that changing one kind
+/// (the prompts, the think times) never moves another (the arrivals).
+pub mod streams {
+    /// Arrival times.
+    pub const ARRIVALS: u64 = 0;
+    /// Prompt lengths and content.
+    pub const PROMPTS: u64 = 1;
+    /// Think times between the turns of a session.
+    pub const THINK: u64 = 2;
+    /// The one fixed sequence identical prompts are cut from.
+    pub const SAME: u64 = 3;
+    /// Shared prefix `g` is drawn from stream `PREFIX_BASE + g`.
+    pub const PREFIX_BASE: u64 = 4;
+}
+
+/// The seed's stream `stream` (see [`streams`]).
+pub fn seed_stream(seed: u64, stream: u64) -> ChaCha8Rng {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rng.set_stream(0);
+    rng.set_stream(stream);
     rng
+}
+
+/// The seed's stream for arrival times.
+pub fn arrival_rng(seed: u64) -> ChaCha8Rng {
+    seed_stream(seed, streams::ARRIVALS)
 }
 
 /// The seed's stream for prompt content, independent of [`arrival_rng`].
 pub fn prompt_rng(seed: u64) -> ChaCha8Rng {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rng.set_stream(1);
-    rng
+    seed_stream(seed, streams::PROMPTS)
+}
+
+/// What bounds and paces a schedule beyond its arrival process: written to the `schedule`
+/// record for `fire`, and (count, duration in open loop) obeyed by the writer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Bounds {
+    /// Arrivals to write (sessions, with several turns); `None` for no limit but the
+    /// process's own, or, in closed loop, until the reader has had enough.
+    pub count: Option<u64>,
+    /// No request is sent this long or later after the start: open-loop arrivals at or past it
+    /// are not written, and `fire` stops sending in closed loop.
+    pub duration_ns: Option<u64>,
+    /// Open loop: the most requests in flight, which `fire` enforces.
+    pub max_concurrency: Option<u64>,
+    /// Closed loop: how far apart the first requests start.
+    pub fill_interval_ns: Option<u64>,
+    /// Named stretches of the run.
+    pub phases: Vec<Phase>,
 }
 
 /// One schedule, described without a command line: what a library caller builds, and what
@@ -48,31 +87,27 @@ pub fn prompt_rng(seed: u64) -> ChaCha8Rng {
 pub struct Plan {
     /// The first record, saying how the schedule was made.
     pub header: Header,
-    /// How many request records to write.
-    pub requests: u64,
-    /// When each request goes.
+    /// When each arrival goes.
     pub process: Box<dyn ArrivalProcess>,
     /// What each request asks.
     pub prompts: Box<dyn PromptSource>,
     /// The stream prompts draw from, [`prompt_rng`] of the seed.
     pub prompt_rng: ChaCha8Rng,
+    /// Counts, durations and limits.
+    pub bounds: Bounds,
+    /// Turns per arrival and the think time between them.
+    pub sessions: Sessions,
+    /// The part of the schedule to write, when it is split.
+    pub shard: Option<ShardSpec>,
+    /// Salt tokens `fire` puts before each session's first prompt; 0 for none.
+    pub salt_tokens: u32,
 }
 
 impl Plan {
     /// The plan the command line describes; bad input when the flags describe no process or
     /// no prompt source.
     pub fn from_args(args: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
-        let process = process::build(args.process_spec(), arrival_rng(args.seed))
-            .map_err(|e| tokenpipe_cli::bad_input(e.to_string()))?;
-        let prompts = prompts::build(&args.prompt_spec())
-            .map_err(|e| tokenpipe_cli::bad_input(e.to_string()))?;
-        Ok(Plan {
-            header: header(args, argv, process.mode()),
-            requests: args.num_prompts,
-            process,
-            prompts,
-            prompt_rng: prompt_rng(args.seed),
-        })
+        setup::plan(args, argv)
     }
 
     /// Writes the header, the `schedule` record and every request to `out`. When a process or
@@ -104,26 +139,137 @@ impl Plan {
         }
     }
 
+    /// The `schedule` record: the process's pacing, this shard's share of it, the bounds and
+    /// the salt.
+    pub fn schedule(&self) -> Result<Schedule, String> {
+        let shard = |total: Option<u64>, what: &str| -> Result<Option<u64>, String> {
+            match (total, self.shard) {
+                (Some(t), Some(s)) => s.share(t, what).map(Some),
+                (t, _) => Ok(t),
+            }
+        };
+        let units =
+            self.bounds
+                .count
+                .or(self.process.limit())
+                .map(|n| match self.process.limit() {
+                    Some(limit) => n.min(limit),
+                    None => n,
+                });
+        let open_with_duration =
+            self.process.mode() == LoopMode::Open && self.bounds.duration_ns.is_some();
+        let requests = match units {
+            // An open loop cut by its duration has an unknown count.
+            Some(_) if open_with_duration => None,
+            Some(u) => {
+                let mine = match self.shard {
+                    Some(s) => s.units_in(u, self.batch_size()),
+                    None => u,
+                };
+                Some(mine.saturating_mul(u64::from(self.sessions.turns)))
+            }
+            None => None,
+        };
+        let salt = (self.salt_tokens > 0).then(|| {
+            let (words, id_range) = match self.prompts.salt_alphabet() {
+                SaltAlphabet::DefaultWords => (vec![], None),
+                SaltAlphabet::Words(w) => (w, None),
+                SaltAlphabet::Ids(range) => (vec![], Some(range)),
+            };
+            Salt {
+                tokens: self.salt_tokens,
+                words,
+                id_range,
+            }
+        });
+        Ok(Schedule {
+            mode: self.process.mode().into(),
+            concurrency: shard(self.process.concurrency(), "--concurrency")?,
+            requests,
+            max_concurrency: shard(self.bounds.max_concurrency, "--max-concurrency")?,
+            fill_interval_ns: self.bounds.fill_interval_ns,
+            duration_ns: self.bounds.duration_ns,
+            phases: self.bounds.phases.clone(),
+            salt,
+        })
+    }
+
+    fn batch_size(&self) -> Option<u64> {
+        match self.process.mode() {
+            LoopMode::Batch => self.process.concurrency(),
+            _ => None,
+        }
+    }
+
     fn write_records<W: Write, S: FnMut() -> Option<Signal>>(
         &mut self,
         sink: &mut LineSink<W, S>,
     ) -> Result<(), Ended> {
+        let schedule = self
+            .schedule()
+            .map_err(|e| Ended::Input(tokenpipe_cli::bad_input(e)))?;
         sink.write(&Record::Header(self.header.clone()))?;
-        sink.write(&Record::Schedule(Schedule {
-            mode: self.process.mode().into(),
-            concurrency: self.process.concurrency(),
-            requests: Some(self.requests),
-        }))?;
-        for id in 0..self.requests {
-            let prompt = self
-                .prompts
-                .next_prompt(id, &mut self.prompt_rng)
-                .map_err(|e| Ended::Input(tokenpipe_cli::bad_input(e.to_string())))?;
-            let offset_ns = self
+        sink.write(&Record::Schedule(schedule))?;
+        let input = |e: String| Ended::Input(tokenpipe_cli::bad_input(e));
+        let turns = self.sessions.turns.max(1);
+        let batch_size = self.batch_size();
+        let mut id = 0u64;
+        let mut unit = 0u64;
+        loop {
+            if self.bounds.count.is_some_and(|n| unit >= n) {
+                break;
+            }
+            let Some(arrival) = self
                 .process
-                .next_offset_ns()
-                .map_err(|e| Ended::Input(tokenpipe_cli::bad_input(e.to_string())))?;
-            sink.write(&Record::Request(prompt.into_request(id, offset_ns)))?;
+                .next_arrival()
+                .map_err(|e| input(e.to_string()))?
+            else {
+                break;
+            };
+            if let (Some(at), Some(end)) = (arrival.offset_ns, self.bounds.duration_ns) {
+                if at >= end {
+                    break;
+                }
+            }
+            let batch = self.process.batch();
+            let mine = self.shard.is_none_or(|s| s.holds(unit, batch_size));
+            for turn in 0..turns {
+                let reserve = if turn == 0 {
+                    u64::from(self.salt_tokens)
+                } else {
+                    0
+                };
+                let ask = Ask {
+                    index: id,
+                    turn,
+                    input_tokens: arrival.input_tokens,
+                    output_tokens: arrival.output_tokens,
+                    reserve_tokens: reserve,
+                };
+                // Every prompt is drawn, even another shard's, so that each shard's prompts
+                // are exactly those of the whole schedule.
+                let prompt = self
+                    .prompts
+                    .next_prompt(&ask, &mut self.prompt_rng)
+                    .map_err(|e| input(e.to_string()))?;
+                let think_time_ns = (turn > 0).then(|| self.sessions.think_ns());
+                if mine {
+                    let offset = if turn == 0 { arrival.offset_ns } else { None };
+                    let mut request = prompt.into_request(id, offset);
+                    request.prompt_tokens = request.prompt_tokens.map(|n| n + reserve);
+                    request.grouping = Grouping {
+                        session: (turns > 1).then(|| format!("s{unit}")),
+                        turn: (turns > 1).then_some(turn),
+                        batch,
+                        ..Grouping::default()
+                    };
+                    request.think_time_ns = think_time_ns;
+                    request.turns = (turns > 1).then_some(turns);
+                    sink.write(&Record::Request(request))?;
+                }
+                id += 1;
+            }
+            unit += 1;
         }
         Ok(())
     }
@@ -145,41 +291,6 @@ impl From<SinkError> for Ended {
 /// Writes the whole schedule for `args` to `out`.
 pub fn write_schedule(args: &Args, argv: Vec<String>, out: impl Write) -> anyhow::Result<()> {
     Plan::from_args(args, argv)?.write(out)
-}
-
-fn header(args: &Args, argv: Vec<String>, mode: LoopMode) -> Header {
-    let mut params = BTreeMap::new();
-    let mut put = |k: &str, v: serde_json::Value| {
-        params.insert(k.to_string(), v);
-    };
-    put("mode", serde_json::json!(mode));
-    match mode {
-        LoopMode::Open => {
-            // JSON has no infinity: `inf` is written as a string.
-            let rate = if args.rate.is_finite() {
-                serde_json::json!(args.rate)
-            } else {
-                serde_json::json!("inf")
-            };
-            put("rate_per_s", rate);
-            put("burstiness", serde_json::json!(args.burstiness));
-        }
-        LoopMode::Closed => put("concurrency", serde_json::json!(args.concurrency)),
-    }
-    put("num_prompts", serde_json::json!(args.num_prompts));
-    put("input_tokens", serde_json::json!(args.input_tokens));
-    put("output_tokens", serde_json::json!(args.output_tokens));
-    let mut header = Header::new("arrivals", schedule_id(&argv), argv);
-    header.seed = Some(args.seed);
-    header.params = params;
-    header
-}
-
-/// A stable id for a schedule: FNV-1a over the arguments after the program name, so the same
-/// command gives the same id (and the same bytes) wherever the binary lives.
-fn schedule_id(argv: &[String]) -> String {
-    let h = tokenpipe_format::ids::fnv1a(argv.iter().skip(1).map(|a| a.as_bytes()));
-    format!("arrivals-{h:016x}")
 }
 
 #[cfg(test)]
@@ -264,7 +375,7 @@ mod tests {
         let cases: &[(&[&str], u64)] = &[
             (
                 &["arrivals", "--rate", "3", "-n", "50", "--seed", "9"],
-                0x0d97_c697_4e6d_085c,
+                0x4d1b_d2e7_c8fd_0dc5,
             ),
             (
                 &[
@@ -276,9 +387,9 @@ mod tests {
                     "--input-tokens",
                     "7",
                 ],
-                0x7a1b_2ed2_3eac_efc3,
+                0xd208_a81e_4a45_992e,
             ),
-            (&["arrivals", "-n", "5"], 0x60e9_9989_9ea5_588b),
+            (&["arrivals", "-n", "5"], 0xcd09_fa4d_a691_7091),
             (
                 &[
                     "arrivals",
@@ -291,7 +402,81 @@ mod tests {
                     "--output-tokens",
                     "9",
                 ],
-                0xe39b_c9a9_17a5_ba51,
+                0xbe13_5679_58cf_bdd5,
+            ),
+            (
+                &[
+                    "arrivals",
+                    "--rate",
+                    "2",
+                    "--vllm-compatible",
+                    "-n",
+                    "40",
+                    "--input-tokens",
+                    "16",
+                    "--input-range",
+                    "0.5",
+                    "--output-range",
+                    "0.3",
+                    "--output-dist",
+                    "lognormal",
+                ],
+                0x7a52_d5b5_39cf_3ea5,
+            ),
+            (
+                &[
+                    "arrivals",
+                    "--ramp",
+                    "10s",
+                    "--ramp-from",
+                    "1",
+                    "--ramp-to",
+                    "8",
+                    "--ramp-shape",
+                    "exponential",
+                    "-n",
+                    "30",
+                    "--token-ids",
+                    "1000..2000",
+                    "--prefix-tokens",
+                    "8",
+                    "--prefix-groups",
+                    "3",
+                    "--input-tokens",
+                    "8",
+                ],
+                0xb01f_3c1c_e8bb_9030,
+            ),
+            (
+                &[
+                    "arrivals",
+                    "--batch",
+                    "3",
+                    "--runs",
+                    "2",
+                    "--scenario",
+                    "A1",
+                    "--shard",
+                    "1/2",
+                ],
+                0x5ed8_f97a_57c1_5262,
+            ),
+            (
+                &[
+                    "arrivals",
+                    "--rate",
+                    "1",
+                    "--turns",
+                    "3",
+                    "--think-time",
+                    "1s..3s",
+                    "-n",
+                    "4",
+                    "--input-tokens",
+                    "5",
+                    "--no-salt",
+                ],
+                0xafbe_467c_92f9_01ef,
             ),
         ];
         let mut drift = vec![];

@@ -170,6 +170,7 @@ mod tests {
             mode: tokenpipe_format::LoopMode::Closed.into(),
             concurrency: Some(i),
             requests: None,
+            ..Schedule::default()
         })
     }
 

@@ -295,3 +295,54 @@ pub fn argv() -> Vec<String> {
         .map(|a| a.to_string_lossy().into_owned())
         .collect()
 }
+
+/// Parses a duration as users write it on a command line: a number with a unit (`500ms`,
+/// `1.5s`, `2m`, `1h`, `250us`, `10ns`) or a bare number of seconds (`90`). The flags of every
+/// tool take durations this one way.
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("expected a duration such as 500ms, 30s or 2m, got `{s}`"))?;
+    let scale = match unit.trim() {
+        "" | "s" | "sec" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "ns" => 1e-9,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` in `{s}`; use ns, us, ms, s, m or h"
+            ))
+        }
+    };
+    let secs = value * scale;
+    if !secs.is_finite() || secs >= 1.8e10 {
+        return Err(format!("`{s}` is too long a duration"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod duration_tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_take_units_or_plain_seconds() {
+        assert_eq!(parse_duration("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
+        for bad in ["", "s", "-1s", "3 parsecs", "1e400", "abc"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -13,6 +13,7 @@ pub mod dispatch;
 pub mod exchange;
 pub mod input;
 pub mod job;
+pub mod salt;
 pub mod signals;
 pub mod sink;
 pub mod sse_split;
@@ -113,7 +114,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 reader.line()
             ))
         })?,
-        None => Box::new(dispatch::Open),
+        None => Box::new(dispatch::Open { cap: None }),
+    };
+    let salt_spec = match &first {
+        Some(Record::Schedule(s)) => s.salt.clone(),
+        _ => None,
     };
     let first = first.filter(|r| matches!(r, Record::Request(_)));
 
@@ -156,9 +161,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .context("starting the output writer threads")?;
     last_resort.arm(sink.clone());
     let run_hash = tokenpipe_format::ids::unique_run_hash(clock.origin_ns());
-    sink.record(&Record::Header(cli::header(
-        &args, &upstream, &clock, run_hash, &model,
-    )));
+    let salt = salt_spec.map(|spec| salt::RunSalt::new(&spec, run_hash));
+    let mut header = cli::header(&args, &upstream, &clock, run_hash, &model);
+    if let Some(salt) = &salt {
+        // Kept with the data, so that a run's exact prompts can be rebuilt from its schedule.
+        header
+            .params
+            .insert("salt".into(), serde_json::json!(salt.text));
+    }
+    sink.record(&Record::Header(header));
 
     let dialect = args.api.dialect();
     let (jobs_tx, jobs_rx) = tokio::sync::mpsc::channel::<Dispatch>(dispatch::JOB_QUEUE);
@@ -175,6 +186,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             ignore_eos: !args.no_ignore_eos,
         },
         policy,
+        salt,
     };
     let dispatcher = std::thread::Builder::new()
         .name("fire-dispatch".into())

@@ -15,6 +15,7 @@ pub mod reader;
 pub mod records;
 pub mod schema;
 pub mod tracker;
+pub mod words;
 pub mod writer;
 
 pub use idset::IdSet;
@@ -22,6 +23,7 @@ pub use or_other::OrOther;
 pub use reader::{ReadError, RecordReader};
 pub use records::*;
 pub use tracker::{RequestTracker, TrackError};
+pub use words::ONE_TOKEN_WORDS;
 pub use writer::RecordWriter;
 
 /// Major version of the stream format. A reader refuses streams with a higher major version,
@@ -30,4 +32,4 @@ pub const FORMAT_MAJOR: u32 = 1;
 
 /// Minor version of the stream format: bumped when records or fields are added, which older
 /// readers can safely ignore.
-pub const FORMAT_MINOR: u32 = 1;
+pub const FORMAT_MINOR: u32 = 2;

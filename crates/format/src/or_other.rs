@@ -25,6 +25,13 @@ impl<T> From<T> for OrOther<T> {
     }
 }
 
+/// The known default, so that records holding an enum can derive `Default`.
+impl<T: Default> Default for OrOther<T> {
+    fn default() -> Self {
+        OrOther::Known(T::default())
+    }
+}
+
 impl<T: PartialEq> OrOther<T> {
     /// True when this is the known value `want`.
     pub fn is(&self, want: T) -> bool {

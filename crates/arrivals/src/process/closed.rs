@@ -1,7 +1,9 @@
 //! Closed loop (`--concurrency N`): no timetable. `fire` keeps N requests in flight and sends
-//! the next one the moment one ends, so every request's offset is null.
+//! the next one the moment one ends, so every request's offset is null. A fill interval, a
+//! duration and phases are properties of the schedule, not of the process (see the crate's
+//! `Plan`).
 
-use super::{ArrivalProcess, ProcessError};
+use super::{Arrival, ArrivalProcess, ProcessError};
 use tokenpipe_format::LoopMode;
 
 /// A fixed number of requests in flight; draws nothing.
@@ -26,8 +28,8 @@ impl ArrivalProcess for ClosedLoop {
         Some(self.concurrency)
     }
 
-    fn next_offset_ns(&mut self) -> Result<Option<u64>, ProcessError> {
-        Ok(None)
+    fn next_arrival(&mut self) -> Result<Option<Arrival>, ProcessError> {
+        Ok(Some(Arrival::at(None)))
     }
 }
 
@@ -38,7 +40,7 @@ mod tests {
     #[test]
     fn no_offsets_and_the_concurrency_for_the_schedule() {
         let mut p = ClosedLoop::new(8);
-        assert_eq!(p.next_offset_ns(), Ok(None));
+        assert_eq!(p.next_arrival(), Ok(Some(Arrival::at(None))));
         assert_eq!((p.mode(), p.concurrency()), (LoopMode::Closed, Some(8)));
     }
 }

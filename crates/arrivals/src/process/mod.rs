@@ -1,56 +1,112 @@
-//! Arrival processes: when each request of a schedule is sent.
+//! Arrival processes: when each request (or each session's first turn) of a schedule is sent.
 //!
 //! Every process implements [`ArrivalProcess`], one file each; [`build`] maps a [`ProcessSpec`]
 //! (what the command line or a library caller chose) to the boxed process. Adding a process is
 //! one new file, one `ProcessSpec` variant and one match arm in [`build`]; the writer loop does
-//! not change. Open-loop processes give every request an offset from the run start; closed-loop
-//! ones give none and tell `fire` how many requests to keep in flight instead.
+//! not change. Open-loop processes give every arrival an offset from the run start; closed-loop
+//! and batch ones give none and tell `fire` how many requests to keep in flight instead. A
+//! process may also end the schedule (a trace's last row) and carry each arrival's lengths (a
+//! trace's token counts).
 
-mod all_at_once;
+mod batch;
 mod closed;
-mod gamma;
+mod open;
+mod rate;
+mod vllm;
 
-pub use all_at_once::AllAtOnce;
+pub use batch::Batch;
 pub use closed::ClosedLoop;
-pub use gamma::Gamma;
+pub use open::{OpenLoop, UnitGaps};
+pub use rate::{Ramp, RampShape, RateShape};
+pub use vllm::VllmCompatible;
 
 use rand_chacha::ChaCha8Rng;
 use tokenpipe_format::LoopMode;
 
-/// Decides when each request goes, so that the writer loop is the same for every pacing.
+/// One arrival: when it goes and, where the process knows them, its lengths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Arrival {
+    /// Send time in ns from the run start (open loop); `None` where the client decides.
+    pub offset_ns: Option<u64>,
+    /// Prompt length this arrival asks for (a trace's row), overriding the prompt flags.
+    pub input_tokens: Option<u64>,
+    /// Answer length this arrival asks for, overriding the prompt flags.
+    pub output_tokens: Option<u64>,
+}
+
+impl Arrival {
+    /// An arrival at `offset_ns` with the prompt flags' lengths.
+    pub fn at(offset_ns: Option<u64>) -> Self {
+        Self {
+            offset_ns,
+            ..Self::default()
+        }
+    }
+}
+
+/// Decides when each arrival goes, so that the writer loop is the same for every pacing.
 pub trait ArrivalProcess {
-    /// Open loop (`fire` follows the offsets) or closed loop (`fire` keeps requests in flight);
-    /// written to the `schedule` record.
+    /// Open loop (`fire` follows the offsets), closed loop (`fire` keeps requests in flight)
+    /// or batch; written to the `schedule` record.
     fn mode(&self) -> LoopMode;
 
-    /// Requests `fire` keeps in flight in closed loop, for the `schedule` record; `None` in
-    /// open loop.
+    /// Requests `fire` keeps in flight (closed loop) or sends together (batch), for the
+    /// `schedule` record; `None` in open loop.
     fn concurrency(&self) -> Option<u64> {
         None
     }
 
-    /// The next request's send time in nanoseconds from the run start, non-decreasing from one
-    /// call to the next; `None` where the client decides (closed loop). An error once the
-    /// schedule runs past what a `u64` of nanoseconds holds.
-    fn next_offset_ns(&mut self) -> Result<Option<u64>, ProcessError>;
+    /// The most arrivals the process can give, where it has a limit of its own (a batch
+    /// schedule's size × runs); `None` when the request count decides.
+    fn limit(&self) -> Option<u64> {
+        None
+    }
+
+    /// The next arrival, with offsets non-decreasing from one call to the next; `Ok(None)`
+    /// once the process has no more (a trace's end). An error once the schedule runs past
+    /// what a `u64` of nanoseconds holds, or on a malformed input.
+    fn next_arrival(&mut self) -> Result<Option<Arrival>, ProcessError>;
+
+    /// The batch the arrival just given belongs to, in batch mode.
+    fn batch(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Which process to run, with its parameters: the library-level form of the pacing flags.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ProcessSpec {
     /// Every request at offset 0 (`--rate inf`).
     AllAtOnce,
-    /// Gamma-distributed gaps with mean `1/rate` seconds and shape `burstiness`.
-    Gamma {
-        /// Requests per second on average.
-        rate: f64,
-        /// Gamma shape `k`; 1 is Poisson.
-        burstiness: f64,
+    /// Renewal process: unit-mean gaps (gamma of shape `burstiness`, or constant) scaled by a
+    /// rate that is fixed or ramps; the first request at offset 0.
+    Open {
+        /// The shape of the gaps.
+        gaps: UnitGaps,
+        /// The rate over the run.
+        rate: RateShape,
+    },
+    /// vLLM's schedule (`--vllm-compatible`): the first request delayed by its own gap, and
+    /// without a ramp every offset rescaled so that the last lands at `requests / rate`.
+    Vllm {
+        /// The shape of the gaps.
+        gaps: UnitGaps,
+        /// The rate; only a fixed rate is rescaled, as in vLLM.
+        rate: RateShape,
+        /// How many requests the schedule has (the rescaling needs it).
+        requests: u64,
     },
     /// No timetable: `fire` keeps `concurrency` requests in flight (`--concurrency`).
     Closed {
         /// Requests in flight.
         concurrency: u64,
+    },
+    /// `size` requests at once, `runs` times, each batch after the last has ended.
+    Batch {
+        /// Requests per batch.
+        size: u64,
+        /// Number of batches.
+        runs: u64,
     },
 }
 
@@ -58,13 +114,19 @@ pub enum ProcessSpec {
 /// draws nothing ignores it. Fails when the parameters do not describe a process.
 pub fn build(spec: ProcessSpec, rng: ChaCha8Rng) -> Result<Box<dyn ArrivalProcess>, ProcessError> {
     Ok(match spec {
-        ProcessSpec::AllAtOnce => Box::new(AllAtOnce),
-        ProcessSpec::Gamma { rate, burstiness } => Box::new(Gamma::new(rate, burstiness, rng)?),
+        ProcessSpec::AllAtOnce => Box::new(OpenLoop::all_at_once()),
+        ProcessSpec::Open { gaps, rate } => Box::new(OpenLoop::new(gaps, rate, rng)?),
+        ProcessSpec::Vllm {
+            gaps,
+            rate,
+            requests,
+        } => Box::new(VllmCompatible::new(gaps, rate, requests, rng)?),
         ProcessSpec::Closed { concurrency } => Box::new(ClosedLoop::new(concurrency)),
+        ProcessSpec::Batch { size, runs } => Box::new(Batch::new(size, runs)),
     })
 }
 
-/// Why a process cannot give (more) offsets; both are bad input.
+/// Why a process cannot give (more) arrivals; all are bad input.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ProcessError {
     /// The parameters do not describe a process; the message names the flags.
@@ -76,6 +138,10 @@ pub enum ProcessError {
         /// Where the schedule had got to, in seconds.
         at_s: f64,
     },
+    /// An input the process reads (a trace) is malformed; the message names file, line and
+    /// field.
+    #[error("{0}")]
+    Input(String),
 }
 
 /// Converts an offset in seconds to whole nanoseconds (rounded to nearest), or the overflow
@@ -83,7 +149,7 @@ pub enum ProcessError {
 pub fn seconds_to_ns(at_s: f64) -> Result<u64, ProcessError> {
     let ns = (at_s * 1e9).round();
     // u64::MAX as f64 rounds up to 2^64, so `<` keeps the cast exact and in range.
-    if ns < u64::MAX as f64 {
+    if ns < u64::MAX as f64 && ns >= 0.0 {
         Ok(ns as u64)
     } else {
         Err(ProcessError::Overflow { at_s })
@@ -109,15 +175,20 @@ mod tests {
         let rng = || ChaCha8Rng::seed_from_u64(0);
         let open = build(ProcessSpec::AllAtOnce, rng()).unwrap();
         assert_eq!((open.mode(), open.concurrency()), (LoopMode::Open, None));
-        let gamma = ProcessSpec::Gamma {
-            rate: 1.0,
-            burstiness: 1.0,
+        let gamma = ProcessSpec::Open {
+            gaps: UnitGaps::Gamma { burstiness: 1.0 },
+            rate: RateShape::Fixed(1.0),
         };
         assert_eq!(build(gamma, rng()).unwrap().mode(), LoopMode::Open);
         let closed = build(ProcessSpec::Closed { concurrency: 3 }, rng()).unwrap();
         assert_eq!(
             (closed.mode(), closed.concurrency()),
             (LoopMode::Closed, Some(3))
+        );
+        let batch = build(ProcessSpec::Batch { size: 4, runs: 2 }, rng()).unwrap();
+        assert_eq!(
+            (batch.mode(), batch.concurrency(), batch.limit()),
+            (LoopMode::Batch, Some(4), Some(8))
         );
     }
 }

@@ -5,45 +5,111 @@
 //! [`Prompt::into_request`] is the one place a prompt becomes a `request` record. A source that
 //! reads a dataset knows its own lengths (or not), and may give each prompt its own output
 //! length, so adding one is a new file, a `PromptSpec` variant and a match arm in [`build`]; the
-//! writer loop does not change.
+//! writer loop does not change. How a given number of tokens is made (plain words, token ids,
+//! text checked with a tokenizer) is a [`maker::TokenMaker`], apart from the source.
 
+pub mod lengths;
+pub mod maker;
 mod synthetic;
 
-pub use synthetic::{write_prompt, Synthetic};
+pub use lengths::{DistKind, LengthDist};
+pub use maker::{approx_tokens, SaltAlphabet, TokenIds, TokenMaker, Words};
+pub use synthetic::{Prefixes, Shape, Synthetic, MAX_TOKENS};
 
 use rand_chacha::ChaCha8Rng;
 use tokenpipe_format::Request;
 
+/// What the writer loop asks of a source for one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Ask {
+    /// The request's index in the whole schedule (0, 1, 2, ... in order, shards included).
+    pub index: u64,
+    /// The turn within its session, 0 without sessions.
+    pub turn: u32,
+    /// A prompt length the arrival dictates (a trace's row), overriding the source's own.
+    pub input_tokens: Option<u64>,
+    /// An answer length the arrival dictates.
+    pub output_tokens: Option<u64>,
+    /// Tokens the salt will take at the start of this prompt: a source that controls lengths
+    /// leaves room for them, so that the prompt with its salt has the asked length.
+    pub reserve_tokens: u64,
+}
+
 /// Gives the prompt of each request in turn, so that the writer loop does not care whether
 /// prompts are drawn, read from a file, or built from earlier turns.
 pub trait PromptSource {
-    /// The prompt of request `index` (0, 1, 2, ... in order). Randomness comes from `rng`, the
-    /// seed's prompt stream, which is apart from the arrival stream so that prompts never move
-    /// arrival times.
-    fn next_prompt(&mut self, index: u64, rng: &mut ChaCha8Rng) -> Result<Prompt, PromptError>;
+    /// The prompt for `ask`. Randomness comes from `rng`, the seed's prompt stream, which is
+    /// apart from the arrival stream so that prompts never move arrival times.
+    fn next_prompt(&mut self, ask: &Ask, rng: &mut ChaCha8Rng) -> Result<Prompt, PromptError>;
+
+    /// Whether prompt lengths are exact for the target model; written to the header.
+    fn exact_lengths(&self) -> bool {
+        false
+    }
+
+    /// What the salt is drawn from for this source's prompts.
+    fn salt_alphabet(&self) -> SaltAlphabet {
+        SaltAlphabet::DefaultWords
+    }
 }
 
 /// Which source to use, with its settings: the library-level form of the prompt flags.
-#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PromptSpec {
-    /// Random common words (`--input-tokens`, `--output-tokens`).
+    /// Prompts of drawn lengths in one of the synthetic shapes.
     Synthetic {
-        /// Prompt length in words, one token each.
-        input_tokens: u64,
-        /// `max_tokens` of every request.
-        output_tokens: u64,
+        /// Prompt lengths.
+        input: LengthDist,
+        /// Answer lengths (`max_tokens`).
+        output: LengthDist,
+        /// Distinct or identical prompts.
+        shape: Shape,
+        /// Shared prefixes, if any.
+        prefixes: Option<Prefixes>,
+        /// How tokens are made.
+        maker: Box<dyn TokenMaker>,
+        /// The run's seed, for the fixed sequences.
+        seed: u64,
     },
 }
 
 /// Opens the source `spec` describes; fails where a source cannot be opened (a missing or
 /// malformed dataset).
-pub fn build(spec: &PromptSpec) -> Result<Box<dyn PromptSource>, PromptError> {
-    Ok(match *spec {
+pub fn build(spec: PromptSpec) -> Result<Box<dyn PromptSource>, PromptError> {
+    Ok(match spec {
         PromptSpec::Synthetic {
-            input_tokens,
-            output_tokens,
-        } => Box::new(Synthetic::new(input_tokens, output_tokens)),
+            input,
+            output,
+            shape,
+            prefixes,
+            maker,
+            seed,
+        } => Box::new(SyntheticSource {
+            exact: maker.exact(),
+            alphabet: maker.salt_alphabet(),
+            inner: Synthetic::new(input, output, shape, prefixes, maker, seed),
+        }),
     })
+}
+
+/// The synthetic source with what its maker says about lengths and salt.
+struct SyntheticSource {
+    inner: Synthetic,
+    exact: bool,
+    alphabet: SaltAlphabet,
+}
+
+impl PromptSource for SyntheticSource {
+    fn next_prompt(&mut self, ask: &Ask, rng: &mut ChaCha8Rng) -> Result<Prompt, PromptError> {
+        self.inner.next_prompt(ask, rng)
+    }
+
+    fn exact_lengths(&self) -> bool {
+        self.exact
+    }
+
+    fn salt_alphabet(&self) -> SaltAlphabet {
+        self.alphabet.clone()
+    }
 }
 
 /// One request's prompt and lengths, as a source gives it.
@@ -51,8 +117,8 @@ pub fn build(spec: &PromptSpec) -> Result<Box<dyn PromptSource>, PromptError> {
 pub struct Prompt {
     /// What to send.
     pub content: Content,
-    /// Intended prompt length in tokens, where the source knows it; a dataset of raw text may
-    /// not. The server's usage count stays the authoritative one either way.
+    /// The content's length in tokens (the salt not counted), where the source knows it; a
+    /// dataset of raw text may not. The server's usage count stays the authoritative one.
     pub prompt_tokens: Option<u64>,
     /// Tokens to generate (`max_tokens` of the API request).
     pub max_tokens: u64,

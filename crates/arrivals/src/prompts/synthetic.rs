@@ -1,309 +1,222 @@
-//! The synthetic prompt source (`--input-tokens`, `--output-tokens`): random common words of a
-//! requested length, without a tokenizer.
+//! The synthetic prompt source: prompts of controlled lengths, made by a [`TokenMaker`], in the
+//! shapes of seed 004's scenarios.
 //!
-//! A prompt of `n` tokens is `n` words drawn from a list of common English words that every
-//! byte-level BPE vocabulary we know of (GPT-2, Llama 3, Qwen) encodes as one token each when
-//! preceded by a space. The server's `usage.prompt_tokens` remains the exact count: chat
-//! templates and the first word (which lacks a leading space) add a few tokens.
+//! - **Distinct** (B1/B2, the default): every prompt drawn anew, so no two share a prefix
+//!   beyond chance.
+//! - **Same** (A1/A2, `--same-prompt`): every prompt is the start of one fixed sequence, so
+//!   prompts of one length are identical and any two share their common length.
+//! - **Shared prefixes** (C, `--prefix-tokens P --prefix-groups G`): request `i` starts with
+//!   the prefix of group `i mod G` (P tokens, the same for every request of the group), followed
+//!   by its own part of `--input-tokens`, as vLLM's `--random-prefix-len` adds the prefix on top
+//!   of the input length.
+//!
+//! The fixed sequences come from their own streams of the seed (one for "same", one per prefix
+//! group), so they do not depend on the order in which requests are drawn.
 
-use super::{Content, Prompt, PromptError, PromptSource};
-use rand::RngExt;
+use super::lengths::LengthDist;
+use super::maker::TokenMaker;
+use super::{Ask, Content, Prompt, PromptError, PromptSource};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-/// Words that are a single token with a leading space in common vocabularies.
-const WORDS: &[&str] = &[
-    "the",
-    "of",
-    "and",
-    "to",
-    "in",
-    "is",
-    "was",
-    "for",
-    "that",
-    "on",
-    "as",
-    "with",
-    "by",
-    "he",
-    "it",
-    "at",
-    "from",
-    "his",
-    "an",
-    "were",
-    "are",
-    "which",
-    "this",
-    "be",
-    "or",
-    "had",
-    "first",
-    "not",
-    "their",
-    "but",
-    "after",
-    "one",
-    "new",
-    "also",
-    "they",
-    "have",
-    "two",
-    "has",
-    "her",
-    "who",
-    "been",
-    "other",
-    "time",
-    "its",
-    "year",
-    "all",
-    "into",
-    "would",
-    "there",
-    "she",
-    "during",
-    "more",
-    "up",
-    "only",
-    "most",
-    "over",
-    "when",
-    "school",
-    "three",
-    "city",
-    "between",
-    "world",
-    "later",
-    "some",
-    "where",
-    "about",
-    "years",
-    "state",
-    "out",
-    "can",
-    "many",
-    "used",
-    "may",
-    "made",
-    "then",
-    "known",
-    "while",
-    "under",
-    "since",
-    "people",
-    "season",
-    "film",
-    "team",
-    "such",
-    "him",
-    "them",
-    "than",
-    "both",
-    "early",
-    "being",
-    "through",
-    "these",
-    "before",
-    "second",
-    "part",
-    "work",
-    "well",
-    "each",
-    "any",
-    "life",
-    "released",
-    "became",
-    "until",
-    "series",
-    "war",
-    "number",
-    "album",
-    "area",
-    "four",
-    "high",
-    "music",
-    "including",
-    "game",
-    "name",
-    "back",
-    "five",
-    "called",
-    "county",
-    "group",
-    "against",
-    "did",
-    "like",
-    "could",
-    "south",
-    "north",
-    "final",
-    "member",
-    "will",
-    "club",
-    "long",
-    "family",
-    "based",
-    "last",
-    "several",
-    "band",
-    "church",
-    "line",
-    "house",
-    "government",
-    "book",
-    "company",
-    "played",
-    "national",
-    "public",
-    "because",
-    "local",
-    "very",
-    "home",
-    "large",
-    "small",
-    "water",
-    "history",
-    "river",
-    "light",
-    "field",
-    "power",
-    "order",
-    "open",
-    "point",
-    "model",
-    "level",
-    "data",
-    "system",
-    "market",
-    "table",
-    "value",
-    "story",
-    "place",
-    "night",
-    "day",
-    "way",
-    "road",
-    "word",
-    "hand",
-    "head",
-    "side",
-    "town",
-    "land",
-    "sea",
-    "air",
-    "fire",
-    "stone",
-    "tree",
-    "bird",
-    "fish",
-    "horse",
-    "king",
-    "queen",
-    "child",
-    "man",
-    "woman",
-    "friend",
-    "heart",
-    "mind",
-    "voice",
-    "face",
-    "eye",
-    "door",
-    "room",
-    "wall",
-    "floor",
-    "window",
-    "chair",
-    "paper",
-    "letter",
-    "page",
-    "song",
-    "color",
-    "red",
-    "blue",
-    "green",
-    "black",
-    "white",
-    "gold",
-    "silver",
-    "iron",
-    "glass",
-    "summer",
-    "winter",
-    "spring",
-    "morning",
-    "evening",
-    "plan",
-    "idea",
-    "test",
-    "note",
-];
+/// Longest prompt or answer accepted, 2^24 tokens.
+pub const MAX_TOKENS: u64 = 1 << 24;
 
-/// Appends a prompt of `tokens` words drawn with `rng` to `out` (separated by spaces).
-pub fn write_prompt(rng: &mut ChaCha8Rng, tokens: u64, out: &mut String) {
-    for i in 0..tokens {
-        if i > 0 {
-            out.push(' ');
-        }
-        out.push_str(WORDS[rng.random_range(0..WORDS.len())]);
-    }
+/// How prompts relate to each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Every prompt drawn anew.
+    Distinct,
+    /// Every prompt the start of one fixed sequence.
+    Same,
 }
 
-/// Every prompt `input_tokens` random words long, every answer `output_tokens` long: the
-/// controlled lengths a sweep over prompt or answer size needs.
+/// Shared prefixes: `groups` of them, `tokens` long each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prefixes {
+    /// Tokens per prefix.
+    pub tokens: u64,
+    /// How many different prefixes; request `i` uses prefix `i mod groups`.
+    pub groups: u64,
+}
+
+/// Prompts of lengths drawn from `input`, answers from `output`, content from `maker`.
 pub struct Synthetic {
-    input_tokens: u64,
-    output_tokens: u64,
+    input: LengthDist,
+    output: LengthDist,
+    shape: Shape,
+    prefixes: Option<Prefixes>,
+    maker: Box<dyn TokenMaker>,
+    seed: u64,
+    /// Prefixes made so far, by group (a prefix is made once and reused).
+    made: Vec<Option<Content>>,
 }
 
 impl Synthetic {
-    /// Prompts of `input_tokens` words asking for `output_tokens` tokens.
-    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+    /// A source of `shape` prompts, with optional shared prefixes, for the run seeded `seed`.
+    pub fn new(
+        input: LengthDist,
+        output: LengthDist,
+        shape: Shape,
+        prefixes: Option<Prefixes>,
+        maker: Box<dyn TokenMaker>,
+        seed: u64,
+    ) -> Self {
+        let groups = prefixes.map_or(0, |p| p.groups.min(1 << 20) as usize);
         Self {
-            input_tokens,
-            output_tokens,
+            input,
+            output,
+            shape,
+            prefixes,
+            maker,
+            seed,
+            made: vec![None; groups],
         }
+    }
+
+    /// The seed's own stream `stream` (see [`crate::streams`]).
+    fn fixed_stream(&self, stream: u64) -> ChaCha8Rng {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        rng.set_stream(stream);
+        rng
+    }
+
+    fn prefix(&mut self, index: u64) -> Option<Content> {
+        let p = self.prefixes?;
+        let group = (index % p.groups.max(1)) as usize;
+        if self.made[group].is_none() {
+            let mut rng = self.fixed_stream(crate::streams::PREFIX_BASE + group as u64);
+            self.made[group] = Some(self.maker.make(p.tokens, &mut rng));
+        }
+        self.made[group].clone()
     }
 }
 
 impl PromptSource for Synthetic {
-    fn next_prompt(&mut self, _index: u64, rng: &mut ChaCha8Rng) -> Result<Prompt, PromptError> {
-        let mut text = String::new();
-        write_prompt(rng, self.input_tokens, &mut text);
+    fn next_prompt(&mut self, ask: &Ask, rng: &mut ChaCha8Rng) -> Result<Prompt, PromptError> {
+        let input = ask
+            .input_tokens
+            .unwrap_or_else(|| self.input.sample(rng, 0, MAX_TOKENS));
+        let max_tokens = ask
+            .output_tokens
+            .unwrap_or_else(|| self.output.sample(rng, 1, MAX_TOKENS));
+        let prefix = self.prefix(ask.index);
+        let prefix_tokens = prefix
+            .as_ref()
+            .map_or(0, |_| self.prefixes.map_or(0, |p| p.tokens));
+        // The salt goes before the whole prompt; it comes out of the request's own part.
+        let own = input.saturating_sub(ask.reserve_tokens);
+        let body = match self.shape {
+            Shape::Distinct => self.maker.make(own, rng),
+            Shape::Same => {
+                let mut fixed = self.fixed_stream(crate::streams::SAME);
+                self.maker.make(own, &mut fixed)
+            }
+        };
+        let content = match prefix {
+            Some(prefix) => self.maker.join(&prefix, &body),
+            None => body,
+        };
         Ok(Prompt {
-            content: Content::Text(text),
-            prompt_tokens: Some(self.input_tokens),
-            max_tokens: self.output_tokens,
+            content,
+            prompt_tokens: Some(prefix_tokens + own),
+            max_tokens,
         })
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::maker::{TokenIds, Words};
     use super::*;
-    use rand::SeedableRng;
 
-    #[test]
-    fn prompt_has_requested_word_count() {
-        let mut rng = ChaCha8Rng::seed_from_u64(1);
-        for n in [0u64, 1, 7, 1024] {
-            let mut s = String::new();
-            write_prompt(&mut rng, n, &mut s);
-            assert_eq!(s.split_whitespace().count() as u64, n);
+    fn ask(index: u64) -> Ask {
+        Ask {
+            index,
+            ..Ask::default()
+        }
+    }
+
+    fn text(p: &Prompt) -> &str {
+        match &p.content {
+            Content::Text(t) => t,
+            Content::TokenIds(_) => panic!("text expected"),
         }
     }
 
     #[test]
-    fn source_gives_text_of_the_set_lengths() {
+    fn distinct_prompts_have_the_set_lengths_and_differ() {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let mut source = Synthetic::new(12, 34);
-        let p = source.next_prompt(0, &mut rng).unwrap();
-        assert_eq!((p.prompt_tokens, p.max_tokens), (Some(12), 34));
-        let Content::Text(text) = p.content else {
-            panic!("synthetic prompts are text");
+        let mut s = Synthetic::new(
+            LengthDist::Fixed(12),
+            LengthDist::Fixed(34),
+            Shape::Distinct,
+            None,
+            Box::new(Words),
+            1,
+        );
+        let a = s.next_prompt(&ask(0), &mut rng).unwrap();
+        let b = s.next_prompt(&ask(1), &mut rng).unwrap();
+        assert_eq!((a.prompt_tokens, a.max_tokens), (Some(12), 34));
+        assert_eq!(text(&a).split(' ').count(), 12);
+        assert_ne!(text(&a), text(&b));
+    }
+
+    #[test]
+    fn same_prompts_are_identical_and_share_their_common_length() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let mut s = Synthetic::new(
+            LengthDist::Fixed(20),
+            LengthDist::Fixed(4),
+            Shape::Same,
+            None,
+            Box::new(Words),
+            9,
+        );
+        let a = s.next_prompt(&ask(0), &mut rng).unwrap();
+        let b = s.next_prompt(&ask(1), &mut rng).unwrap();
+        assert_eq!(text(&a), text(&b));
+        let shorter = s
+            .next_prompt(
+                &Ask {
+                    reserve_tokens: 4,
+                    ..ask(2)
+                },
+                &mut rng,
+            )
+            .unwrap();
+        assert!(text(&a).starts_with(text(&shorter)));
+        assert_eq!(shorter.prompt_tokens, Some(16));
+    }
+
+    #[test]
+    fn prefix_groups_share_their_prefix_and_add_to_the_length() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let mut s = Synthetic::new(
+            LengthDist::Fixed(3),
+            LengthDist::Fixed(4),
+            Shape::Distinct,
+            Some(Prefixes {
+                tokens: 5,
+                groups: 2,
+            }),
+            Box::new(TokenIds {
+                start: 0,
+                end: 1000,
+            }),
+            9,
+        );
+        let ids = |p: Prompt| match p.content {
+            Content::TokenIds(ids) => ids,
+            Content::Text(_) => panic!("ids expected"),
         };
-        assert_eq!(text.split(' ').count(), 12);
+        let p: Vec<Vec<u32>> = (0..4)
+            .map(|i| ids(s.next_prompt(&ask(i), &mut rng).unwrap()))
+            .collect();
+        assert!(p.iter().all(|ids| ids.len() == 8));
+        assert_eq!(p[0][..5], p[2][..5]);
+        assert_eq!(p[1][..5], p[3][..5]);
+        assert_ne!(p[0][..5], p[1][..5]);
+        assert_ne!(p[0][5..], p[2][5..]);
     }
 }

@@ -3,7 +3,7 @@
 //! slot frees, in the runtime, so that a slot never waits for the dispatcher thread to be
 //! scheduled. Each request's `scheduled_ns` is the instant its slot freed.
 
-use super::{Pace, Policy, Release};
+use super::{Dispatch, Pace, Policy, Release};
 use tokenpipe_format::Request;
 
 /// Keeps `n` requests in flight.
@@ -13,8 +13,8 @@ pub struct Closed {
 }
 
 impl Policy for Closed {
-    fn in_flight_limit(&self) -> Option<u64> {
-        Some(self.n)
+    fn in_flight_limit(&self) -> Option<Dispatch> {
+        Some(Dispatch::Limit(self.n))
     }
 
     fn release(&mut self, _req: &Request, _pace: &Pace) -> Result<Release, String> {

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokenpipe_format::clock::RunClock;
 use tokenpipe_format::{
-    Done, ErrorKind, Grouping, IdSet, LoopMode, OrOther, Record, RecordReader, Request,
+    Done, ErrorKind, Grouping, IdSet, LoopMode, OrOther, Record, RecordReader, Request, Schedule,
 };
 use tokio::sync::mpsc::{Receiver, Sender};
 
@@ -52,9 +52,9 @@ pub enum Release {
 
 /// A way of sending: the in-flight limit, and when each request may leave.
 pub trait Policy: Send {
-    /// The most requests in flight at once, if limited; set before the first request is
-    /// released and kept by the send loop.
-    fn in_flight_limit(&self) -> Option<u64>;
+    /// The most requests in flight at once, if limited ([`Dispatch::Limit`] or
+    /// [`Dispatch::Cap`]); set before the first request is released and kept by the send loop.
+    fn in_flight_limit(&self) -> Option<Dispatch>;
 
     /// Blocks until `req` may be released (or the run stops). `Err` is bad input, a message
     /// naming the field at fault.
@@ -65,17 +65,20 @@ pub trait Policy: Send {
 /// none, its first `request` (an offset means open loop). `concurrency` is the `--concurrency`
 /// flag, which overrides the schedule's for a closed loop. `Err` is bad input.
 pub fn policy_for(first: &Record, concurrency: Option<u64>) -> Result<Box<dyn Policy>, String> {
-    let (mode, n) = match first {
-        Record::Schedule(s) => match &s.mode {
-            OrOther::Known(m) => (*m, concurrency.or(s.concurrency)),
-            OrOther::Other(other) => {
-                return Err(format!(
-                    "field \"mode\": loop mode \"{other}\" is newer than this fire knows (open, closed); upgrade tokenpipe"
-                ))
+    let (mode, n, cap) = match first {
+        Record::Schedule(s) => {
+            not_yet_run(s)?;
+            match &s.mode {
+                OrOther::Known(m) => (*m, concurrency.or(s.concurrency), s.max_concurrency),
+                OrOther::Other(other) => {
+                    return Err(format!(
+                        "field \"mode\": loop mode \"{other}\" is newer than this fire knows (open, closed); upgrade tokenpipe"
+                    ))
+                }
             }
-        },
-        Record::Request(r) if r.offset_ns.is_some() => (LoopMode::Open, concurrency),
-        _ => (LoopMode::Closed, concurrency),
+        }
+        Record::Request(r) if r.offset_ns.is_some() => (LoopMode::Open, concurrency, None),
+        _ => (LoopMode::Closed, concurrency, None),
     };
     Ok(match mode {
         LoopMode::Open => {
@@ -84,18 +87,47 @@ pub fn policy_for(first: &Record, concurrency: Option<u64>) -> Result<Box<dyn Po
                     "fire: warning: --concurrency applies to closed-loop schedules; this one is open loop, so it is ignored"
                 );
             }
-            Box::new(Open)
+            Box::new(Open { cap })
         }
         LoopMode::Closed => Box::new(Closed {
             n: n.unwrap_or(1).max(1),
         }),
+        LoopMode::Batch => unreachable_batch()?,
     })
+}
+
+/// Schedule features this `fire` reads but cannot run yet: refused with a message that names
+/// the field, rather than run in a way that would quietly measure something else.
+fn not_yet_run(s: &Schedule) -> Result<(), String> {
+    let refuse = |field: &str, what: &str| {
+        Err(format!(
+            "field \"{field}\": this fire cannot run {what} yet; write the schedule without it"
+        ))
+    };
+    if s.mode.is(LoopMode::Batch) {
+        return refuse("mode", "batch schedules (mode \"batch\")");
+    }
+    if s.fill_interval_ns.is_some() {
+        return refuse("fill_interval_ns", "a fill phase");
+    }
+    if s.duration_ns.is_some() {
+        return refuse("duration_ns", "a schedule bounded by time");
+    }
+    Ok(())
+}
+
+fn unreachable_batch() -> Result<Box<dyn Policy>, String> {
+    Err("field \"mode\": this fire cannot run batch schedules yet".into())
 }
 
 /// What the dispatcher tells the send loop.
 pub enum Dispatch {
-    /// Keep at most this many requests in flight, from now on.
+    /// Keep at most this many requests in flight, from now on; requests released
+    /// [`Release::WhenFree`] are scheduled at the instants slots free.
     Limit(u64),
+    /// Keep at most this many requests in flight (an open loop's cap): a request due while
+    /// all are busy waits for a slot, and the wait is part of its queue time.
+    Cap(u64),
     /// Send this request.
     Job(Job),
 }
@@ -152,6 +184,8 @@ pub struct Dispatcher {
     pub body: BodyOptions,
     /// When requests leave.
     pub policy: Box<dyn Policy>,
+    /// The run's cache-busting salt, when the schedule asks for one.
+    pub salt: Option<crate::salt::RunSalt>,
 }
 
 impl Dispatcher {
@@ -192,15 +226,25 @@ impl Dispatcher {
                     req.id
                 )));
             }
+            // A `think_time_ns` marks a turn that waits for the one before; a `turn` alone is a
+            // label, sent like any request.
+            if req.think_time_ns.is_some() {
+                return Err(at(
+                    "field \"think_time_ns\": this fire cannot run the later turns of multi-turn sessions yet; write the schedule without --turns".into(),
+                ));
+            }
             if self.pace.stop.is_stopped() {
                 self.not_sent(req.id, echo);
                 continue;
             }
+            if let Some(salt) = &self.salt {
+                salt.apply(&mut req, echo.turn);
+            }
             let body = self.dialect.encode(&req, &self.body).map_err(at)?;
             if !limit_sent {
                 limit_sent = true;
-                if let Some(n) = self.policy.in_flight_limit() {
-                    if self.jobs.blocking_send(Dispatch::Limit(n)).is_err() {
+                if let Some(limit) = self.policy.in_flight_limit() {
+                    if self.jobs.blocking_send(limit).is_err() {
                         self.not_sent(req.id, echo);
                         break;
                     }
@@ -256,18 +300,25 @@ pub fn not_sent(sink: &Sink, clock: &RunClock, id: u64, echo: Grouping) {
 pub async fn send_loop(ctx: &Arc<Ctx>, mut jobs: Receiver<Dispatch>) {
     let mut tasks = tokio::task::JoinSet::new();
     let mut limit = usize::MAX;
+    // Only a closed loop schedules requests at the instants slots free; a capped open loop
+    // keeps its own offsets and needs no record of them.
+    let mut track_freed = false;
     let mut freed_at: VecDeque<u64> = VecDeque::new();
     loop {
         tokio::select! {
             biased;
             ended = tasks.join_next(), if !tasks.is_empty() => {
-                if let (Some(Ok(at_ns)), true) = (ended, limit != usize::MAX) {
+                if let (Some(Ok(at_ns)), true) = (ended, track_freed) {
                     freed_at.push_back(at_ns);
                 }
             }
             msg = jobs.recv(), if tasks.len() < limit => match msg {
                 None => break,
-                Some(Dispatch::Limit(n)) => limit = usize::try_from(n).unwrap_or(usize::MAX).max(1),
+                Some(Dispatch::Limit(n)) => {
+                    limit = usize::try_from(n).unwrap_or(usize::MAX).max(1);
+                    track_freed = true;
+                }
+                Some(Dispatch::Cap(n)) => limit = usize::try_from(n).unwrap_or(usize::MAX).max(1),
                 Some(Dispatch::Job(mut job)) => {
                     if ctx.stop.is_stopped() {
                         not_sent(&ctx.sink, &ctx.clock, job.id, job.echo);
@@ -299,6 +350,15 @@ mod tests {
     use super::*;
     use tokenpipe_format::Schedule;
 
+    /// The policy's limit as (kind, n), since jobs cannot be compared.
+    fn limit_of(p: &dyn Policy) -> Option<(&'static str, u64)> {
+        match p.in_flight_limit() {
+            Some(Dispatch::Limit(n)) => Some(("limit", n)),
+            Some(Dispatch::Cap(n)) => Some(("cap", n)),
+            Some(Dispatch::Job(_)) | None => None,
+        }
+    }
+
     fn request(offset_ns: Option<u64>) -> Record {
         Record::Request(Request {
             offset_ns,
@@ -309,31 +369,77 @@ mod tests {
     #[test]
     fn the_first_record_picks_the_policy() {
         let p = policy_for(&request(Some(5)), None).unwrap();
-        assert_eq!(p.in_flight_limit(), None);
+        assert_eq!(limit_of(&*p), None);
         let p = policy_for(&request(None), None).unwrap();
-        assert_eq!(p.in_flight_limit(), Some(1));
+        assert_eq!(limit_of(&*p), Some(("limit", 1)));
         let p = policy_for(&request(None), Some(8)).unwrap();
-        assert_eq!(p.in_flight_limit(), Some(8));
+        assert_eq!(limit_of(&*p), Some(("limit", 8)));
         let closed = Record::Schedule(Schedule {
             mode: OrOther::Known(LoopMode::Closed),
             concurrency: Some(4),
             requests: None,
+            ..Schedule::default()
         });
         assert_eq!(
-            policy_for(&closed, None).unwrap().in_flight_limit(),
-            Some(4)
+            limit_of(&*policy_for(&closed, None).unwrap()),
+            Some(("limit", 4))
         );
         assert_eq!(
-            policy_for(&closed, Some(2)).unwrap().in_flight_limit(),
-            Some(2)
+            limit_of(&*policy_for(&closed, Some(2)).unwrap()),
+            Some(("limit", 2))
         );
         let newer = Record::Schedule(Schedule {
             mode: OrOther::Other("poisson-batch".into()),
             concurrency: None,
             requests: None,
+            ..Schedule::default()
         });
         let e = policy_for(&newer, None).err().unwrap();
         assert!(e.contains("poisson-batch") && e.contains("upgrade"), "{e}");
+    }
+
+    #[test]
+    fn an_open_loop_cap_travels_to_the_send_loop() {
+        let capped = Record::Schedule(Schedule {
+            max_concurrency: Some(25),
+            ..Schedule::default()
+        });
+        assert_eq!(
+            limit_of(&*policy_for(&capped, None).unwrap()),
+            Some(("cap", 25))
+        );
+    }
+
+    #[test]
+    fn features_this_fire_cannot_run_are_refused_by_name() {
+        for (schedule, field) in [
+            (
+                Schedule {
+                    mode: LoopMode::Batch.into(),
+                    concurrency: Some(2),
+                    ..Schedule::default()
+                },
+                "mode",
+            ),
+            (
+                Schedule {
+                    mode: LoopMode::Closed.into(),
+                    fill_interval_ns: Some(1),
+                    ..Schedule::default()
+                },
+                "fill_interval_ns",
+            ),
+            (
+                Schedule {
+                    duration_ns: Some(1),
+                    ..Schedule::default()
+                },
+                "duration_ns",
+            ),
+        ] {
+            let e = policy_for(&Record::Schedule(schedule), None).err().unwrap();
+            assert!(e.contains(&format!("\"{field}\"")), "{e}");
+        }
     }
 
     #[test]
@@ -345,13 +451,22 @@ mod tests {
         let Record::Request(mut req) = request(Some(2_000_000)) else {
             unreachable!()
         };
-        assert_eq!(Open.release(&req, &pace), Ok(Release::At(2_000_000)));
+        assert_eq!(
+            Open { cap: None }.release(&req, &pace),
+            Ok(Release::At(2_000_000))
+        );
         assert!(pace.clock.now_ns() >= 2_000_000);
         req.offset_ns = None;
-        assert!(Open.release(&req, &pace).unwrap_err().contains("offset_ns"));
+        assert!(Open { cap: None }
+            .release(&req, &pace)
+            .unwrap_err()
+            .contains("offset_ns"));
         pace.stop.trigger(crate::stop::StopReason::Interrupted);
         req.offset_ns = Some(u64::MAX);
-        assert_eq!(Open.release(&req, &pace), Ok(Release::Stopped));
+        assert_eq!(
+            Open { cap: None }.release(&req, &pace),
+            Ok(Release::Stopped)
+        );
         assert_eq!(Closed { n: 3 }.release(&req, &pace), Ok(Release::WhenFree));
     }
 }

@@ -11,7 +11,7 @@ mod summary;
 
 pub use events::{Done, ErrorKind, Sent, Stall, Token};
 pub use header::{Header, Shard};
-pub use schedule::{Grouping, LoopMode, Request, Schedule};
+pub use schedule::{Grouping, LoopMode, Phase, Request, Salt, Schedule};
 pub use stamp::Stamp;
 pub use summary::{stat_key, MetricState, StatName, Summary};
 

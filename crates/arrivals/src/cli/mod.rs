@@ -1,0 +1,127 @@
+//! The command line of `arrivals`: its flags, its help, and `main`. Everything clap knows about
+//! lives here (pacing flags in [`pacing`], request flags in [`content`]); the rest of the crate
+//! is a library that takes a [`crate::Plan`], not a command line.
+
+pub mod content;
+pub mod pacing;
+
+use clap::Parser;
+
+/// Write a reproducible schedule of LLM requests as NDJSON, for `fire` to execute.
+///
+/// Open loop (default): requests arrive on their own timetable, whatever the server is doing.
+/// Gaps between arrivals are gamma distributed with mean 1/RATE and shape BURSTINESS (1 is a
+/// Poisson process, below 1 is burstier, above 1 more even); `--rate inf` sends everything at
+/// once; `--ramp` moves the rate; `--max-concurrency` caps what is in flight. Closed loop
+/// (`--concurrency N`): `fire` keeps N requests in flight and sends the next one as soon as one
+/// ends. Batch (`--batch N --runs R`): N together, then the next N.
+///
+/// The same arguments and seed always give byte-identical output. Prompts are salted per run
+/// by `fire` (see --no-salt), so the saved schedule stays the same while no run finds the last
+/// one's prompts in a prefix cache.
+#[derive(Debug, Parser)]
+#[command(name = "arrivals", version, after_help = EXAMPLES)]
+pub struct Args {
+    /// Number of requests to write (sessions with --turns) [default: 100; no limit for a
+    /// closed loop bounded by --duration or --measure].
+    #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..),
+          conflicts_with = "batch")]
+    pub num_prompts: Option<u64>,
+
+    /// Random seed for arrival times and prompts.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+
+    /// When requests go.
+    #[command(flatten)]
+    pub pacing: pacing::Pacing,
+
+    /// What each request asks.
+    #[command(flatten)]
+    pub content: content::Content,
+}
+
+const EXAMPLES: &str = "\
+Examples:
+  # 200 requests, 0.3 per second on average, bursty, against a local server
+  arrivals --rate 0.3 --burstiness 0.7 --num-prompts 200 | fire --url http://127.0.0.1:8000/v1 | reduce | table
+
+  # closed loop: always 8 in flight, 1000-token prompts, 256-token answers
+  arrivals --concurrency 8 --num-prompts 64 --input-tokens 1000 --output-tokens 256 > closed.ndjson
+
+  # seed 004's study: fill at 1/s, 60 s to settle, 120 s measured, scenario C
+  arrivals --concurrency 32 --fill 1/s --stabilize 60s --measure 120s --scenario C
+
+  # llama-benchy: 8 requests together, 5 times; vLLM's ramp-up by request index
+  arrivals --batch 8 --runs 5 --input-tokens 1024 --output-tokens 128
+  arrivals --ramp requests --ramp-from 1 --ramp-to 10 -n 500
+
+  # five-turn chats arriving at 0.5/s, 2-6 s think time, split over two fire processes
+  arrivals --rate 0.5 --turns 5 --think-time 2s..6s -n 40 --shard 0/2
+
+  # look at the timetable
+  arrivals --rate 5 --num-prompts 10 | jq -c 'select(.type==\"request\") | [.id, .offset_ns]'";
+
+/// Parses the arguments and writes the schedule to stdout. SIGINT and SIGTERM end it after a
+/// whole line, with status 130 or 143.
+pub fn main() -> anyhow::Result<()> {
+    let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
+        return Ok(());
+    };
+    let plan = crate::Plan::from_args(&args, tokenpipe_cli::argv())?;
+    if let Err(e) = crate::signals::install() {
+        eprintln!(
+            "arrivals: warning: cannot watch for SIGINT/SIGTERM ({e}); an interrupted run may end in half a line"
+        );
+    }
+    plan.write_until(raw_stdout(), crate::signals::received)
+}
+
+/// Stdout as a plain file, so that each write is one `write(2)` whose interruption the writer
+/// sees; std's stdout retries an interrupted write by itself. Where fd 1 cannot be duplicated
+/// (it is closed), std's stdout, which discards the output as before.
+fn raw_stdout() -> Box<dyn std::io::Write> {
+    use std::os::fd::AsFd;
+    match std::io::stdout().as_fd().try_clone_to_owned() {
+        Ok(fd) => Box::new(std::fs::File::from(fd)),
+        Err(_) => Box::new(std::io::stdout()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_definition_is_valid() {
+        tokenpipe_cli::command::<Args>().debug_assert();
+    }
+
+    #[test]
+    fn rejects_bad_and_conflicting_flags() {
+        for argv in [
+            &["arrivals", "--rate", "0"][..],
+            &["arrivals", "--rate", "-1"],
+            &["arrivals", "--rate", "abc"],
+            &["arrivals", "--rate", "nan"],
+            &["arrivals", "--rate", "1", "--concurrency", "2"],
+            &["arrivals", "--batch", "2"],
+            &[
+                "arrivals",
+                "--batch",
+                "2",
+                "--runs",
+                "3",
+                "--concurrency",
+                "2",
+            ],
+            &["arrivals", "--fill", "1/s"],
+            &["arrivals", "--ramp", "10s", "--ramp-from", "1"],
+            &["arrivals", "--stabilize", "10s"],
+            &["arrivals", "--shard", "3/2"],
+            &["arrivals", "--vllm-compatible", "--concurrency", "2"],
+        ] {
+            assert!(Args::try_parse_from(argv).is_err(), "{argv:?}");
+        }
+    }
+}

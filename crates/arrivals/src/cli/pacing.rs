@@ -1,0 +1,192 @@
+//! The flags that say when requests go: the arrival process, its bounds, phases and shards.
+
+use crate::process::RampShape;
+use crate::shard::ShardSpec;
+use clap::Args;
+use std::time::Duration;
+
+/// When requests go.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "When requests go")]
+pub struct Pacing {
+    /// Mean request rate in requests per second, or `inf` to send all requests at once.
+    #[arg(long, default_value = "inf", value_parser = parse_rate,
+          conflicts_with_all = ["concurrency", "batch"])]
+    pub rate: f64,
+
+    /// Gamma shape of the gaps between arrivals: 1 is Poisson, <1 burstier, >1 more regular.
+    #[arg(long, default_value_t = 1.0, conflicts_with_all = ["concurrency", "batch"])]
+    pub burstiness: f64,
+
+    /// Gamma-distributed gaps, or every gap exactly 1/RATE.
+    #[arg(long, value_enum, default_value_t = ArrivalKind::Gamma)]
+    pub arrival: ArrivalKind,
+
+    /// Reproduce `vllm bench serve`'s schedule: the first request waits its own gap, and the
+    /// offsets are rescaled so that the last lands at NUM_PROMPTS/RATE.
+    #[arg(long, conflicts_with_all = ["concurrency", "batch", "duration"])]
+    pub vllm_compatible: bool,
+
+    /// Ramp the rate from --ramp-from to --ramp-to: over a time (`30s`), or over the requests
+    /// by index (`requests`, vLLM's --ramp-up-strategy).
+    #[arg(long, value_name = "DURATION|requests", value_parser = parse_ramp,
+          requires_all = ["ramp_from", "ramp_to"], conflicts_with_all = ["rate", "concurrency", "batch"])]
+    pub ramp: Option<RampOver>,
+
+    /// Rate at the start of the ramp, requests per second.
+    #[arg(long, value_name = "RATE", requires = "ramp")]
+    pub ramp_from: Option<f64>,
+
+    /// Rate at the end of the ramp, requests per second (held after a ramp over time).
+    #[arg(long, value_name = "RATE", requires = "ramp")]
+    pub ramp_to: Option<f64>,
+
+    /// How the ramp moves between its rates.
+    #[arg(long, value_enum, default_value_t = RampKind::Linear, requires = "ramp")]
+    pub ramp_shape: RampKind,
+
+    /// Closed loop: keep exactly N requests in flight instead of following a timetable.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+          conflicts_with = "batch")]
+    pub concurrency: Option<u64>,
+
+    /// Closed loop: start the first N requests one by one at this pace (`1/s`, or a gap such
+    /// as `500ms`) instead of all at once: the fill phase.
+    #[arg(long, value_name = "RATE|GAP", value_parser = parse_fill, requires = "concurrency")]
+    pub fill: Option<Duration>,
+
+    /// Batch mode (llama-benchy): send N requests together, wait for all, repeat --runs times.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+          requires = "runs")]
+    pub batch: Option<u64>,
+
+    /// Batch mode: how many batches.
+    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u64).range(1..),
+          requires = "batch")]
+    pub runs: Option<u64>,
+
+    /// Open loop: at most N requests in flight; a request due while all are busy waits for a
+    /// slot, and `fire` records the wait.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+          conflicts_with_all = ["concurrency", "batch"])]
+    pub max_concurrency: Option<u64>,
+
+    /// Stop sending new requests this long after the start (`120s`, `5m`).
+    #[arg(long, value_name = "DURATION", value_parser = tokenpipe_cli::parse_duration,
+          conflicts_with = "batch")]
+    pub duration: Option<Duration>,
+
+    /// Mark a warm-up phase of this length (after the fill) whose requests `reduce` can leave
+    /// out.
+    #[arg(long, value_name = "DURATION", value_parser = tokenpipe_cli::parse_duration,
+          requires = "measure", conflicts_with_all = ["duration", "batch"])]
+    pub stabilize: Option<Duration>,
+
+    /// Mark the measured phase (after the fill and --stabilize); no request is sent after it,
+    /// and those in flight drain.
+    #[arg(long, value_name = "DURATION", value_parser = tokenpipe_cli::parse_duration,
+          conflicts_with_all = ["duration", "batch"])]
+    pub measure: Option<Duration>,
+
+    /// Write only part I of N of the schedule (from 0): run one `fire` per part and merge.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<ShardSpec>,
+}
+
+/// The gaps of an open loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ArrivalKind {
+    /// Gamma-distributed gaps of shape --burstiness (Poisson at 1).
+    Gamma,
+    /// Every gap exactly 1/RATE.
+    Constant,
+}
+
+/// The shape of a ramp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RampKind {
+    /// Equal steps.
+    Linear,
+    /// Equal ratios.
+    Exponential,
+}
+
+impl From<RampKind> for RampShape {
+    fn from(k: RampKind) -> Self {
+        match k {
+            RampKind::Linear => RampShape::Linear,
+            RampKind::Exponential => RampShape::Exponential,
+        }
+    }
+}
+
+/// What a ramp spans.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RampOver {
+    /// This many seconds.
+    Time(f64),
+    /// The requests, by index.
+    Requests,
+}
+
+fn parse_ramp(s: &str) -> Result<RampOver, String> {
+    if s == "requests" {
+        return Ok(RampOver::Requests);
+    }
+    let d = tokenpipe_cli::parse_duration(s)
+        .map_err(|e| format!("{e}, or `requests` to ramp by request index"))?;
+    if d.is_zero() {
+        return Err("a ramp must last longer than 0".into());
+    }
+    Ok(RampOver::Time(d.as_secs_f64()))
+}
+
+/// Parses a rate in requests per second, or `inf`.
+pub fn parse_rate(s: &str) -> Result<f64, String> {
+    if s.eq_ignore_ascii_case("inf") {
+        return Ok(f64::INFINITY);
+    }
+    let r: f64 = s
+        .parse()
+        .map_err(|_| format!("expected a number of requests per second or `inf`, got `{s}`"))?;
+    if r.is_nan() || r <= 0.0 {
+        return Err(format!("rate must be positive, got `{s}`"));
+    }
+    Ok(r)
+}
+
+/// `N/s` (N starts per second) or a gap between starts.
+fn parse_fill(s: &str) -> Result<Duration, String> {
+    if let Some(per) = s.strip_suffix("/s") {
+        let r: f64 = per
+            .parse()
+            .map_err(|_| format!("expected N/s or a gap such as 500ms, got `{s}`"))?;
+        if !(r.is_finite() && r > 0.0) {
+            return Err(format!("the fill rate must be positive, got `{s}`"));
+        }
+        return Ok(Duration::from_secs_f64(1.0 / r));
+    }
+    tokenpipe_cli::parse_duration(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_takes_a_rate_or_a_gap() {
+        assert_eq!(parse_fill("1/s"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_fill("4/s"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_fill("500ms"), Ok(Duration::from_millis(500)));
+        assert!(parse_fill("0/s").is_err());
+        assert!(parse_fill("fast").is_err());
+    }
+
+    #[test]
+    fn ramps_span_time_or_requests() {
+        assert_eq!(parse_ramp("requests"), Ok(RampOver::Requests));
+        assert_eq!(parse_ramp("30s"), Ok(RampOver::Time(30.0)));
+        assert!(parse_ramp("0s").is_err());
+        assert!(parse_ramp("soon").unwrap_err().contains("requests"));
+    }
+}

@@ -1,0 +1,330 @@
+//! From a command line to a [`Plan`]: defaults, scenarios, the process, the prompt source,
+//! phases, and the header that records every setting.
+
+use crate::cli::pacing::{ArrivalKind, RampOver};
+use crate::cli::Args;
+use crate::process::{self, ProcessSpec, Ramp, RateShape, UnitGaps};
+use crate::prompts::{self, LengthDist, Prefixes, PromptSpec, Shape, TokenIds, TokenMaker, Words};
+use crate::session::{Sessions, ThinkTime};
+use crate::{seed_stream, streams, Bounds, Plan};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use tokenpipe_format::{Header, LoopMode, Phase, Shard};
+
+/// Requests written when neither --num-prompts nor a duration bounds the schedule.
+const DEFAULT_REQUESTS: u64 = 100;
+/// Prompt tokens when neither --input-tokens nor a scenario sets them.
+const DEFAULT_INPUT_TOKENS: u64 = 1024;
+
+/// The generator every draw comes from, named in the header so that a schedule can be
+/// reproduced (or checked) by another implementation.
+const GENERATOR: &str = "ChaCha8 (rand_chacha 0.10), one stream per kind of draw; rand_distr 0.6";
+
+pub(crate) fn plan(args: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
+    let bad = |e: String| tokenpipe_cli::bad_input(e);
+    let settings = Settings::from(args);
+    let spec = settings.process_spec(args).map_err(bad)?;
+    let process =
+        process::build(spec, crate::arrival_rng(args.seed)).map_err(|e| bad(e.to_string()))?;
+    let bounds = settings.bounds(args, process.mode());
+    let prompts =
+        prompts::build(settings.prompt_spec(args).map_err(bad)?).map_err(|e| bad(e.to_string()))?;
+    let (low, high) = args.content.think_time.unwrap_or_default();
+    let think = if low == high {
+        ThinkTime::Fixed(ns(low))
+    } else {
+        ThinkTime::Uniform(ns(low), ns(high))
+    };
+    let sessions = Sessions {
+        turns: settings.turns,
+        think,
+        rng: seed_stream(args.seed, streams::THINK),
+    };
+    let salt_tokens = if args.content.no_salt {
+        0
+    } else {
+        args.content.salt_tokens
+    };
+    let mut header = Header::new("arrivals", schedule_id(&argv), argv);
+    header.seed = Some(args.seed);
+    header.shard = args.pacing.shard.map(|s| Shard {
+        index: u32::try_from(s.index).unwrap_or(u32::MAX),
+        count: u32::try_from(s.count).unwrap_or(u32::MAX),
+    });
+    let plan = Plan {
+        header,
+        process,
+        prompts,
+        prompt_rng: crate::prompt_rng(args.seed),
+        bounds,
+        sessions,
+        shard: args.pacing.shard,
+        salt_tokens,
+    };
+    // The schedule record is checked now, so that a shard with no share fails before any
+    // output.
+    plan.schedule().map_err(bad)?;
+    let mut plan = plan;
+    plan.header.params = settings.params(args, &plan);
+    Ok(plan)
+}
+
+/// The settings after defaults and the scenario have been applied.
+struct Settings {
+    count: Option<u64>,
+    input_tokens: u64,
+    same: bool,
+    prefix_tokens: Option<u64>,
+    turns: u32,
+}
+
+impl From<&Args> for Settings {
+    fn from(args: &Args) -> Self {
+        let (p, c) = (&args.pacing, &args.content);
+        let scenario = c.scenario;
+        let bounded_by_time = p.duration.is_some() || p.measure.is_some();
+        let count = match (args.num_prompts, p.batch) {
+            (_, Some(_)) => None,
+            (Some(n), _) => Some(n),
+            (None, _) if bounded_by_time => None,
+            (None, _) => Some(DEFAULT_REQUESTS),
+        };
+        Settings {
+            count,
+            input_tokens: c
+                .input_tokens
+                .or(scenario.map(|s| s.input_tokens()))
+                .unwrap_or(DEFAULT_INPUT_TOKENS),
+            same: c.same_prompt || scenario.is_some_and(|s| s.same()),
+            prefix_tokens: c.prefix_tokens.or(scenario.and_then(|s| s.prefix_tokens())),
+            turns: c.turns.or(scenario.map(|s| s.turns())).unwrap_or(1),
+        }
+    }
+}
+
+impl Settings {
+    fn process_spec(&self, args: &Args) -> Result<ProcessSpec, String> {
+        let p = &args.pacing;
+        if let Some(concurrency) = p.concurrency {
+            return Ok(ProcessSpec::Closed { concurrency });
+        }
+        if let (Some(size), Some(runs)) = (p.batch, p.runs) {
+            return Ok(ProcessSpec::Batch { size, runs });
+        }
+        let gaps = match p.arrival {
+            ArrivalKind::Gamma => UnitGaps::Gamma {
+                burstiness: p.burstiness,
+            },
+            ArrivalKind::Constant => UnitGaps::Constant,
+        };
+        let ramp = || Ramp {
+            start: p.ramp_from.unwrap_or(1.0),
+            end: p.ramp_to.unwrap_or(1.0),
+            shape: p.ramp_shape.into(),
+        };
+        let rate = match p.ramp {
+            Some(RampOver::Time(over_s)) => RateShape::OverTime {
+                ramp: ramp(),
+                over_s,
+            },
+            Some(RampOver::Requests) => RateShape::ByIndex {
+                ramp: ramp(),
+                requests: self.count.ok_or(
+                    "--ramp requests spans the requests: give their number with --num-prompts",
+                )?,
+            },
+            None if p.rate.is_infinite() => return Ok(ProcessSpec::AllAtOnce),
+            None => RateShape::Fixed(p.rate),
+        };
+        if p.vllm_compatible {
+            let requests = self.count.ok_or(
+                "--vllm-compatible rescales to the last request: give their number with --num-prompts",
+            )?;
+            return Ok(ProcessSpec::Vllm {
+                gaps,
+                rate,
+                requests,
+            });
+        }
+        Ok(ProcessSpec::Open { gaps, rate })
+    }
+
+    fn bounds(&self, args: &Args, mode: LoopMode) -> Bounds {
+        let p = &args.pacing;
+        let shards = p.shard.map_or(1, |s| s.count);
+        let mut phases = vec![];
+        let mut at = 0u64;
+        let fill_interval_ns = p.fill.map(ns);
+        if let (Some(gap), Some(c)) = (fill_interval_ns, p.concurrency) {
+            let end = gap.saturating_mul(c.saturating_sub(1));
+            phases.push(phase("fill", 0, Some(end)));
+            at = end;
+        }
+        let mut duration_ns = p.duration.map(ns);
+        if let Some(measure) = p.measure {
+            if let Some(stabilize) = p.stabilize.filter(|s| !s.is_zero()) {
+                phases.push(phase("stabilize", at, Some(at + ns(stabilize))));
+                at += ns(stabilize);
+            }
+            phases.push(phase("measure", at, Some(at + ns(measure))));
+            at += ns(measure);
+            phases.push(phase("drain", at, None));
+            duration_ns = Some(at);
+        }
+        Bounds {
+            count: self.count,
+            duration_ns,
+            max_concurrency: p.max_concurrency.filter(|_| mode == LoopMode::Open),
+            // Each shard starts its own share of the first wave; spacing its starts by the
+            // number of shards keeps the whole fill at the asked pace.
+            fill_interval_ns: fill_interval_ns.map(|gap| gap.saturating_mul(shards)),
+            phases,
+        }
+    }
+
+    fn prompt_spec(&self, args: &Args) -> Result<PromptSpec, String> {
+        let c = &args.content;
+        let input = LengthDist::new(self.input_tokens, c.input_dist, c.input_range)
+            .map_err(|e| format!("--input-range: {e}"))?;
+        let output = LengthDist::new(c.output_tokens, c.output_dist, c.output_range)
+            .map_err(|e| format!("--output-range: {e}"))?;
+        let maker: Box<dyn TokenMaker> = match c.token_ids {
+            Some([start, end]) => Box::new(TokenIds { start, end }),
+            None => Box::new(Words),
+        };
+        Ok(PromptSpec::Synthetic {
+            input,
+            output,
+            shape: if self.same {
+                Shape::Same
+            } else {
+                Shape::Distinct
+            },
+            prefixes: self.prefix_tokens.map(|tokens| Prefixes {
+                tokens,
+                groups: c.prefix_groups,
+            }),
+            maker,
+            seed: args.seed,
+        })
+    }
+
+    /// Every setting worth keeping with the data, for the header's `params`.
+    fn params(&self, args: &Args, plan: &Plan) -> BTreeMap<String, Value> {
+        let (p, c) = (&args.pacing, &args.content);
+        let mode = plan.process.mode();
+        let mut params = BTreeMap::new();
+        let mut put = |k: &str, v: Value| {
+            if !v.is_null() {
+                params.insert(k.to_string(), v);
+            }
+        };
+        put("mode", json!(mode));
+        match mode {
+            LoopMode::Open => {
+                // JSON has no infinity: `inf` is written as a string.
+                let rate = if p.rate.is_finite() {
+                    json!(p.rate)
+                } else {
+                    json!("inf")
+                };
+                if p.ramp.is_none() {
+                    put("rate_per_s", rate);
+                }
+                put("burstiness", json!(p.burstiness));
+                put(
+                    "arrival",
+                    json!(match p.arrival {
+                        ArrivalKind::Gamma => "gamma",
+                        ArrivalKind::Constant => "constant",
+                    }),
+                );
+                if p.vllm_compatible {
+                    put("vllm_compatible", json!(true));
+                }
+                if let Some(over) = p.ramp {
+                    put("ramp_from_per_s", json!(p.ramp_from));
+                    put("ramp_to_per_s", json!(p.ramp_to));
+                    put(
+                        "ramp_shape",
+                        json!(format!("{:?}", p.ramp_shape).to_lowercase()),
+                    );
+                    match over {
+                        RampOver::Time(s) => put("ramp_s", json!(s)),
+                        RampOver::Requests => put("ramp_over", json!("requests")),
+                    }
+                }
+                put("max_concurrency", json!(p.max_concurrency));
+            }
+            LoopMode::Closed => {
+                put("concurrency", json!(p.concurrency));
+                put("fill_interval_s", json!(p.fill.map(|d| d.as_secs_f64())));
+            }
+            LoopMode::Batch => {
+                put("batch", json!(p.batch));
+                put("runs", json!(p.runs));
+            }
+        }
+        put("num_prompts", json!(self.count));
+        put("duration_s", json!(p.duration.map(|d| d.as_secs_f64())));
+        put("stabilize_s", json!(p.stabilize.map(|d| d.as_secs_f64())));
+        put("measure_s", json!(p.measure.map(|d| d.as_secs_f64())));
+        put("input_tokens", json!(self.input_tokens));
+        if c.input_range > 0.0 {
+            put("input_range", json!(c.input_range));
+            put(
+                "input_dist",
+                json!(format!("{:?}", c.input_dist).to_lowercase()),
+            );
+        }
+        put("output_tokens", json!(c.output_tokens));
+        if c.output_range > 0.0 {
+            put("output_range", json!(c.output_range));
+            put(
+                "output_dist",
+                json!(format!("{:?}", c.output_dist).to_lowercase()),
+            );
+        }
+        if self.same {
+            put("same_prompt", json!(true));
+        }
+        if let Some(tokens) = self.prefix_tokens {
+            put("prefix_tokens", json!(tokens));
+            put("prefix_groups", json!(c.prefix_groups));
+        }
+        if self.turns > 1 {
+            put("turns", json!(self.turns));
+            let (low, high) = c.think_time.unwrap_or_default();
+            put(
+                "think_time_s",
+                json!([low.as_secs_f64(), high.as_secs_f64()]),
+            );
+        }
+        put("scenario", json!(c.scenario.map(|s| format!("{s:?}"))));
+        put("token_ids", json!(c.token_ids));
+        put("exact_lengths", json!(plan.prompts.exact_lengths()));
+        put("salt_tokens", json!(plan.salt_tokens));
+        put("generator", json!(GENERATOR));
+        params
+    }
+}
+
+fn phase(name: &str, start_ns: u64, end_ns: Option<u64>) -> Phase {
+    Phase {
+        name: name.to_string(),
+        start_ns,
+        end_ns,
+    }
+}
+
+fn ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// A stable id for a schedule: FNV-1a over the arguments after the program name, so the same
+/// command gives the same id (and the same bytes) wherever the binary lives.
+fn schedule_id(argv: &[String]) -> String {
+    let h = tokenpipe_format::ids::fnv1a(argv.iter().skip(1).map(|a| a.as_bytes()));
+    format!("arrivals-{h:016x}")
+}
