@@ -110,8 +110,10 @@ fn not_yet_run(s: &Schedule) -> Result<(), String> {
     if s.fill_interval_ns.is_some() {
         return refuse("fill_interval_ns", "a fill phase");
     }
-    if s.duration_ns.is_some() {
-        return refuse("duration_ns", "a schedule bounded by time");
+    // An open loop's requests all fall before its duration (`arrivals` cuts them there), so
+    // only a closed loop needs the sender to stop on time.
+    if s.duration_ns.is_some() && !s.mode.is(LoopMode::Open) {
+        return refuse("duration_ns", "a closed loop bounded by time");
     }
     Ok(())
 }
@@ -399,6 +401,15 @@ mod tests {
     }
 
     #[test]
+    fn an_open_loop_bounded_by_time_runs_as_written() {
+        let timed = Record::Schedule(Schedule {
+            duration_ns: Some(5),
+            ..Schedule::default()
+        });
+        assert!(policy_for(&timed, None).is_ok());
+    }
+
+    #[test]
     fn an_open_loop_cap_travels_to_the_send_loop() {
         let capped = Record::Schedule(Schedule {
             max_concurrency: Some(25),
@@ -431,6 +442,7 @@ mod tests {
             ),
             (
                 Schedule {
+                    mode: LoopMode::Closed.into(),
                     duration_ns: Some(1),
                     ..Schedule::default()
                 },
