@@ -3,7 +3,7 @@
 
 use crate::cli::pacing::{ArrivalKind, RampOver};
 use crate::cli::Args;
-use crate::process::{self, ProcessSpec, Ramp, RateShape, UnitGaps};
+use crate::process::{self, ProcessSpec, Ramp, RateShape, TraceSpec, UnitGaps};
 use crate::prompts::{self, LengthDist, Prefixes, PromptSpec, Shape, TokenIds, TokenMaker, Words};
 use crate::session::{Sessions, ThinkTime};
 use crate::{seed_stream, streams, Bounds, Plan};
@@ -88,6 +88,8 @@ impl From<&Args> for Settings {
             (_, Some(_)) => None,
             (Some(n), _) => Some(n),
             (None, _) if bounded_by_time => None,
+            // A trace ends with its last row.
+            (None, _) if args.trace.trace.is_some() => None,
             (None, _) => Some(DEFAULT_REQUESTS),
         };
         Settings {
@@ -106,6 +108,17 @@ impl From<&Args> for Settings {
 impl Settings {
     fn process_spec(&self, args: &Args) -> Result<ProcessSpec, String> {
         let p = &args.pacing;
+        let t = &args.trace;
+        if let Some(path) = &t.trace {
+            return Ok(ProcessSpec::Trace(TraceSpec {
+                path: path.clone(),
+                format: t.trace_format.into(),
+                columns: t.trace_columns.clone().unwrap_or_default(),
+                time_unit: t.trace_time_unit.map(Into::into),
+                time_scale: t.time_scale,
+                skip_failed: t.trace_skip_failed,
+            }));
+        }
         if let Some(concurrency) = p.concurrency {
             return Ok(ProcessSpec::Closed { concurrency });
         }
@@ -221,7 +234,20 @@ impl Settings {
             }
         };
         put("mode", json!(mode));
+        let trace = &args.trace;
         match mode {
+            LoopMode::Open if trace.trace.is_some() => {
+                put(
+                    "trace",
+                    json!(trace.trace.as_ref().map(|p| p.display().to_string())),
+                );
+                // The layout the replay resolved (`auto` becomes what it found).
+                for (k, v) in plan.process.header_params() {
+                    put(&k, v);
+                }
+                put("time_scale", json!(trace.time_scale));
+                put("max_concurrency", json!(p.max_concurrency));
+            }
             LoopMode::Open => {
                 // JSON has no infinity: `inf` is written as a string.
                 let rate = if p.rate.is_finite() {
@@ -270,16 +296,22 @@ impl Settings {
         put("duration_s", json!(p.duration.map(|d| d.as_secs_f64())));
         put("stabilize_s", json!(p.stabilize.map(|d| d.as_secs_f64())));
         put("measure_s", json!(p.measure.map(|d| d.as_secs_f64())));
-        put("input_tokens", json!(self.input_tokens));
-        if c.input_range > 0.0 {
+        // A trace's rows give every length; the length flags are not used.
+        let lengths_from_flags = trace.trace.is_none();
+        if lengths_from_flags {
+            put("input_tokens", json!(self.input_tokens));
+        }
+        if lengths_from_flags && c.input_range > 0.0 {
             put("input_range", json!(c.input_range));
             put(
                 "input_dist",
                 json!(format!("{:?}", c.input_dist).to_lowercase()),
             );
         }
-        put("output_tokens", json!(c.output_tokens));
-        if c.output_range > 0.0 {
+        if lengths_from_flags {
+            put("output_tokens", json!(c.output_tokens));
+        }
+        if lengths_from_flags && c.output_range > 0.0 {
             put("output_range", json!(c.output_range));
             put(
                 "output_dist",

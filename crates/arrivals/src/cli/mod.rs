@@ -4,6 +4,7 @@
 
 pub mod content;
 pub mod pacing;
+pub mod trace;
 
 use clap::Parser;
 
@@ -14,7 +15,8 @@ use clap::Parser;
 /// Poisson process, below 1 is burstier, above 1 more even); `--rate inf` sends everything at
 /// once; `--ramp` moves the rate; `--max-concurrency` caps what is in flight. Closed loop
 /// (`--concurrency N`): `fire` keeps N requests in flight and sends the next one as soon as one
-/// ends. Batch (`--batch N --runs R`): N together, then the next N.
+/// ends. Batch (`--batch N --runs R`): N together, then the next N. Trace replay (`--trace
+/// FILE`): each row of a recorded trace at its own time, with its own lengths.
 ///
 /// The same arguments and seed always give byte-identical output. Prompts are salted per run
 /// by `fire` (see --no-salt), so the saved schedule stays the same while no run finds the last
@@ -23,7 +25,7 @@ use clap::Parser;
 #[command(name = "arrivals", version, after_help = EXAMPLES)]
 pub struct Args {
     /// Number of requests to write (sessions with --turns) [default: 100; no limit for a
-    /// closed loop bounded by --duration or --measure].
+    /// closed loop bounded by --duration or --measure, the whole file with --trace].
     #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..),
           conflicts_with = "batch")]
     pub num_prompts: Option<u64>,
@@ -39,6 +41,10 @@ pub struct Args {
     /// What each request asks.
     #[command(flatten)]
     pub content: content::Content,
+
+    /// Trace replay.
+    #[command(flatten)]
+    pub trace: trace::TraceFlags,
 }
 
 const EXAMPLES: &str = "\
@@ -58,6 +64,9 @@ Examples:
 
   # five-turn chats arriving at 0.5/s, 2-6 s think time, split over two fire processes
   arrivals --rate 0.5 --turns 5 --think-time 2s..6s -n 40 --shard 0/2
+
+  # replay a Mooncake trace twice as fast, its first 500 rows
+  arrivals --trace mooncake_trace.jsonl --time-scale 0.5 -n 500 > replay.ndjson
 
   # look at the timetable
   arrivals --rate 5 --num-prompts 10 | jq -c 'select(.type==\"request\") | [.id, .offset_ns]'";
@@ -120,8 +129,53 @@ mod tests {
             &["arrivals", "--stabilize", "10s"],
             &["arrivals", "--shard", "3/2"],
             &["arrivals", "--vllm-compatible", "--concurrency", "2"],
+            &["arrivals", "--trace", "t.csv", "--rate", "2"],
+            &["arrivals", "--trace", "t.csv", "--concurrency", "2"],
+            &[
+                "arrivals", "--trace", "t.csv", "--batch", "2", "--runs", "1",
+            ],
+            &["arrivals", "--trace", "t.csv", "--vllm-compatible"],
+            &[
+                "arrivals",
+                "--trace",
+                "t.csv",
+                "--ramp",
+                "10s",
+                "--ramp-from",
+                "1",
+                "--ramp-to",
+                "2",
+            ],
+            &["arrivals", "--time-scale", "2"],
+            &["arrivals", "--trace-columns", "time=a"],
+            &["arrivals", "--trace", "t.csv", "--time-scale", "0"],
         ] {
             assert!(Args::try_parse_from(argv).is_err(), "{argv:?}");
         }
+    }
+
+    #[test]
+    fn a_trace_alone_takes_the_trace_defaults() {
+        let args = Args::try_parse_from(["arrivals", "--trace", "t.jsonl"]).unwrap();
+        assert_eq!(args.trace.time_scale, 1.0);
+        assert_eq!(args.trace.trace_format, trace::TraceFormatArg::Auto);
+        let args = Args::try_parse_from([
+            "arrivals",
+            "--trace",
+            "t.csv",
+            "--trace-columns",
+            "time=ts,input=in,output=out",
+            "--trace-time-unit",
+            "us",
+            "--duration",
+            "10s",
+            "-n",
+            "5",
+        ])
+        .unwrap();
+        assert_eq!(
+            args.trace.trace_columns.unwrap().time.as_deref(),
+            Some("ts")
+        );
     }
 }

@@ -12,15 +12,19 @@ mod batch;
 mod closed;
 mod open;
 mod rate;
+mod trace;
 mod vllm;
 
 pub use batch::Batch;
 pub use closed::ClosedLoop;
 pub use open::{OpenLoop, UnitGaps};
 pub use rate::{Ramp, RampShape, RateShape};
+pub use trace::{parse_columns, Columns, TimeUnit, TraceFormat, TraceReplay, TraceSpec};
 pub use vllm::VllmCompatible;
 
 use rand_chacha::ChaCha8Rng;
+use serde_json::Value;
+use std::collections::BTreeMap;
 use tokenpipe_format::LoopMode;
 
 /// One arrival: when it goes and, where the process knows them, its lengths.
@@ -71,6 +75,12 @@ pub trait ArrivalProcess {
     fn batch(&self) -> Option<u64> {
         None
     }
+
+    /// Settings the process resolved itself (a trace's detected layout), for the header's
+    /// `params`; the command line's own settings are recorded by the caller.
+    fn header_params(&self) -> BTreeMap<String, Value> {
+        BTreeMap::new()
+    }
 }
 
 /// Which process to run, with its parameters: the library-level form of the pacing flags.
@@ -108,10 +118,13 @@ pub enum ProcessSpec {
         /// Number of batches.
         runs: u64,
     },
+    /// Replays a trace file's rows: their times and lengths (`--trace`).
+    Trace(TraceSpec),
 }
 
 /// Starts the process `spec` describes. `rng` is the seed's arrival stream; a process that
-/// draws nothing ignores it. Fails when the parameters do not describe a process.
+/// draws nothing ignores it. Fails when the parameters do not describe a process, or when a
+/// trace cannot be opened or its layout told.
 pub fn build(spec: ProcessSpec, rng: ChaCha8Rng) -> Result<Box<dyn ArrivalProcess>, ProcessError> {
     Ok(match spec {
         ProcessSpec::AllAtOnce => Box::new(OpenLoop::all_at_once()),
@@ -123,6 +136,7 @@ pub fn build(spec: ProcessSpec, rng: ChaCha8Rng) -> Result<Box<dyn ArrivalProces
         } => Box::new(VllmCompatible::new(gaps, rate, requests, rng)?),
         ProcessSpec::Closed { concurrency } => Box::new(ClosedLoop::new(concurrency)),
         ProcessSpec::Batch { size, runs } => Box::new(Batch::new(size, runs)),
+        ProcessSpec::Trace(spec) => Box::new(TraceReplay::open(&spec)?),
     })
 }
 
