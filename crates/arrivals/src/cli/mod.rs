@@ -1,8 +1,10 @@
 //! The command line of `arrivals`: its flags, its help, and `main`. Everything clap knows about
-//! lives here (pacing flags in [`pacing`], request flags in [`content`]); the rest of the crate
+//! lives here (pacing flags in [`pacing`], request flags in [`content`], the
+//! dataset flag in [`dataset`]); the rest of the crate
 //! is a library that takes a [`crate::Plan`], not a command line.
 
 pub mod content;
+pub mod dataset;
 pub mod pacing;
 
 use clap::Parser;
@@ -39,6 +41,10 @@ pub struct Args {
     /// What each request asks.
     #[command(flatten)]
     pub content: content::Content,
+
+    /// Prompts from a dataset file.
+    #[command(flatten)]
+    pub dataset: dataset::Datasets,
 }
 
 const EXAMPLES: &str = "\
@@ -58,6 +64,9 @@ Examples:
 
   # five-turn chats arriving at 0.5/s, 2-6 s think time, split over two fire processes
   arrivals --rate 0.5 --turns 5 --think-time 2s..6s -n 40 --shard 0/2
+
+  # vLLM's ShareGPT sampling: 500 conversations shuffled by the seed, at 4 per second
+  arrivals --rate 4 -n 500 --dataset sharegpt:ShareGPT_V3_unfiltered_cleaned_split.json
 
   # look at the timetable
   arrivals --rate 5 --num-prompts 10 | jq -c 'select(.type==\"request\") | [.id, .offset_ns]'";
@@ -120,6 +129,30 @@ mod tests {
             &["arrivals", "--stabilize", "10s"],
             &["arrivals", "--shard", "3/2"],
             &["arrivals", "--vllm-compatible", "--concurrency", "2"],
+            &["arrivals", "--dataset", "jsonl:p.jsonl", "--same-prompt"],
+            &["arrivals", "--dataset", "jsonl:p.jsonl", "--scenario", "C"],
+            &[
+                "arrivals",
+                "--dataset",
+                "jsonl:p.jsonl",
+                "--token-ids",
+                "1..9",
+            ],
+            &[
+                "arrivals",
+                "--dataset",
+                "jsonl:p.jsonl",
+                "--prefix-tokens",
+                "9",
+            ],
+            &[
+                "arrivals",
+                "--dataset",
+                "jsonl:p.jsonl",
+                "--input-tokens",
+                "9",
+            ],
+            &["arrivals", "--dataset", "parquet:p"],
         ] {
             assert!(Args::try_parse_from(argv).is_err(), "{argv:?}");
         }
