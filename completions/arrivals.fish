@@ -23,7 +23,7 @@ complete -c arrivals -l input-range -d 'Spread of prompt lengths: the range rati
 complete -c arrivals -l input-dist -d 'How prompt lengths spread around --input-tokens' -r -f -a "uniform\t'Uniform within mean × (1 ± spread) (vLLM\'s range ratio)'
 normal\t'Normal, spread = standard deviation / mean'
 lognormal\t'Lognormal, spread = standard deviation / mean'"
-complete -c arrivals -l output-tokens -d 'Tokens to generate per request, `max_tokens` (at most 16,777,216)' -r
+complete -c arrivals -l output-tokens -d 'Tokens to generate per request, `max_tokens` (at most 16,777,216) [default: 128; with --dataset, each prompt\'s own answer length]' -r
 complete -c arrivals -l output-range -d 'Spread of answer lengths, as --input-range' -r
 complete -c arrivals -l output-dist -d 'How answer lengths spread around --output-tokens' -r -f -a "uniform\t'Uniform within mean × (1 ± spread) (vLLM\'s range ratio)'
 normal\t'Normal, spread = standard deviation / mean'
@@ -40,6 +40,7 @@ b1\t'Distinct 50-token prompts: raw throughput, no caching'
 b2\t'Distinct 2,500-token prompts: diverse and long'
 c\t'A 2,000-token shared prefix before distinct 50-token queries (RAG, agents)'
 d\t'Five-turn conversations of 50-token messages: history grows each turn'"
+complete -c arrivals -l dataset -d 'Take prompts from a file, KIND:PATH. `sharegpt:FILE` reads a ShareGPT JSON array whole and samples it as `vllm bench serve --dataset-name sharegpt` does (shuffled by --seed; first message as the prompt, the answer\'s length as max_tokens unless --output-tokens is given). `jsonl:FILE` streams one `{"prompt": ..., "output_tokens": N}` object a line, in order, starting again from the top when the schedule needs more. Prompt lengths are counted approximately (one token per 4 characters) without a tokenizer' -r
 complete -c arrivals -l generate -r -f -a "man\t'A roff man page for section 1'
 complete-bash\t'A bash completion script'
 complete-zsh\t'A zsh completion script'

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 pub struct Datasets {
     /// Take prompts from a file, KIND:PATH. `sharegpt:FILE` reads a ShareGPT JSON array whole
     /// and samples it as `vllm bench serve --dataset-name sharegpt` does (shuffled by --seed;
-    /// first human turn as the prompt, the answer's length as max_tokens unless --output-tokens
+    /// first message as the prompt, the answer's length as max_tokens unless --output-tokens
     /// is given). `jsonl:FILE` streams one `{"prompt": ..., "output_tokens": N}` object a line,
     /// in order, starting again from the top when the schedule needs more. Prompt lengths are
     /// counted approximately (one token per 4 characters) without a tokenizer.

@@ -495,4 +495,25 @@ mod tests {
         assert!(missing.err().unwrap().message.contains("none.json"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[test]
+    fn the_fixture_keeps_what_vllms_filter_keeps() {
+        let path = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sharegpt.json"
+        ));
+        let open = |needed| {
+            let mut rng = crate::seed_stream(1, crate::streams::DATASET);
+            ShareGpt::open(
+                path,
+                Box::new(super::super::Words),
+                None,
+                Some(needed),
+                &mut rng,
+            )
+        };
+        assert!(open(18).is_ok());
+        let err = open(19).err().unwrap().message;
+        assert!(err.contains("18 of its 20 conversations"), "{err}");
+    }
 }
