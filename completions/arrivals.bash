@@ -23,7 +23,7 @@ _arrivals() {
 
     case "${cmd}" in
         arrivals)
-            opts="-n -h -V --num-prompts --seed --rate --burstiness --arrival --vllm-compatible --ramp --ramp-from --ramp-to --ramp-shape --concurrency --fill --batch --runs --max-concurrency --duration --stabilize --measure --shard --input-tokens --input-range --input-dist --output-tokens --output-range --output-dist --same-prompt --prefix-tokens --prefix-groups --token-ids --turns --think-time --no-salt --salt-tokens --scenario --generate --help --version"
+            opts="-n -h -V --num-prompts --seed --rate --burstiness --arrival --vllm-compatible --ramp --ramp-from --ramp-to --ramp-shape --concurrency --fill --batch --runs --max-concurrency --duration --stabilize --measure --shard --input-tokens --input-range --input-dist --output-tokens --output-range --output-dist --same-prompt --prefix-tokens --prefix-groups --token-ids --turns --think-time --no-salt --salt-tokens --scenario --trace --trace-format --trace-columns --trace-time-unit --time-scale --trace-skip-failed --dataset --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -155,6 +155,30 @@ _arrivals() {
                     ;;
                 --scenario)
                     COMPREPLY=($(compgen -W "a1 a2 b1 b2 c d" -- "${cur}"))
+                    return 0
+                    ;;
+                --trace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --trace-format)
+                    COMPREPLY=($(compgen -W "auto mooncake burstgpt jsonl csv" -- "${cur}"))
+                    return 0
+                    ;;
+                --trace-columns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --trace-time-unit)
+                    COMPREPLY=($(compgen -W "s ms us ns" -- "${cur}"))
+                    return 0
+                    ;;
+                --time-scale)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dataset)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --generate)

@@ -1,4 +1,4 @@
-complete -c arrivals -s n -l num-prompts -d 'Number of requests to write (sessions with --turns) [default: 100; no limit for a closed loop bounded by --duration or --measure]' -r
+complete -c arrivals -s n -l num-prompts -d 'Number of requests to write (sessions with --turns) [default: 100; no limit for a closed loop bounded by --duration or --measure, the whole file with --trace]' -r
 complete -c arrivals -l seed -d 'Random seed for arrival times and prompts' -r
 complete -c arrivals -l rate -d 'Mean request rate in requests per second, or `inf` to send all requests at once' -r
 complete -c arrivals -l burstiness -d 'Gamma shape of the gaps between arrivals: 1 is Poisson, <1 burstier, >1 more regular' -r
@@ -23,7 +23,7 @@ complete -c arrivals -l input-range -d 'Spread of prompt lengths: the range rati
 complete -c arrivals -l input-dist -d 'How prompt lengths spread around --input-tokens' -r -f -a "uniform\t'Uniform within mean × (1 ± spread) (vLLM\'s range ratio)'
 normal\t'Normal, spread = standard deviation / mean'
 lognormal\t'Lognormal, spread = standard deviation / mean'"
-complete -c arrivals -l output-tokens -d 'Tokens to generate per request, `max_tokens` (at most 16,777,216)' -r
+complete -c arrivals -l output-tokens -d 'Tokens to generate per request, `max_tokens` (at most 16,777,216) [default: 128; with --dataset, each prompt\'s own answer length]' -r
 complete -c arrivals -l output-range -d 'Spread of answer lengths, as --input-range' -r
 complete -c arrivals -l output-dist -d 'How answer lengths spread around --output-tokens' -r -f -a "uniform\t'Uniform within mean × (1 ± spread) (vLLM\'s range ratio)'
 normal\t'Normal, spread = standard deviation / mean'
@@ -40,6 +40,19 @@ b1\t'Distinct 50-token prompts: raw throughput, no caching'
 b2\t'Distinct 2,500-token prompts: diverse and long'
 c\t'A 2,000-token shared prefix before distinct 50-token queries (RAG, agents)'
 d\t'Five-turn conversations of 50-token messages: history grows each turn'"
+complete -c arrivals -l trace -d 'Replay this trace (JSONL or CSV): each row is a request sent at its timestamp\'s distance from the first row\'s, with the row\'s prompt and answer lengths. Streamed, so any size fits; the whole trace unless --num-prompts or --duration cut it' -r -F
+complete -c arrivals -l trace-format -d 'The trace\'s layout: told from the extension and the first line\'s columns (`auto`), Mooncake JSONL, BurstGPT CSV, or any JSONL/CSV with --trace-columns' -r -f -a "auto\t'By extension and by the first line\'s columns'
+mooncake\t'Mooncake JSONL: timestamp (ms), input_length, output_length'
+burstgpt\t'BurstGPT CSV: Timestamp (s), Request tokens, Response tokens'
+jsonl\t'JSON lines, columns from --trace-columns or a known layout'
+csv\t'CSV with a header, columns from --trace-columns or a known layout'"
+complete -c arrivals -l trace-columns -d 'Which columns hold the send time, the prompt length and the answer length; any left out come from the built-in layout' -r
+complete -c arrivals -l trace-time-unit -d 'Unit of the time column [default: the layout\'s: ms for Mooncake, s otherwise]' -r -f -a "s\t'Seconds'
+ms\t'Milliseconds'
+us\t'Microseconds'
+ns\t'Nanoseconds'"
+complete -c arrivals -l time-scale -d 'Multiply every offset by F: 0.5 replays twice as fast, 2 half as fast' -r
+complete -c arrivals -l dataset -d 'Take prompts from a file, KIND:PATH. `sharegpt:FILE` reads a ShareGPT JSON array whole and samples it as `vllm bench serve --dataset-name sharegpt` does (shuffled by --seed; first message as the prompt, the answer\'s length as max_tokens unless --output-tokens is given). `jsonl:FILE` streams one `{"prompt": ..., "output_tokens": N}` object a line, in order, starting again from the top when the schedule needs more. Prompt lengths are counted approximately (one token per 4 characters) without a tokenizer. A trace sets its own lengths, so --trace takes synthetic prompts instead' -r
 complete -c arrivals -l generate -r -f -a "man\t'A roff man page for section 1'
 complete-bash\t'A bash completion script'
 complete-zsh\t'A zsh completion script'
@@ -48,5 +61,6 @@ schema\t'The JSON Schema of the stream format'"
 complete -c arrivals -l vllm-compatible -d 'Reproduce `vllm bench serve`\'s schedule: the first request waits its own gap, and the offsets are rescaled so that the last lands at NUM_PROMPTS/RATE'
 complete -c arrivals -l same-prompt -d 'Send the same prompt every time (best case for a prefix cache)'
 complete -c arrivals -l no-salt -d 'Do not salt prompts. By default `fire` puts a short salt, new for every run, before each session\'s first prompt, so a repeated run never finds its prompts in a warm prefix cache (shared prefixes stay shared within a run)'
+complete -c arrivals -l trace-skip-failed -d 'Leave out rows with 0 output tokens (BurstGPT\'s failed requests) instead of sending them with max_tokens 1'
 complete -c arrivals -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c arrivals -s V -l version -d 'Print version'

@@ -45,6 +45,9 @@ pub mod streams {
     pub const SAME: u64 = 3;
     /// Shared prefix `g` is drawn from stream `PREFIX_BASE + g`.
     pub const PREFIX_BASE: u64 = 4;
+    /// The order a dataset's entries are taken in; above every prefix stream (there are at
+    /// most 2^20 groups).
+    pub const DATASET: u64 = 1 << 32;
 }
 
 /// The seed's stream `stream` (see [`streams`]).

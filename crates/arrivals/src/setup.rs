@@ -1,6 +1,7 @@
 //! From a command line to a [`Plan`]: defaults, scenarios, the process, the prompt source,
 //! phases, and the header that records every setting.
 
+use crate::cli::dataset::DatasetKind;
 use crate::cli::pacing::{ArrivalKind, RampOver};
 use crate::cli::Args;
 use crate::process::{self, ProcessSpec, Ramp, RateShape, TraceSpec, UnitGaps};
@@ -16,6 +17,8 @@ use tokenpipe_format::{Header, LoopMode, Phase, Shard};
 const DEFAULT_REQUESTS: u64 = 100;
 /// Prompt tokens when neither --input-tokens nor a scenario sets them.
 const DEFAULT_INPUT_TOKENS: u64 = 1024;
+/// Answer tokens when --output-tokens is not given (and a dataset line gives none).
+const DEFAULT_OUTPUT_TOKENS: u64 = 128;
 
 /// The generator every draw comes from, named in the header so that a schedule can be
 /// reproduced (or checked) by another implementation.
@@ -28,8 +31,15 @@ pub(crate) fn plan(args: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
     let process =
         process::build(spec, crate::arrival_rng(args.seed)).map_err(|e| bad(e.to_string()))?;
     let bounds = settings.bounds(args, process.mode());
-    let prompts =
-        prompts::build(settings.prompt_spec(args).map_err(bad)?).map_err(|e| bad(e.to_string()))?;
+    let needed = bounds
+        .count
+        .or(process.limit())
+        .map(|n| match process.limit() {
+            Some(limit) => n.min(limit),
+            None => n,
+        });
+    let prompts = prompts::build(settings.prompt_spec(args, needed).map_err(bad)?)
+        .map_err(|e| bad(e.to_string()))?;
     let (low, high) = args.content.think_time.unwrap_or_default();
     let think = if low == high {
         ThinkTime::Fixed(ns(low))
@@ -196,11 +206,32 @@ impl Settings {
         }
     }
 
-    fn prompt_spec(&self, args: &Args) -> Result<PromptSpec, String> {
+    /// The prompt source the flags describe; `needed` is the number of sessions the schedule
+    /// holds, where known.
+    fn prompt_spec(&self, args: &Args, needed: Option<u64>) -> Result<PromptSpec, String> {
         let c = &args.content;
+        if let Some(dataset) = &args.dataset.dataset {
+            let (path, maker) = (dataset.path.clone(), Box::new(Words));
+            return Ok(match dataset.kind {
+                DatasetKind::ShareGpt => PromptSpec::ShareGpt {
+                    path,
+                    maker,
+                    fixed_output: c.output_tokens,
+                    needed,
+                    seed: args.seed,
+                },
+                DatasetKind::Jsonl => PromptSpec::Jsonl {
+                    path,
+                    maker,
+                    fixed_output: c.output_tokens,
+                    default_output: DEFAULT_OUTPUT_TOKENS,
+                },
+            });
+        }
         let input = LengthDist::new(self.input_tokens, c.input_dist, c.input_range)
             .map_err(|e| format!("--input-range: {e}"))?;
-        let output = LengthDist::new(c.output_tokens, c.output_dist, c.output_range)
+        let output_tokens = c.output_tokens.unwrap_or(DEFAULT_OUTPUT_TOKENS);
+        let output = LengthDist::new(output_tokens, c.output_dist, c.output_range)
             .map_err(|e| format!("--output-range: {e}"))?;
         let maker: Box<dyn TokenMaker> = match c.token_ids {
             Some([start, end]) => Box::new(TokenIds { start, end }),
@@ -296,10 +327,21 @@ impl Settings {
         put("duration_s", json!(p.duration.map(|d| d.as_secs_f64())));
         put("stabilize_s", json!(p.stabilize.map(|d| d.as_secs_f64())));
         put("measure_s", json!(p.measure.map(|d| d.as_secs_f64())));
-        // A trace's rows give every length; the length flags are not used.
+        // A trace's rows give every length and a dataset its own; the length flags are then
+        // not used (the dataset conflicts with the range flags, so they stay unset).
         let lengths_from_flags = trace.trace.is_none();
-        if lengths_from_flags {
-            put("input_tokens", json!(self.input_tokens));
+        match &args.dataset.dataset {
+            Some(dataset) => {
+                put("dataset", json!(dataset.kind.name()));
+                put("dataset_path", json!(dataset.path.display().to_string()));
+                put("output_tokens", json!(c.output_tokens));
+            }
+            None if lengths_from_flags => {
+                put("input_tokens", json!(self.input_tokens));
+                let output = c.output_tokens.unwrap_or(DEFAULT_OUTPUT_TOKENS);
+                put("output_tokens", json!(output));
+            }
+            None => {}
         }
         if lengths_from_flags && c.input_range > 0.0 {
             put("input_range", json!(c.input_range));
@@ -307,9 +349,6 @@ impl Settings {
                 "input_dist",
                 json!(format!("{:?}", c.input_dist).to_lowercase()),
             );
-        }
-        if lengths_from_flags {
-            put("output_tokens", json!(c.output_tokens));
         }
         if lengths_from_flags && c.output_range > 0.0 {
             put("output_range", json!(c.output_range));

@@ -21,10 +21,10 @@ pub struct Content {
     #[arg(long, value_enum, default_value_t = DistKind::Uniform)]
     pub input_dist: DistKind,
 
-    /// Tokens to generate per request, `max_tokens` (at most 16,777,216).
-    #[arg(long, default_value_t = 128,
-          value_parser = clap::value_parser!(u64).range(1..=crate::prompts::MAX_TOKENS))]
-    pub output_tokens: u64,
+    /// Tokens to generate per request, `max_tokens` (at most 16,777,216) [default: 128; with
+    /// --dataset, each prompt's own answer length].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=crate::prompts::MAX_TOKENS))]
+    pub output_tokens: Option<u64>,
 
     /// Spread of answer lengths, as --input-range.
     #[arg(long, value_name = "SPREAD", default_value_t = 0.0)]

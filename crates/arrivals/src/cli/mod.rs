@@ -1,8 +1,10 @@
 //! The command line of `arrivals`: its flags, its help, and `main`. Everything clap knows about
-//! lives here (pacing flags in [`pacing`], request flags in [`content`]); the rest of the crate
+//! lives here (pacing flags in [`pacing`], request flags in [`content`], the
+//! dataset flag in [`dataset`]); the rest of the crate
 //! is a library that takes a [`crate::Plan`], not a command line.
 
 pub mod content;
+pub mod dataset;
 pub mod pacing;
 pub mod trace;
 
@@ -45,6 +47,10 @@ pub struct Args {
     /// Trace replay.
     #[command(flatten)]
     pub trace: trace::TraceFlags,
+
+    /// Prompts from a dataset file.
+    #[command(flatten)]
+    pub dataset: dataset::Datasets,
 }
 
 const EXAMPLES: &str = "\
@@ -67,6 +73,9 @@ Examples:
 
   # replay a Mooncake trace twice as fast, its first 500 rows
   arrivals --trace mooncake_trace.jsonl --time-scale 0.5 -n 500 > replay.ndjson
+
+  # vLLM's ShareGPT sampling: 500 conversations shuffled by the seed, at 4 per second
+  arrivals --rate 4 -n 500 --dataset sharegpt:ShareGPT_V3_unfiltered_cleaned_split.json
 
   # look at the timetable
   arrivals --rate 5 --num-prompts 10 | jq -c 'select(.type==\"request\") | [.id, .offset_ns]'";
@@ -149,6 +158,30 @@ mod tests {
             &["arrivals", "--time-scale", "2"],
             &["arrivals", "--trace-columns", "time=a"],
             &["arrivals", "--trace", "t.csv", "--time-scale", "0"],
+            &["arrivals", "--dataset", "jsonl:p.jsonl", "--same-prompt"],
+            &["arrivals", "--dataset", "jsonl:p.jsonl", "--scenario", "C"],
+            &[
+                "arrivals",
+                "--dataset",
+                "jsonl:p.jsonl",
+                "--token-ids",
+                "1..9",
+            ],
+            &[
+                "arrivals",
+                "--dataset",
+                "jsonl:p.jsonl",
+                "--prefix-tokens",
+                "9",
+            ],
+            &[
+                "arrivals",
+                "--dataset",
+                "jsonl:p.jsonl",
+                "--input-tokens",
+                "9",
+            ],
+            &["arrivals", "--dataset", "parquet:p"],
         ] {
             assert!(Args::try_parse_from(argv).is_err(), "{argv:?}");
         }

@@ -8,15 +8,20 @@
 //! writer loop does not change. How a given number of tokens is made (plain words, token ids,
 //! text checked with a tokenizer) is a [`maker::TokenMaker`], apart from the source.
 
+mod jsonl;
 pub mod lengths;
 pub mod maker;
+pub mod sharegpt;
 mod synthetic;
 
+pub use jsonl::Jsonl;
 pub use lengths::{DistKind, LengthDist};
 pub use maker::{approx_tokens, SaltAlphabet, TokenIds, TokenMaker, Words};
+pub use sharegpt::ShareGpt;
 pub use synthetic::{Prefixes, Shape, Synthetic, MAX_TOKENS};
 
 use rand_chacha::ChaCha8Rng;
+use std::path::PathBuf;
 use tokenpipe_format::Request;
 
 /// What the writer loop asks of a source for one request.
@@ -70,6 +75,31 @@ pub enum PromptSpec {
         /// The run's seed, for the fixed sequences.
         seed: u64,
     },
+    /// Conversations of a ShareGPT file, sampled as `vllm bench serve` samples them.
+    ShareGpt {
+        /// The JSON file, read whole.
+        path: PathBuf,
+        /// Counts prompt and answer lengths.
+        maker: Box<dyn TokenMaker>,
+        /// Every answer's length, where the user fixed it (`--output-tokens`).
+        fixed_output: Option<u64>,
+        /// Sessions the schedule needs, where known: taken at once, so that a short file fails
+        /// before any output.
+        needed: Option<u64>,
+        /// The run's seed, whose own stream shuffles the conversations.
+        seed: u64,
+    },
+    /// The prompts of a JSONL file, in order, round and round.
+    Jsonl {
+        /// The file, streamed a line at a time.
+        path: PathBuf,
+        /// Counts prompt lengths.
+        maker: Box<dyn TokenMaker>,
+        /// Every answer's length, where the user fixed it (`--output-tokens`).
+        fixed_output: Option<u64>,
+        /// The answer's length for a line that gives none.
+        default_output: u64,
+    },
 }
 
 /// Opens the source `spec` describes; fails where a source cannot be opened (a missing or
@@ -88,6 +118,28 @@ pub fn build(spec: PromptSpec) -> Result<Box<dyn PromptSource>, PromptError> {
             alphabet: maker.salt_alphabet(),
             inner: Synthetic::new(input, output, shape, prefixes, maker, seed),
         }),
+        PromptSpec::ShareGpt {
+            path,
+            maker,
+            fixed_output,
+            needed,
+            seed,
+        } => {
+            let mut rng = crate::seed_stream(seed, crate::streams::DATASET);
+            Box::new(ShareGpt::open(
+                &path,
+                maker,
+                fixed_output,
+                needed,
+                &mut rng,
+            )?)
+        }
+        PromptSpec::Jsonl {
+            path,
+            maker,
+            fixed_output,
+            default_output,
+        } => Box::new(Jsonl::open(&path, maker, fixed_output, default_output)?),
     })
 }
 
