@@ -4,7 +4,9 @@
 use crate::cli::pacing::{ArrivalKind, RampOver};
 use crate::cli::Args;
 use crate::process::{self, ProcessSpec, Ramp, RateShape, UnitGaps};
-use crate::prompts::{self, LengthDist, Prefixes, PromptSpec, Shape, TokenIds, TokenMaker, Words};
+use crate::prompts::{
+    self, LengthDist, Prefixes, PromptSpec, Shape, TokenIds, TokenMaker, TokenizerMaker, Words,
+};
 use crate::session::{Sessions, ThinkTime};
 use crate::{seed_stream, streams, Bounds, Plan};
 use serde_json::{json, Value};
@@ -189,9 +191,10 @@ impl Settings {
             .map_err(|e| format!("--input-range: {e}"))?;
         let output = LengthDist::new(c.output_tokens, c.output_dist, c.output_range)
             .map_err(|e| format!("--output-range: {e}"))?;
-        let maker: Box<dyn TokenMaker> = match c.token_ids {
-            Some([start, end]) => Box::new(TokenIds { start, end }),
-            None => Box::new(Words),
+        let maker: Box<dyn TokenMaker> = match (c.token_ids, &c.tokenizer) {
+            (Some([start, end]), _) => Box::new(TokenIds { start, end }),
+            (None, Some(path)) => Box::new(TokenizerMaker::open(path).map_err(|e| e.message)?),
+            (None, None) => Box::new(Words),
         };
         Ok(PromptSpec::Synthetic {
             input,
@@ -303,6 +306,10 @@ impl Settings {
         }
         put("scenario", json!(c.scenario.map(|s| format!("{s:?}"))));
         put("token_ids", json!(c.token_ids));
+        put(
+            "tokenizer",
+            json!(c.tokenizer.as_ref().map(|p| p.to_string_lossy())),
+        );
         put("exact_lengths", json!(plan.prompts.exact_lengths()));
         put("salt_tokens", json!(plan.salt_tokens));
         put("generator", json!(GENERATOR));

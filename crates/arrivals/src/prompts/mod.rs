@@ -11,10 +11,12 @@
 pub mod lengths;
 pub mod maker;
 mod synthetic;
+pub mod tokenizer;
 
 pub use lengths::{DistKind, LengthDist};
 pub use maker::{approx_tokens, SaltAlphabet, TokenIds, TokenMaker, Words};
 pub use synthetic::{Prefixes, Shape, Synthetic, MAX_TOKENS};
+pub use tokenizer::TokenizerMaker;
 
 use rand_chacha::ChaCha8Rng;
 use tokenpipe_format::Request;
