@@ -31,6 +31,7 @@ lognormal\t'Lognormal, spread = standard deviation / mean'"
 complete -c arrivals -l prefix-tokens -d 'Start every prompt with a shared prefix of this many tokens, added to --input-tokens' -r
 complete -c arrivals -l prefix-groups -d 'How many different shared prefixes; request i uses prefix i mod GROUPS' -r
 complete -c arrivals -l token-ids -d 'Token ids to make prompts of, START..END (end excluded): exact lengths on /v1/completions, for any model whose vocabulary holds them' -r
+complete -c arrivals -l tokenizer -d 'A Hugging Face `tokenizer.json` to make text prompts of exactly --input-tokens tokens for its model (special tokens and the chat template not counted), with a salt of words that are one token each in it. For exact token ids instead, use --token-ids' -r -F
 complete -c arrivals -l turns -d 'Turns per session: each arrival starts a conversation whose later turns carry the earlier turns and the answers really received. --num-prompts then counts sessions [default: 1, or the --scenario\'s]' -r
 complete -c arrivals -l think-time -d 'Think time before each later turn: a duration (`2s`) or a uniform range (`1s..5s`)' -r
 complete -c arrivals -l salt-tokens -d 'Salt length in tokens (counted in each first prompt\'s length)' -r

@@ -5,7 +5,9 @@ use crate::cli::dataset::DatasetKind;
 use crate::cli::pacing::{ArrivalKind, RampOver};
 use crate::cli::Args;
 use crate::process::{self, ProcessSpec, Ramp, RateShape, TraceSpec, UnitGaps};
-use crate::prompts::{self, LengthDist, Prefixes, PromptSpec, Shape, TokenIds, TokenMaker, Words};
+use crate::prompts::{
+    self, LengthDist, Prefixes, PromptSpec, Shape, TokenIds, TokenMaker, TokenizerMaker, Words,
+};
 use crate::session::{Sessions, ThinkTime};
 use crate::{seed_stream, streams, Bounds, Plan};
 use serde_json::{json, Value};
@@ -210,8 +212,15 @@ impl Settings {
     /// holds, where known.
     fn prompt_spec(&self, args: &Args, needed: Option<u64>) -> Result<PromptSpec, String> {
         let c = &args.content;
+        // Token ids, the model's own tokenizer (exact text and exact counts of a dataset's
+        // prompts), or plain words.
+        let maker: Box<dyn TokenMaker> = match (c.token_ids, &c.tokenizer) {
+            (Some([start, end]), _) => Box::new(TokenIds { start, end }),
+            (None, Some(path)) => Box::new(TokenizerMaker::open(path).map_err(|e| e.message)?),
+            (None, None) => Box::new(Words),
+        };
         if let Some(dataset) = &args.dataset.dataset {
-            let (path, maker) = (dataset.path.clone(), Box::new(Words));
+            let path = dataset.path.clone();
             return Ok(match dataset.kind {
                 DatasetKind::ShareGpt => PromptSpec::ShareGpt {
                     path,
@@ -233,10 +242,6 @@ impl Settings {
         let output_tokens = c.output_tokens.unwrap_or(DEFAULT_OUTPUT_TOKENS);
         let output = LengthDist::new(output_tokens, c.output_dist, c.output_range)
             .map_err(|e| format!("--output-range: {e}"))?;
-        let maker: Box<dyn TokenMaker> = match c.token_ids {
-            Some([start, end]) => Box::new(TokenIds { start, end }),
-            None => Box::new(Words),
-        };
         Ok(PromptSpec::Synthetic {
             input,
             output,
@@ -374,6 +379,10 @@ impl Settings {
         }
         put("scenario", json!(c.scenario.map(|s| format!("{s:?}"))));
         put("token_ids", json!(c.token_ids));
+        put(
+            "tokenizer",
+            json!(c.tokenizer.as_ref().map(|p| p.to_string_lossy())),
+        );
         put("exact_lengths", json!(plan.prompts.exact_lengths()));
         put("salt_tokens", json!(plan.salt_tokens));
         put("generator", json!(GENERATOR));

@@ -2,6 +2,7 @@
 
 use crate::prompts::DistKind;
 use clap::Args;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// What each request asks.
@@ -50,8 +51,14 @@ pub struct Content {
 
     /// Token ids to make prompts of, START..END (end excluded): exact lengths on
     /// /v1/completions, for any model whose vocabulary holds them.
-    #[arg(long, value_name = "START..END", value_parser = parse_id_range)]
+    #[arg(long, value_name = "START..END", value_parser = parse_id_range, conflicts_with = "tokenizer")]
     pub token_ids: Option<[u32; 2]>,
+
+    /// A Hugging Face `tokenizer.json` to make text prompts of exactly --input-tokens tokens
+    /// for its model (special tokens and the chat template not counted), with a salt of
+    /// words that are one token each in it. For exact token ids instead, use --token-ids.
+    #[arg(long, value_name = "PATH")]
+    pub tokenizer: Option<PathBuf>,
 
     /// Turns per session: each arrival starts a conversation whose later turns carry the
     /// earlier turns and the answers really received. --num-prompts then counts sessions

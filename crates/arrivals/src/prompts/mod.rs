@@ -13,12 +13,14 @@ pub mod lengths;
 pub mod maker;
 pub mod sharegpt;
 mod synthetic;
+pub mod tokenizer;
 
 pub use jsonl::Jsonl;
 pub use lengths::{DistKind, LengthDist};
 pub use maker::{approx_tokens, SaltAlphabet, TokenIds, TokenMaker, Words};
 pub use sharegpt::ShareGpt;
 pub use synthetic::{Prefixes, Shape, Synthetic, MAX_TOKENS};
+pub use tokenizer::TokenizerMaker;
 
 use rand_chacha::ChaCha8Rng;
 use std::path::PathBuf;
