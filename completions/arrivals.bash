@@ -23,7 +23,7 @@ _arrivals() {
 
     case "${cmd}" in
         arrivals)
-            opts="-n -h -V --num-prompts --seed --rate --burstiness --arrival --vllm-compatible --ramp --ramp-from --ramp-to --ramp-shape --concurrency --fill --batch --runs --max-concurrency --duration --stabilize --measure --shard --input-tokens --input-range --input-dist --output-tokens --output-range --output-dist --same-prompt --prefix-tokens --prefix-groups --token-ids --tokenizer --turns --think-time --no-salt --salt-tokens --scenario --trace --trace-format --trace-columns --trace-time-unit --time-scale --trace-skip-failed --dataset --generate --help --version"
+            opts="-n -h -V --num-prompts --seed --rate --burstiness --arrival --vllm-compatible --ramp --ramp-from --ramp-to --ramp-shape --concurrency --fill --batch --runs --max-concurrency --duration --stabilize --measure --shard --input-tokens --input-range --input-dist --output-tokens --output-range --output-dist --range-ratio --same-prompt --prefix-tokens --prefix-groups --token-ids --tokenizer --turns --think-time --no-salt --salt-tokens --scenario --trace --trace-format --trace-columns --trace-time-unit --time-scale --trace-skip-failed --dataset --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -127,6 +127,10 @@ _arrivals() {
                     ;;
                 --output-dist)
                     COMPREPLY=($(compgen -W "uniform normal lognormal" -- "${cur}"))
+                    return 0
+                    ;;
+                --range-ratio)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --prefix-tokens)

@@ -28,6 +28,7 @@ complete -c arrivals -l output-range -d 'Spread of answer lengths, as --input-ra
 complete -c arrivals -l output-dist -d 'How answer lengths spread around --output-tokens' -r -f -a "uniform\t'Uniform within mean × (1 ± spread) (vLLM\'s range ratio)'
 normal\t'Normal, spread = standard deviation / mean'
 lognormal\t'Lognormal, spread = standard deviation / mean'"
+complete -c arrivals -l range-ratio -d 'Spread prompt and answer lengths alike: vLLM\'s --random-range-ratio, the same as --input-range R --output-range R' -r
 complete -c arrivals -l prefix-tokens -d 'Start every prompt with a shared prefix of this many tokens, added to --input-tokens' -r
 complete -c arrivals -l prefix-groups -d 'How many different shared prefixes; request i uses prefix i mod GROUPS' -r
 complete -c arrivals -l token-ids -d 'Token ids to make prompts of, START..END (end excluded): exact lengths on /v1/completions, for any model whose vocabulary holds them' -r

@@ -237,11 +237,11 @@ impl Settings {
                 },
             });
         }
-        let input = LengthDist::new(self.input_tokens, c.input_dist, c.input_range)
-            .map_err(|e| format!("--input-range: {e}"))?;
+        let input = LengthDist::new(self.input_tokens, c.input_dist, c.input_spread())
+            .map_err(|e| format!("--input-range/--range-ratio: {e}"))?;
         let output_tokens = c.output_tokens.unwrap_or(DEFAULT_OUTPUT_TOKENS);
-        let output = LengthDist::new(output_tokens, c.output_dist, c.output_range)
-            .map_err(|e| format!("--output-range: {e}"))?;
+        let output = LengthDist::new(output_tokens, c.output_dist, c.output_spread())
+            .map_err(|e| format!("--output-range/--range-ratio: {e}"))?;
         Ok(PromptSpec::Synthetic {
             input,
             output,
@@ -348,15 +348,15 @@ impl Settings {
             }
             None => {}
         }
-        if lengths_from_flags && c.input_range > 0.0 {
-            put("input_range", json!(c.input_range));
+        if lengths_from_flags && c.input_spread() > 0.0 {
+            put("input_range", json!(c.input_spread()));
             put(
                 "input_dist",
                 json!(format!("{:?}", c.input_dist).to_lowercase()),
             );
         }
-        if lengths_from_flags && c.output_range > 0.0 {
-            put("output_range", json!(c.output_range));
+        if lengths_from_flags && c.output_spread() > 0.0 {
+            put("output_range", json!(c.output_spread()));
             put(
                 "output_dist",
                 json!(format!("{:?}", c.output_dist).to_lowercase()),

@@ -320,3 +320,34 @@ fn the_union_of_the_shards_is_the_unsharded_schedule() {
         );
     }
 }
+
+#[test]
+fn a_range_ratio_spreads_both_lengths_over_vllms_integer_bounds() {
+    let (_, requests) = schedule(&[
+        "--range-ratio",
+        "0.2",
+        "--input-tokens",
+        "100",
+        "--output-tokens",
+        "50",
+        "-n",
+        "3000",
+        "--token-ids",
+        "10..20",
+        "--no-salt",
+    ]);
+    let inputs: Vec<u64> = requests.iter().map(|r| r.prompt_tokens.unwrap()).collect();
+    let outputs: Vec<u64> = requests.iter().map(|r| r.max_tokens).collect();
+    assert_eq!(
+        (inputs.iter().min(), inputs.iter().max()),
+        (Some(&80), Some(&120))
+    );
+    assert_eq!(
+        (outputs.iter().min(), outputs.iter().max()),
+        (Some(&40), Some(&60))
+    );
+    // Token-id prompts are exactly as long as they say.
+    assert!(requests
+        .iter()
+        .all(|r| r.prompt_token_ids.as_ref().unwrap().len() as u64 == r.prompt_tokens.unwrap()));
+}

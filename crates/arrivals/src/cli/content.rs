@@ -35,6 +35,11 @@ pub struct Content {
     #[arg(long, value_enum, default_value_t = DistKind::Uniform)]
     pub output_dist: DistKind,
 
+    /// Spread prompt and answer lengths alike: vLLM's --random-range-ratio, the same as
+    /// --input-range R --output-range R.
+    #[arg(long, value_name = "R", conflicts_with_all = ["input_range", "output_range"])]
+    pub range_ratio: Option<f64>,
+
     /// Send the same prompt every time (best case for a prefix cache).
     #[arg(long)]
     pub same_prompt: bool,
@@ -102,6 +107,18 @@ pub enum Scenario {
     C,
     /// Five-turn conversations of 50-token messages: history grows each turn.
     D,
+}
+
+impl Content {
+    /// The spread of prompt lengths, from --input-range or --range-ratio.
+    pub fn input_spread(&self) -> f64 {
+        self.range_ratio.unwrap_or(self.input_range)
+    }
+
+    /// The spread of answer lengths, from --output-range or --range-ratio.
+    pub fn output_spread(&self) -> f64 {
+        self.range_ratio.unwrap_or(self.output_range)
+    }
 }
 
 impl Scenario {

@@ -17,7 +17,7 @@ pub struct Datasets {
     #[arg(long, value_name = "KIND:PATH", value_parser = parse_dataset,
           conflicts_with_all = [
               "same_prompt", "prefix_tokens", "scenario", "token_ids", "input_tokens",
-              "input_range", "input_dist", "output_range", "output_dist", "trace",
+              "input_range", "input_dist", "output_range", "output_dist", "range_ratio", "trace",
           ])]
     pub dataset: Option<Dataset>,
 }
