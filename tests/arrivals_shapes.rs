@@ -4,28 +4,9 @@
 
 mod common;
 
-use common::{assert_ok, bin, cmd, of_type, pipeline, records, run, Server};
+use common::{assert_ok, bin, cmd, of_type, peak_in_flight, pipeline, records, run, Server};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-
-/// Replays sends and completions to find the most requests ever in flight.
-fn peak_in_flight(events: &[serde_json::Value]) -> i32 {
-    let mut edges: Vec<(u64, i32)> = vec![];
-    for r in events {
-        match r["type"].as_str() {
-            Some("sent") => edges.push((r["sent_ns"].as_u64().unwrap(), 1)),
-            Some("done") => edges.push((r["at_ns"].as_u64().unwrap(), -1)),
-            _ => {}
-        }
-    }
-    edges.sort_by_key(|&(t, d)| (t, d));
-    let (mut now, mut peak) = (0, 0);
-    for (_, d) in edges {
-        now += d;
-        peak = peak.max(now);
-    }
-    peak
-}
 
 #[test]
 fn a_capped_open_loop_keeps_the_cap_and_records_the_wait_for_a_slot() {

@@ -90,25 +90,6 @@ fn open_loop_metrics_match_the_configured_timings() {
     }
 }
 
-/// Replays sends and completions to find the most requests ever in flight.
-fn peak_in_flight(events: &[serde_json::Value]) -> i32 {
-    let mut edges: Vec<(u64, i32)> = vec![];
-    for r in events {
-        match r["type"].as_str() {
-            Some("sent") => edges.push((r["sent_ns"].as_u64().unwrap(), 1)),
-            Some("done") => edges.push((r["at_ns"].as_u64().unwrap(), -1)),
-            _ => {}
-        }
-    }
-    edges.sort_by_key(|&(t, d)| (t, d));
-    let (mut now, mut peak) = (0, 0);
-    for (_, d) in edges {
-        now += d;
-        peak = peak.max(now);
-    }
-    peak
-}
-
 #[test]
 fn closed_loop_keeps_exactly_n_in_flight_and_skips_the_role_chunk() {
     let server = Server::start(&["--ttft-ms", "50", "--itl-ms", "10"]);

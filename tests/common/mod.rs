@@ -267,3 +267,22 @@ pub const SSE_HEAD: &str =
 pub fn temp_path(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("tokenpipe-{}-{name}", std::process::id()))
 }
+
+/// Replays sends and completions to find the most requests ever in flight.
+pub fn peak_in_flight(events: &[serde_json::Value]) -> i32 {
+    let mut edges: Vec<(u64, i32)> = vec![];
+    for r in events {
+        match r["type"].as_str() {
+            Some("sent") => edges.push((r["sent_ns"].as_u64().unwrap(), 1)),
+            Some("done") => edges.push((r["at_ns"].as_u64().unwrap(), -1)),
+            _ => {}
+        }
+    }
+    edges.sort_by_key(|&(t, d)| (t, d));
+    let (mut now, mut peak) = (0, 0);
+    for (_, d) in edges {
+        now += d;
+        peak = peak.max(now);
+    }
+    peak
+}
