@@ -115,11 +115,7 @@ pub fn build(spec: PromptSpec) -> Result<Box<dyn PromptSource>, PromptError> {
             prefixes,
             maker,
             seed,
-        } => Box::new(SyntheticSource {
-            exact: maker.exact(),
-            alphabet: maker.salt_alphabet(),
-            inner: Synthetic::new(input, output, shape, prefixes, maker, seed),
-        }),
+        } => Box::new(Synthetic::new(input, output, shape, prefixes, maker, seed)),
         PromptSpec::ShareGpt {
             path,
             maker,
@@ -143,27 +139,6 @@ pub fn build(spec: PromptSpec) -> Result<Box<dyn PromptSource>, PromptError> {
             default_output,
         } => Box::new(Jsonl::open(&path, maker, fixed_output, default_output)?),
     })
-}
-
-/// The synthetic source with what its maker says about lengths and salt.
-struct SyntheticSource {
-    inner: Synthetic,
-    exact: bool,
-    alphabet: SaltAlphabet,
-}
-
-impl PromptSource for SyntheticSource {
-    fn next_prompt(&mut self, ask: &Ask, rng: &mut ChaCha8Rng) -> Result<Prompt, PromptError> {
-        self.inner.next_prompt(ask, rng)
-    }
-
-    fn exact_lengths(&self) -> bool {
-        self.exact
-    }
-
-    fn salt_alphabet(&self) -> SaltAlphabet {
-        self.alphabet.clone()
-    }
 }
 
 /// One request's prompt and lengths, as a source gives it.

@@ -14,7 +14,7 @@
 //! group), so they do not depend on the order in which requests are drawn.
 
 use super::lengths::LengthDist;
-use super::maker::TokenMaker;
+use super::maker::{SaltAlphabet, TokenMaker};
 use super::{Ask, Content, Prompt, PromptError, PromptSource};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -81,14 +81,15 @@ impl Synthetic {
         rng
     }
 
-    fn prefix(&mut self, index: u64) -> Option<Content> {
+    /// The group of request `index`, its prefix made on first use; `None` without prefixes.
+    fn prefix_group(&mut self, index: u64) -> Option<usize> {
         let p = self.prefixes?;
         let group = (index % p.groups.max(1)) as usize;
         if self.made[group].is_none() {
             let mut rng = self.fixed_stream(crate::streams::PREFIX_BASE + group as u64);
             self.made[group] = Some(self.maker.make(p.tokens, &mut rng));
         }
-        self.made[group].clone()
+        Some(group)
     }
 }
 
@@ -100,10 +101,8 @@ impl PromptSource for Synthetic {
         let max_tokens = ask
             .output_tokens
             .unwrap_or_else(|| self.output.sample(rng, 1, MAX_TOKENS));
-        let prefix = self.prefix(ask.index);
-        let prefix_tokens = prefix
-            .as_ref()
-            .map_or(0, |_| self.prefixes.map_or(0, |p| p.tokens));
+        let group = self.prefix_group(ask.index);
+        let prefix_tokens = self.prefixes.map_or(0, |p| p.tokens);
         // The salt goes before the whole prompt; it comes out of the request's own part.
         let own = input.saturating_sub(ask.reserve_tokens);
         let body = match self.shape {
@@ -113,8 +112,9 @@ impl PromptSource for Synthetic {
                 self.maker.make(own, &mut fixed)
             }
         };
-        let content = match prefix {
-            Some(prefix) => self.maker.join(&prefix, &body),
+        // The prefix is joined where it is kept, never copied first.
+        let content = match group.and_then(|g| self.made[g].as_ref()) {
+            Some(prefix) => self.maker.join(prefix, &body),
             None => body,
         };
         Ok(Prompt {
@@ -122,6 +122,14 @@ impl PromptSource for Synthetic {
             prompt_tokens: Some(prefix_tokens + own),
             max_tokens,
         })
+    }
+
+    fn exact_lengths(&self) -> bool {
+        self.maker.exact()
+    }
+
+    fn salt_alphabet(&self) -> SaltAlphabet {
+        self.maker.salt_alphabet()
     }
 }
 
