@@ -141,6 +141,7 @@ impl StreamState {
                     id: self.id,
                     at_ns,
                     tokens: u32::try_from(tokens).unwrap_or(u32::MAX),
+                    empty: false,
                 },
             );
         }
@@ -194,6 +195,8 @@ pub async fn run(ctx: Arc<Ctx>, job: Job) -> u64 {
         completion_tokens: st.completion_tokens,
         events: st.events,
         finish_reason: st.finish_reason,
+        first_event_ns: None,
+        text: None,
         grouping: job.echo,
     }));
     at_ns

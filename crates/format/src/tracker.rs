@@ -144,6 +144,7 @@ mod tests {
             id,
             at_ns: at,
             tokens: 1,
+            empty: false,
         }
     }
 

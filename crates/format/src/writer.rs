@@ -44,6 +44,9 @@ pub fn encode_token(buf: &mut Vec<u8>, token: &Token) {
     buf.extend_from_slice(num.format(token.at_ns).as_bytes());
     buf.extend_from_slice(b",\"tokens\":");
     buf.extend_from_slice(num.format(token.tokens).as_bytes());
+    if token.empty {
+        buf.extend_from_slice(b",\"empty\":true");
+    }
     buf.extend_from_slice(b"}\n");
 }
 
@@ -71,11 +74,19 @@ mod tests {
                 id: 0,
                 at_ns: 0,
                 tokens: 1,
+                empty: false,
             },
             Token {
                 id: u64::MAX,
                 at_ns: 123_456_789_012,
                 tokens: u32::MAX,
+                empty: false,
+            },
+            Token {
+                id: 3,
+                at_ns: 4,
+                tokens: 2,
+                empty: true,
             },
         ] {
             let mut fast = vec![];

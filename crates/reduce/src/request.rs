@@ -32,15 +32,20 @@ impl InFlight {
     /// Adds a token event; its gap to the previous one is an inter-token latency. The caller has
     /// checked the order (see `RequestTracker`).
     pub fn token(&mut self, t: &Token) -> Result<(), String> {
+        self.tokens = self
+            .tokens
+            .checked_add(u64::from(t.tokens))
+            .ok_or_else(|| format!("request {}: its token counts pass 2^64", t.id))?;
+        // Tokens without text count, but their events are not content: TTFT and ITL are
+        // measured between events that carried text (docs/metrics.md).
+        if t.empty {
+            return Ok(());
+        }
         match self.last_token_ns {
             Some(prev) => self.gaps.push_ns(t.at_ns.saturating_sub(prev)),
             None => self.first_token_ns = Some(t.at_ns),
         }
         self.last_token_ns = Some(t.at_ns);
-        self.tokens = self
-            .tokens
-            .checked_add(u64::from(t.tokens))
-            .ok_or_else(|| format!("request {}: its token counts pass 2^64", t.id))?;
         Ok(())
     }
 }

@@ -49,6 +49,7 @@ fn tokens(sink: &Sink, n: u64) {
             id: i,
             at_ns: i * 2,
             tokens: 1,
+            empty: false,
         }));
     }
 }

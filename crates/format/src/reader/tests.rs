@@ -28,7 +28,8 @@ fn reads_known_and_skips_unknown() {
         Record::Token(Token {
             id: 3,
             at_ns: 10,
-            tokens: 1
+            tokens: 1,
+            empty: false,
         })
     );
 }

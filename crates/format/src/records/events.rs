@@ -28,6 +28,14 @@ pub struct Token {
     /// Tokens this event carries: the growth of `usage.completion_tokens` where the server
     /// reports usage on every chunk, otherwise 1.
     pub tokens: u32,
+    /// The event stood for generated tokens whose text is empty (a lone byte of a UTF-8
+    /// character, a special token): counted, but not content, so TTFT does not stop at it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub empty: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The end of a request. Every request the client was given ends in exactly one `done`,
@@ -61,6 +69,13 @@ pub struct Done {
     /// The `finish_reason` of the last choice (`length`, `stop`, ...).
     #[serde(default)]
     pub finish_reason: Option<String>,
+    /// When the first event of the response arrived, whatever it held (a role-only chat chunk
+    /// included): the time to first response, which some tools report as their TTFT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_event_ns: Option<u64>,
+    /// The generated text (`fire --record-text`), reasoning excluded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
     /// The request's session, turn and tags, echoed from the schedule (flat members).
     #[serde(flatten)]
     pub grouping: Grouping,
@@ -72,14 +87,23 @@ pub struct Done {
 pub enum ErrorKind {
     /// The connection could not be made.
     Connect,
+    /// The connection was not made within the connect timeout.
+    ConnectTimeout,
     /// The request did not finish within the client's timeout.
     Timeout,
+    /// No content arrived within the first-token timeout after the send.
+    FirstTokenTimeout,
+    /// The stream went silent for longer than the idle timeout between two events.
+    IdleTimeout,
     /// The server answered with a non-2xx status.
     Http,
     /// Reading the response failed (connection reset, closed mid-body).
     Body,
     /// The response was not valid SSE or JSON.
     Parse,
+    /// A 2xx answer that is not an event stream (HTML, or plain JSON from a server that
+    /// ignored `stream: true`).
+    NotStream,
     /// The server reported an error inside the stream.
     Server,
     /// The stream ended without a `finish_reason` or `[DONE]`.
@@ -95,15 +119,44 @@ impl ErrorKind {
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Connect => "connect",
+            ErrorKind::ConnectTimeout => "connect_timeout",
             ErrorKind::Timeout => "timeout",
+            ErrorKind::FirstTokenTimeout => "first_token_timeout",
+            ErrorKind::IdleTimeout => "idle_timeout",
             ErrorKind::Http => "http",
             ErrorKind::Body => "body",
             ErrorKind::Parse => "parse",
+            ErrorKind::NotStream => "not_stream",
             ErrorKind::Server => "server",
             ErrorKind::Incomplete => "incomplete",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::NotSent => "not_sent",
         }
+    }
+}
+
+impl ErrorKind {
+    /// Every kind, in the order of the format's documentation.
+    pub const ALL: &'static [ErrorKind] = &[
+        ErrorKind::Connect,
+        ErrorKind::ConnectTimeout,
+        ErrorKind::Timeout,
+        ErrorKind::FirstTokenTimeout,
+        ErrorKind::IdleTimeout,
+        ErrorKind::Http,
+        ErrorKind::Body,
+        ErrorKind::Parse,
+        ErrorKind::NotStream,
+        ErrorKind::Server,
+        ErrorKind::Incomplete,
+        ErrorKind::Cancelled,
+        ErrorKind::NotSent,
+    ];
+
+    /// True when the server or the network failed the request; false when the run itself
+    /// ended it (`cancelled`, `not_sent`), which says nothing about the server.
+    pub fn is_failure(self) -> bool {
+        !matches!(self, ErrorKind::Cancelled | ErrorKind::NotSent)
     }
 }
 

@@ -3,12 +3,14 @@
 //! contents. Both come from the one list in this file, so a new record type is added in one
 //! place. Field names carry their unit.
 
+mod client;
 mod events;
 mod header;
 mod schedule;
 mod stamp;
 mod summary;
 
+pub use client::Client;
 pub use events::{Done, ErrorKind, Sent, Stall, Token};
 pub use header::{Header, Shard};
 pub use schedule::{Grouping, LoopMode, Phase, Request, Salt, Schedule};
@@ -105,6 +107,8 @@ record_types! {
     Summary(Box<Summary>) = "summary", written by "reduce", read by "table";
     /// The simulated server's own record of when it sent a request's tokens.
     Stamp(Stamp) = "stamp", written by "simserve", read by "the benchmarks";
+    /// `fire`'s account of its own cost and timing, last in its output.
+    Client(Client) = "client", written by "fire", read by "reduce";
 }
 
 impl Record {
@@ -130,6 +134,7 @@ mod tests {
             id: 1,
             at_ns: 2,
             tokens: 3,
+            empty: false,
         });
         let text = serde_json::to_string(&token).unwrap();
         assert!(text.starts_with("{\"type\":\"token\""), "{text}");

@@ -1,0 +1,50 @@
+//! The `client` record: `fire`'s account of itself at the end of a run, so that a reader can
+//! tell numbers the server produced from numbers the client distorted.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What the client cost and how closely it kept its schedule; written once, last, by `fire`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Client {
+    /// Run time from the header's origin to the end of the last request.
+    pub wall_ns: u64,
+    /// CPU time the client spent in user mode, all its threads.
+    pub cpu_user_ns: u64,
+    /// CPU time the client spent in the kernel, all its threads.
+    pub cpu_system_ns: u64,
+    /// CPU time over wall time, per network thread: near 1 means the client was saturated.
+    pub cpu_busy: f64,
+    /// Network threads the client ran.
+    pub threads: u32,
+    /// Peak resident memory, when the system reports it.
+    #[serde(default)]
+    pub max_rss_bytes: Option<u64>,
+    /// Requests sent.
+    pub sent: u64,
+    /// Requests that succeeded.
+    pub ok: u64,
+    /// Requests the server or the network failed.
+    pub failed: u64,
+    /// Requests in flight when the run was stopped.
+    pub cancelled: u64,
+    /// Requests never sent because the run was stopped.
+    pub not_sent: u64,
+    /// Most requests in flight at once.
+    pub peak_in_flight: u64,
+    /// Dispatch lag (`sent_ns − scheduled_ns`) of the requests sent: median.
+    #[serde(default)]
+    pub dispatch_lag_p50_ns: Option<u64>,
+    /// Dispatch lag, 99th percentile.
+    #[serde(default)]
+    pub dispatch_lag_p99_ns: Option<u64>,
+    /// Dispatch lag, largest.
+    #[serde(default)]
+    pub dispatch_lag_max_ns: Option<u64>,
+    /// True when the client kept up: dispatch lag and CPU within the limits docs/fire.md
+    /// gives. False marks a run whose latencies the client may have inflated.
+    pub kept_up: bool,
+    /// Why `kept_up` is false, one sentence per reason (empty when it kept up).
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
