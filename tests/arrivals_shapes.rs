@@ -137,7 +137,8 @@ fn fire_refuses_by_name_what_it_cannot_run_yet() {
         let outs = pipeline(
             &[
                 cmd("arrivals", args),
-                cmd("fire", &["--url", "http://127.0.0.1:9/v1"]),
+                // With a model named, no server is asked before the schedule is checked.
+                cmd("fire", &["--url", "http://127.0.0.1:9/v1", "--model", "m"]),
             ],
             None,
         );

@@ -23,7 +23,7 @@ fn failed_runs(url: &str, fire_extra: &[&str]) -> (Vec<serde_json::Value>, Strin
         ],
         None,
     );
-    assert_ok(&outs[1], "fire");
+    assert_none_succeeded(&outs[1], "fire");
     let recs = records(&outs[1].stdout);
     let done: Vec<serde_json::Value> = of_type(&recs, "done").into_iter().cloned().collect();
     assert_eq!(done.len(), N, "one done per request: {done:?}");
@@ -127,7 +127,7 @@ fn an_oversized_model_list_is_refused_with_a_warning() {
         b"",
     );
     let out = run(&cmd("fire", &["--url", &server.url]), &sched.stdout);
-    assert_ok(&out, "fire");
+    assert_none_succeeded(&out, "fire");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("larger than 1 MiB") && stderr.contains("--model"),

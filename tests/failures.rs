@@ -113,7 +113,7 @@ fn unreachable_server_gives_one_connect_failure_per_request() {
         ],
         None,
     );
-    assert_ok(&outs[1], "fire");
+    assert_none_succeeded(&outs[1], "fire");
     let recs = records(&outs[1].stdout);
     let done = of_type(&recs, "done");
     assert_eq!(done.len(), 5);
@@ -148,7 +148,12 @@ fn http_errors_become_failed_requests_with_status() {
         ],
         None,
     );
-    assert_ok(&outs[1], "fire");
+    assert_none_succeeded(&outs[1], "fire");
+    assert!(
+        stderr(&outs[1]).contains(&format!("did you mean {url}/v1?")),
+        "{}",
+        stderr(&outs[1])
+    );
     let recs = records(&outs[1].stdout);
     let done = of_type(&recs, "done");
     assert_eq!(done.len(), 3);

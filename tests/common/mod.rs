@@ -140,6 +140,14 @@ pub fn assert_ok(out: &Output, what: &str) {
     );
 }
 
+/// Asserts a `fire` run exited 1 because no request it sent succeeded, showing its stderr if
+/// not.
+pub fn assert_none_succeeded(out: &Output, what: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+    assert!(stderr.contains("succeeded"), "{what}: {stderr}");
+}
+
 /// A loopback port that nothing listens on (bound, then released).
 pub fn dead_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");

@@ -274,19 +274,51 @@ extern "C" fn on_interrupt(_: libc::c_int) {
 }
 
 /// Raises the soft open-file limit to the hard limit: a thousand concurrent streams need a
-/// thousand sockets, more than the common default soft limit of 1024.
+/// thousand sockets, more than the common default soft limit of 1024. Where the hard limit is
+/// "unlimited" and the kernel refuses that as a soft limit (macOS), the largest of a few common
+/// ceilings that it accepts is taken.
 pub fn raise_fd_limit() {
+    let Some((soft, hard)) = open_file_limit() else {
+        return;
+    };
+    if soft >= hard {
+        return;
+    }
+    for target in [hard, 1 << 20, 1 << 16, 10240] {
+        if target <= soft || target > hard {
+            continue;
+        }
+        let lim = libc::rlimit {
+            rlim_cur: target as libc::rlim_t,
+            rlim_max: hard as libc::rlim_t,
+        };
+        // SAFETY: plain setrlimit on a valid struct.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } == 0 {
+            return;
+        }
+    }
+}
+
+/// The open-file limits in force, soft and hard (`u64::MAX` for unlimited).
+pub fn open_file_limit() -> Option<(u64, u64)> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
-    // SAFETY: plain getrlimit/setrlimit on a valid struct.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
-            lim.rlim_cur = lim.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-        }
+    // SAFETY: plain getrlimit on a valid struct.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return None;
     }
+    // rlim_t is u64 on Linux and macOS, not on every platform.
+    #[allow(clippy::unnecessary_cast)]
+    let wide = |v: libc::rlim_t| {
+        if v == libc::RLIM_INFINITY {
+            u64::MAX
+        } else {
+            v as u64
+        }
+    };
+    Some((wide(lim.rlim_cur), wide(lim.rlim_max)))
 }
 
 /// The command line as given, for the header's `argv`.

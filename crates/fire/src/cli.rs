@@ -1,9 +1,10 @@
 //! `fire`'s command line: the flags, their checks, and what of them the output header records.
 
-use crate::api::Api;
+use crate::api::{self, Api, StreamUsage};
+use crate::headers;
 use crate::sink::DEFAULT_OUTPUT_BUFFER;
 use clap::Parser;
-use hyper::header::HeaderValue;
+use hyper::header::HeaderMap;
 use hyper::Uri;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -28,7 +29,7 @@ use tokenpipe_format::Header;
 /// --output-buffer bytes; past that, fire waits for it, which delays its time stamps, and writes
 /// a `stall` record for every such wait.
 #[derive(Debug, Parser)]
-#[command(name = "fire", version, after_help = EXAMPLES)]
+#[command(name = "fire", version, after_help = AFTER_HELP)]
 pub struct Args {
     /// Base URL of the API, up to and including `/v1` (http:// only for now).
     #[arg(long, env = "TOKENPIPE_URL", required_unless_present = "generate")]
@@ -42,18 +43,69 @@ pub struct Args {
     #[arg(long)]
     pub model: Option<String>,
 
-    /// Bearer token for the `Authorization` header.
+    /// Bearer token for the `Authorization` header (never written anywhere: the output records
+    /// only that one was given).
     #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
+
+    /// Path of the generation endpoint on the host of --url, for servers whose API is not at
+    /// `{url}/completions` (`{url}/chat/completions`): e.g. `/openai/deployments/m/completions`.
+    /// A full `http://` URL is taken as it is. --url stays the base of `GET {url}/models`.
+    #[arg(long, value_name = "PATH")]
+    pub endpoint: Option<String>,
+
+    /// Extra HTTP header on every request, models list included: "Name: value" (repeatable).
+    /// Values of headers whose name looks secret (authorization, *key*, *token*, cookie) are
+    /// recorded as `***`. An `Authorization` header replaces --api-key.
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    pub header: Vec<String>,
+
+    /// JSON object merged into every request body (`'{"top_p":0.9}'`). A request's own
+    /// `extra_body` wins for a member both give; fire's own members (model, prompt, messages,
+    /// max_tokens, stream, stream_options, ignore_eos) cannot be set this way.
+    #[arg(long, value_name = "JSON")]
+    pub extra_body: Option<String>,
+
+    /// Sampling temperature sent in every body; it replaces a `temperature` from --extra-body or
+    /// a request's `extra_body`. Not sent unless given (the server's default applies).
+    #[arg(long, value_name = "T", allow_negative_numbers = true)]
+    pub temperature: Option<f64>,
+
+    /// Usage reporting asked of the stream: `on` (`stream_options.include_usage`), `continuous`
+    /// (also vLLM's `continuous_usage_stats`, usage on every event), `off` (no `stream_options`,
+    /// for servers that refuse it; tokens are then counted one per event).
+    #[arg(long, value_enum, value_name = "HOW", default_value = "on")]
+    pub stream_usage: StreamUsage,
 
     /// Closed loop: requests kept in flight, overriding the schedule's concurrency (ignored, with
     /// a warning, for open-loop schedules).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub concurrency: Option<u64>,
 
-    /// Seconds a request may take from send to the end of its stream.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1800.0)]
-    pub timeout: f64,
+    /// Longest a request may take from send to the end of its stream (`timeout`): a duration
+    /// such as 500ms, 90s, 30m, or plain seconds.
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = positive_duration)]
+    pub timeout: Duration,
+
+    /// Longest wait for a TCP connection to be made (`connect_timeout`).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = positive_duration)]
+    pub connect_timeout: Duration,
+
+    /// Longest wait from the send to the first event with content (`first_token_timeout`);
+    /// off unless given, since queueing on a loaded server is a wait worth measuring.
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    pub first_token_timeout: Option<Duration>,
+
+    /// Longest silence between two reads of a response body, once its first byte came
+    /// (`idle_timeout`), so that a stalled stream fails in a minute rather than at --timeout;
+    /// 0 turns it off.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = tokenpipe_cli::parse_duration)]
+    pub idle_timeout: Duration,
+
+    /// Run every request even when the first ones all fail to connect (by default the run
+    /// stops after the first 8 requests to end all failed to connect).
+    #[arg(long)]
+    pub keep_going: bool,
 
     /// Do not send `ignore_eos: true` (then the model may stop before `max_tokens`).
     #[arg(long)]
@@ -78,13 +130,24 @@ pub struct Args {
     pub file: Option<PathBuf>,
 }
 
-const EXAMPLES: &str = "\
+/// The help's closing section: exit statuses and examples.
+const AFTER_HELP: &str = "\
+Exit status:
+  0    at least one request succeeded (or nothing was sent, or stdout's reader went away)
+  1    no request succeeded; the server could not be reached (the model list, or the first 8
+       requests to end all failed to connect: the run stops early unless --keep-going)
+  2    bad usage or input (a flag, the schedule)
+  130  interrupted (Ctrl-C); 143 terminated (SIGTERM); everything measured was written
+
 Examples:
   # open loop, Poisson arrivals at 2 requests/s
   arrivals --rate 2 --num-prompts 100 | fire --url http://127.0.0.1:8000/v1 > run.ndjson
 
   # closed loop through the chat API, keeping 16 requests in flight
   arrivals --concurrency 16 -n 256 | fire --url http://127.0.0.1:8000/v1 --api chat | reduce | table
+
+  # a gateway with its own path and header, stalled streams failing after 20 s of silence
+  arrivals -n 50 | fire --url http://gw:8000/v1 --endpoint /llm/v1/completions -H 'X-Tenant: blue' --idle-timeout 20s
 
   # keep the raw events (whole even after Ctrl-C) and the summary
   arrivals --rate 1 -n 50 | fire --url http://127.0.0.1:8000/v1 --save run.ndjson | reduce | table";
@@ -93,6 +156,15 @@ const _: () = assert!(
     DEFAULT_OUTPUT_BUFFER == 256 << 20,
     "keep --output-buffer's default in step"
 );
+
+/// A duration that is not zero.
+fn positive_duration(text: &str) -> Result<Duration, String> {
+    let d = tokenpipe_cli::parse_duration(text)?;
+    if d.is_zero() {
+        return Err(format!("`{text}`: expected a duration longer than zero"));
+    }
+    Ok(d)
+}
 
 /// Reads a byte count such as `65536`, `64K`, `256M` or `1G` (binary units).
 fn parse_bytes(text: &str) -> Result<u64, String> {
@@ -138,45 +210,82 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
     }
 }
 
-/// The per-request time limit, checked.
-pub fn timeout(args: &Args) -> anyhow::Result<Duration> {
-    Duration::try_from_secs_f64(args.timeout)
-        .ok()
-        .filter(|t| !t.is_zero())
-        .ok_or_else(|| {
-            tokenpipe_cli::bad_input(format!(
-                "--timeout {}: expected a positive number of seconds that fits a duration",
-                args.timeout
-            ))
-        })
-}
-
-/// The endpoint's URI and the model list's, from the base URL.
-pub fn endpoint(base: &str, api: Api) -> anyhow::Result<(Uri, Uri)> {
+/// The endpoint's URI and the model list's: `{url}` + the API's path (or `--endpoint`: a path
+/// on the same host, or a whole URL), and `{url}/models`.
+pub fn endpoint(base: &str, api: Api, path: Option<&str>) -> anyhow::Result<(Uri, Uri)> {
     let base = base.trim_end_matches('/');
     if !base.starts_with("http://") {
         return Err(tokenpipe_cli::bad_input(format!(
             "--url {base}: only http:// URLs are supported"
         )));
     }
-    let parse = |s: String| {
+    let parse = |flag: &str, s: String| {
         s.parse::<Uri>()
-            .map_err(|e| tokenpipe_cli::bad_input(format!("--url {base}: {e}")))
+            .map_err(|e| tokenpipe_cli::bad_input(format!("{flag} {s}: {e}")))
     };
-    Ok((
-        parse(format!("{base}{}", api.path()))?,
-        parse(format!("{base}/models"))?,
-    ))
+    let models = parse("--url", format!("{base}/models"))?;
+    let generate = match path {
+        None => parse("--url", format!("{base}{}", api.path()))?,
+        Some(p) if p.starts_with("http://") => parse("--endpoint", p.to_string())?,
+        Some(p) if p.starts_with('/') => {
+            let host = models.authority().map(|a| a.as_str()).unwrap_or_default();
+            parse("--endpoint", format!("http://{host}{p}"))?
+        }
+        Some(p) => {
+            return Err(tokenpipe_cli::bad_input(format!(
+                "--endpoint {p}: expected a path starting with / (or a whole http:// URL)"
+            )))
+        }
+    };
+    Ok((generate, models))
 }
 
-/// The `Authorization` header for an API key.
-pub fn auth(api_key: Option<&str>) -> anyhow::Result<Option<HeaderValue>> {
-    api_key
-        .map(|k| {
-            HeaderValue::from_str(&format!("Bearer {k}"))
-                .map_err(|_| tokenpipe_cli::bad_input("--api-key contains invalid characters"))
-        })
-        .transpose()
+/// The extra headers of every request (`-H`, `--api-key`), checked.
+pub fn request_headers(args: &Args) -> anyhow::Result<HeaderMap> {
+    headers::request_headers(&args.header, args.api_key.as_deref())
+        .map_err(tokenpipe_cli::bad_input)
+}
+
+/// The body settings that come from flags (`--temperature`, `--extra-body`, `--stream-usage`),
+/// checked; the model and `ignore_eos` are filled in by the caller.
+pub fn body_options(args: &Args) -> anyhow::Result<api::BodyOptions> {
+    if let Some(t) = args.temperature {
+        if !t.is_finite() || t < 0.0 {
+            return Err(tokenpipe_cli::bad_input(format!(
+                "--temperature {t}: expected a finite number, zero or more"
+            )));
+        }
+    }
+    let extra = match &args.extra_body {
+        None => None,
+        Some(text) => {
+            let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+                tokenpipe_cli::bad_input(format!("--extra-body: not valid JSON: {e}"))
+            })?;
+            let serde_json::Value::Object(map) = value else {
+                return Err(tokenpipe_cli::bad_input(
+                    "--extra-body: expected a JSON object such as '{\"top_p\":0.9}'",
+                ));
+            };
+            if let Some(own) = map.keys().find(|k| api::is_own_member(k)) {
+                return Err(tokenpipe_cli::bad_input(format!(
+                    "--extra-body: member \"{own}\" is set by fire itself and cannot be replaced (use its own flag)"
+                )));
+            }
+            Some(map)
+        }
+    };
+    Ok(api::BodyOptions {
+        temperature: args.temperature,
+        extra,
+        stream_usage: args.stream_usage,
+        ..api::BodyOptions::default()
+    })
+}
+
+/// The idle timeout, `None` when 0 turned it off.
+pub fn idle_timeout(args: &Args) -> Option<Duration> {
+    Some(args.idle_timeout).filter(|d| !d.is_zero())
 }
 
 /// The header of fire's output: how the run was made, with the upstream chain.
@@ -194,7 +303,49 @@ pub fn header(
     );
     params.insert("api".to_string(), serde_json::json!(args.api));
     params.insert("model".to_string(), serde_json::json!(model));
-    params.insert("timeout_s".to_string(), serde_json::json!(args.timeout));
+    params.insert(
+        "timeout_s".to_string(),
+        serde_json::json!(args.timeout.as_secs_f64()),
+    );
+    params.insert(
+        "connect_timeout_s".to_string(),
+        serde_json::json!(args.connect_timeout.as_secs_f64()),
+    );
+    params.insert(
+        "first_token_timeout_s".to_string(),
+        serde_json::json!(args.first_token_timeout.map(|d| d.as_secs_f64())),
+    );
+    params.insert(
+        "idle_timeout_s".to_string(),
+        serde_json::json!(idle_timeout(args).map(|d| d.as_secs_f64())),
+    );
+    params.insert(
+        "stream_usage".to_string(),
+        serde_json::json!(args.stream_usage),
+    );
+    params.insert("keep_going".to_string(), serde_json::json!(args.keep_going));
+    // Only whether a key was given: its value is never written.
+    params.insert(
+        "api_key".to_string(),
+        serde_json::json!(args.api_key.is_some()),
+    );
+    if let Some(e) = &args.endpoint {
+        params.insert("endpoint".to_string(), serde_json::json!(e));
+    }
+    if !args.header.is_empty() {
+        params.insert(
+            "headers".to_string(),
+            serde_json::Value::Object(headers::recorded(&args.header)),
+        );
+    }
+    if let Some(t) = args.temperature {
+        params.insert("temperature".to_string(), serde_json::json!(t));
+    }
+    if let Some(e) = &args.extra_body {
+        // Checked by `body_options` before the header is written.
+        let parsed = serde_json::from_str::<serde_json::Value>(e).unwrap_or_default();
+        params.insert("extra_body".to_string(), parsed);
+    }
     params.insert(
         "ignore_eos".to_string(),
         serde_json::json!(!args.no_ignore_eos),
@@ -205,28 +356,12 @@ pub fn header(
     let mut header = Header::measured(
         "fire",
         format!("fire-{run_hash:016x}"),
-        redact_key(tokenpipe_cli::argv()),
+        headers::redact_argv(tokenpipe_cli::argv()),
         clock,
     );
     header.params = params;
     header.upstream = Header::chain(upstream);
     header
-}
-
-/// Keeps API keys given on the command line out of the recorded argv.
-fn redact_key(mut argv: Vec<String>) -> Vec<String> {
-    let mut redact_next = false;
-    for a in argv.iter_mut() {
-        if redact_next {
-            *a = "***".into();
-            redact_next = false;
-        } else if a == "--api-key" {
-            redact_next = true;
-        } else if a.starts_with("--api-key=") {
-            *a = "--api-key=***".into();
-        }
-    }
-    argv
 }
 
 #[cfg(test)]
@@ -240,22 +375,74 @@ mod tests {
 
     #[test]
     fn endpoints_and_bad_urls() {
-        let (u, m) = endpoint("http://127.0.0.1:8000/v1/", Api::Chat).unwrap();
+        let (u, m) = endpoint("http://127.0.0.1:8000/v1/", Api::Chat, None).unwrap();
         assert_eq!(u.to_string(), "http://127.0.0.1:8000/v1/chat/completions");
         assert_eq!(m.to_string(), "http://127.0.0.1:8000/v1/models");
-        assert!(endpoint("https://x/v1", Api::Chat).is_err());
-        assert!(endpoint("http://exa mple/v1", Api::Chat).is_err());
+        let (u, m) = endpoint("http://h:1/v1", Api::Chat, Some("/gw/generate")).unwrap();
+        assert_eq!(u.to_string(), "http://h:1/gw/generate");
+        assert_eq!(m.to_string(), "http://h:1/v1/models");
+        let (u, _) = endpoint("http://h:1/v1", Api::Chat, Some("http://o:2/x")).unwrap();
+        assert_eq!(u.to_string(), "http://o:2/x");
+        assert!(endpoint("http://h/v1", Api::Chat, Some("gw/generate")).is_err());
+        assert!(endpoint("https://x/v1", Api::Chat, None).is_err());
+        assert!(endpoint("http://exa mple/v1", Api::Chat, None).is_err());
+    }
+
+    fn parse(words: &[&str]) -> Result<Args, clap::Error> {
+        let m = tokenpipe_cli::command::<Args>()
+            .try_get_matches_from(["fire", "--url", "http://x/v1"].iter().chain(words))?;
+        <Args as clap::FromArgMatches>::from_arg_matches(&m)
     }
 
     #[test]
-    fn api_key_never_recorded() {
-        let a = redact_key(vec![
-            "fire".into(),
-            "--api-key".into(),
-            "sk-1".into(),
-            "--api-key=sk-2".into(),
-        ]);
-        assert!(!a.join(" ").contains("sk-"));
+    fn durations_and_their_defaults() {
+        let a = parse(&[]).unwrap();
+        assert_eq!(a.timeout, Duration::from_secs(1800));
+        assert_eq!(a.connect_timeout, Duration::from_secs(10));
+        assert_eq!(a.first_token_timeout, None);
+        assert_eq!(idle_timeout(&a), Some(Duration::from_secs(60)));
+        let a = parse(&[
+            "--timeout",
+            "90",
+            "--idle-timeout",
+            "0",
+            "--first-token-timeout",
+            "500ms",
+        ])
+        .unwrap();
+        assert_eq!(a.timeout, Duration::from_secs(90));
+        assert_eq!(idle_timeout(&a), None);
+        assert_eq!(a.first_token_timeout, Some(Duration::from_millis(500)));
+        for bad in [
+            ["--timeout", "0"],
+            ["--connect-timeout", "0s"],
+            ["--timeout", "soon"],
+        ] {
+            assert!(parse(&bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn body_flags_are_checked() {
+        let opts = body_options(
+            &parse(&["--extra-body", r#"{"top_p":0.5}"#, "--temperature", "0"]).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(opts.temperature, Some(0.0));
+        assert_eq!(opts.extra.unwrap()["top_p"], 0.5);
+        for bad in [
+            vec!["--extra-body", "[1]"],
+            vec!["--extra-body", "{oops"],
+            vec!["--extra-body", r#"{"stream":false}"#],
+            vec!["--temperature", "-1"],
+            vec!["--temperature", "NaN"],
+        ] {
+            let e = body_options(&parse(&bad).unwrap())
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(e.starts_with(bad[0]), "{e}");
+        }
     }
 
     #[test]

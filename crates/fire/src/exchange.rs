@@ -5,12 +5,14 @@
 
 use crate::api::Dialect;
 use crate::job::Job;
+use crate::limits::{Expired, Limits, Watch};
 use crate::sink::Sink;
 use crate::sse_split::SseSplitter;
-use crate::stop::Stop;
+use crate::stop::{Stop, StopReason};
+use crate::verdict::Verdict;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use hyper::Uri;
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use std::sync::{Arc, Mutex};
@@ -30,20 +32,26 @@ pub struct Ctx {
     pub uri: Uri,
     /// The API dialect, which reads the streamed chunks.
     pub dialect: &'static dyn Dialect,
-    /// `Authorization` header, when an API key was given.
-    pub auth: Option<HeaderValue>,
+    /// Extra headers of every request: `-H`, and `Authorization` for `--api-key`.
+    pub headers: HeaderMap,
     /// Run clock.
     pub clock: RunClock,
     /// Output.
     pub sink: Arc<Sink>,
     /// Per-request time limit.
     pub timeout: Duration,
+    /// The first-token and idle limits.
+    pub limits: Limits,
+    /// The connect limit, for messages (the connector enforces it).
+    pub connect_timeout: Duration,
     /// Run stop signal.
     pub stop: Arc<Stop>,
     /// High half of each request's `x-request-id`.
     pub run_hash: u64,
     /// Failures by kind, for the closing message.
     pub failures: Mutex<Vec<(ErrorKind, u64)>>,
+    /// The early-stop rule and the exit status.
+    pub verdict: Verdict,
 }
 
 /// The `x-request-id` of a request: a UUID-shaped string whose first 16 hex digits identify
@@ -70,6 +78,12 @@ impl Failure {
             kind,
             message: message.into(),
         }
+    }
+}
+
+impl From<Expired> for Failure {
+    fn from(e: Expired) -> Self {
+        Failure::new(e.kind, e.message())
     }
 }
 
@@ -181,9 +195,13 @@ pub async fn run(ctx: Arc<Ctx>, job: Job) -> u64 {
         Ok(()) => (true, None, None),
         Err(f) => {
             count_failure(&ctx, f.kind);
-            (false, Some(f.kind.into()), Some(f.message))
+            (false, Some(f.kind), Some(f.message))
         }
     };
+    if ctx.verdict.record(error_kind, st.status, error.as_deref()) {
+        ctx.stop.trigger(StopReason::Unreachable);
+    }
+    let error_kind = error_kind.map(Into::into);
     ctx.sink.record(&Record::Done(Done {
         id: st.id,
         at_ns,
@@ -212,34 +230,51 @@ fn count_failure(ctx: &Ctx, kind: ErrorKind) {
 
 async fn exchange(ctx: &Ctx, body: Bytes, st: &mut StreamState) -> Result<(), Failure> {
     let mut req = hyper::Request::post(ctx.uri.clone())
-        .header(CONTENT_TYPE, "application/json")
-        .header("x-request-id", request_uuid(ctx.run_hash, st.id));
-    if let Some(auth) = &ctx.auth {
-        req = req.header(AUTHORIZATION, auth.clone());
-    }
-    let req = req
         .body(Full::new(body))
         .map_err(|e| Failure::new(ErrorKind::Connect, e.to_string()))?;
-    let resp = ctx.client.request(req).await.map_err(|e| {
-        let kind = if e.is_connect() {
-            ErrorKind::Connect
-        } else {
-            ErrorKind::Body
-        };
-        Failure::new(kind, error_chain(&e))
-    })?;
+    let headers = req.headers_mut();
+    headers.clone_from(&ctx.headers);
+    if !headers.contains_key(CONTENT_TYPE) {
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    }
+    if let Ok(id) = HeaderValue::from_str(&request_uuid(ctx.run_hash, st.id)) {
+        headers.insert("x-request-id", id);
+    }
+    let mut watch = Watch::start(ctx.limits, tokio::time::Instant::now());
+    let resp = watch
+        .wait(false, ctx.client.request(req))
+        .await?
+        .map_err(|e| connect_failure(ctx, &e))?;
     let status = resp.status();
     st.status = Some(status.as_u16());
+    let content_type = resp.headers().get(CONTENT_TYPE).cloned();
     let mut body = resp.into_body();
     if !status.is_success() {
-        let text = read_prefix(&mut body, 4096).await;
+        let text = watch.wait(false, read_prefix(&mut body, 4096)).await?;
         return Err(Failure::new(
             ErrorKind::Http,
             format!("HTTP {status}: {}", snippet(&text)),
         ));
     }
+    if let Some(other) = content_type.filter(|t| !is_event_stream(t)) {
+        let text = watch.wait(false, read_prefix(&mut body, 4096)).await?;
+        let shown = String::from_utf8_lossy(other.as_bytes()).into_owned();
+        let hint = if shown.contains("json") {
+            " (a server that ignored \"stream\": true?)"
+        } else {
+            ""
+        };
+        return Err(Failure::new(
+            ErrorKind::NotStream,
+            format!(
+                "content type {shown:?}, not text/event-stream{hint}: {}",
+                snippet(&text)
+            ),
+        ));
+    }
     let mut sse = SseSplitter::new();
-    while let Some(frame) = body.frame().await {
+    while let Some(frame) = watch.wait(st.events > 0, body.frame()).await? {
+        watch.read(tokio::time::Instant::now());
         let frame = frame.map_err(|e| Failure::new(ErrorKind::Body, error_chain(&e)))?;
         let Ok(data) = frame.into_data() else {
             continue;
@@ -282,6 +317,50 @@ async fn exchange(ctx: &Ctx, body: Bytes, st: &mut StreamState) -> Result<(), Fa
         ));
     }
     Ok(())
+}
+
+/// True for `text/event-stream` (any parameters, any case). A response with no content type
+/// at all is read as a stream too, since some servers send none.
+fn is_event_stream(content_type: &HeaderValue) -> bool {
+    content_type
+        .to_str()
+        .ok()
+        .and_then(|t| t.split(';').next())
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("text/event-stream"))
+}
+
+/// The failure of a request the client could not send: `connect_timeout` when the connector's
+/// limit passed, `connect` for other connection failures, `body` when the connection broke
+/// while the request or the response head was in transit.
+fn connect_failure(ctx: &Ctx, e: &hyper_util::client::legacy::Error) -> Failure {
+    if !e.is_connect() {
+        return Failure::new(ErrorKind::Body, error_chain(e));
+    }
+    if timed_out(e) {
+        return Failure::new(
+            ErrorKind::ConnectTimeout,
+            format!(
+                "no connection to {} within {:.3} s (--connect-timeout)",
+                ctx.uri.authority().map(|a| a.as_str()).unwrap_or_default(),
+                ctx.connect_timeout.as_secs_f64()
+            ),
+        );
+    }
+    Failure::new(ErrorKind::Connect, error_chain(e))
+}
+
+/// True when an error's cause is an I/O time-out (the connector's connect timeout).
+pub fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        if c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+        {
+            return true;
+        }
+        cur = c.source();
+    }
+    false
 }
 
 async fn read_prefix(body: &mut hyper::body::Incoming, limit: usize) -> Vec<u8> {
@@ -330,6 +409,16 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 mod tests {
     use super::*;
     use crate::api::Api;
+
+    #[test]
+    fn event_stream_content_types() {
+        for yes in ["text/event-stream", "Text/Event-Stream; charset=utf-8"] {
+            assert!(is_event_stream(&HeaderValue::from_static(yes)), "{yes}");
+        }
+        for no in ["application/json", "text/html", "text/event-streamx"] {
+            assert!(!is_event_stream(&HeaderValue::from_static(no)), "{no}");
+        }
+    }
 
     #[test]
     fn uuid_shape_and_round_trip() {

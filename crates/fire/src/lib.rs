@@ -11,13 +11,16 @@ pub mod cli;
 pub mod discover;
 pub mod dispatch;
 pub mod exchange;
+pub mod headers;
 pub mod input;
 pub mod job;
+pub mod limits;
 pub mod salt;
 pub mod signals;
 pub mod sink;
 pub mod sse_split;
 pub mod stop;
+pub mod verdict;
 
 use anyhow::Context;
 pub use cli::Args;
@@ -43,10 +46,12 @@ pub fn main() -> anyhow::Result<()> {
     run(args)
 }
 
-fn build_client() -> HttpClient {
+/// The HTTP client; `connect_timeout` bounds each new connection (kind `connect_timeout`).
+fn build_client(connect_timeout: Duration) -> HttpClient {
     let mut http = HttpConnector::new();
     http.set_nodelay(true);
     http.enforce_http(true);
+    http.set_connect_timeout(Some(connect_timeout));
     Client::builder(TokioExecutor::new())
         .pool_timer(TokioTimer::new())
         .timer(TokioTimer::new())
@@ -72,10 +77,10 @@ fn read_ahead<R: BufRead>(
 
 /// Runs a whole benchmark with parsed arguments.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let timeout = cli::timeout(&args)?;
     let url = args.url.clone().unwrap_or_default();
-    let (uri, models_uri) = cli::endpoint(&url, args.api)?;
-    let auth = cli::auth(args.api_key.as_deref())?;
+    let (uri, models_uri) = cli::endpoint(&url, args.api, args.endpoint.as_deref())?;
+    let headers = cli::request_headers(&args)?;
+    let body_options = cli::body_options(&args)?;
     let stop = Arc::new(Stop::default());
     let last_resort = signals::watch(stop.clone());
     let saved = cli::save_file(&args)?;
@@ -132,11 +137,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .enable_all()
             .build()?
     };
-    let client = runtime.block_on(async { build_client() });
+    let client = runtime.block_on(async { build_client(args.connect_timeout) });
     let model = match &args.model {
         Some(m) => Some(m.clone()),
-        None => runtime.block_on(discover::model(&client, models_uri, auth.as_ref(), &stop)),
+        None => {
+            let found = runtime.block_on(discover::model(
+                &client,
+                models_uri.clone(),
+                &headers,
+                args.timeout,
+                &stop,
+            ));
+            match found {
+                discover::Discovery::Found(m) => Some(m),
+                discover::Discovery::Unknown | discover::Discovery::Stopped => None,
+                discover::Discovery::Unreachable(why) => {
+                    return Err(tokenpipe_cli::failure(
+                        tokenpipe_cli::EXIT_FAILURE,
+                        format!("cannot connect to {url} (GET {models_uri}: {why}); is the server up and --url right? Nothing was sent"),
+                    ));
+                }
+            }
+        }
     };
+    warn_if_fds_short(policy.in_flight_limit());
 
     let clock = RunClock::start();
     let stop_on_close = stop.clone();
@@ -184,6 +208,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         body: api::BodyOptions {
             model,
             ignore_eos: !args.no_ignore_eos,
+            ..body_options
         },
         policy,
         salt,
@@ -197,13 +222,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         client,
         uri,
         dialect,
-        auth,
+        headers,
         clock,
         sink: sink.clone(),
-        timeout,
+        timeout: args.timeout,
+        limits: limits::Limits {
+            first_token: args.first_token_timeout,
+            idle: cli::idle_timeout(&args),
+        },
+        connect_timeout: args.connect_timeout,
         stop: stop.clone(),
         run_hash,
         failures: Mutex::new(Vec::new()),
+        verdict: verdict::Verdict::new(args.keep_going),
     });
     runtime.block_on(async {
         let ticker_sink = sink.clone();
@@ -223,12 +254,56 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     sink.finish()?;
     if stop.reason() != Some(StopReason::OutputClosed) {
         report_failures(&ctx);
+        if ctx.verdict.saw_not_found() {
+            if let Some(hint) = discover::v1_hint(&url) {
+                eprintln!("fire: requests were answered 404 Not Found: {hint}");
+            }
+        }
     }
     dispatched?;
-    match stop.reason().and_then(StopReason::exit) {
-        Some((code, message)) => Err(tokenpipe_cli::failure(code, message)),
-        None => Ok(()),
+    match stop.reason() {
+        Some(StopReason::Unreachable) => Err(tokenpipe_cli::failure(
+            tokenpipe_cli::EXIT_FAILURE,
+            ctx.verdict.early_stop_message(&ctx.uri.to_string()),
+        )),
+        Some(StopReason::OutputClosed) => Ok(()),
+        Some(other) => match other.exit() {
+            Some((code, message)) => Err(tokenpipe_cli::failure(code, message)),
+            None => Ok(()),
+        },
+        None => ctx
+            .verdict
+            .outcome()
+            .map_err(|m| tokenpipe_cli::failure(tokenpipe_cli::EXIT_FAILURE, m)),
     }
+}
+
+/// File descriptors a run needs besides one socket per request in flight: standard streams,
+/// the schedule and --save files, the runtime's epoll and wakers, and some slack.
+const FD_RESERVE: u64 = 64;
+
+/// Says before the run when the in-flight limit does not fit the open-file limit (requests past
+/// it would fail to connect). An open loop without a cap has no limit to check.
+fn warn_if_fds_short(limit: Option<Dispatch>) {
+    let n = match limit {
+        Some(Dispatch::Limit(n) | Dispatch::Cap(n)) => n,
+        _ => return,
+    };
+    let Some((soft, hard)) = tokenpipe_cli::open_file_limit() else {
+        return;
+    };
+    let needed = n.saturating_add(FD_RESERVE);
+    if needed <= soft {
+        return;
+    }
+    let hard = if hard == u64::MAX {
+        "unlimited".to_string()
+    } else {
+        hard.to_string()
+    };
+    eprintln!(
+        "fire: warning: {n} requests in flight need about {needed} open files, but this process may open {soft} (hard limit {hard}); requests past that fail as `connect`. Raise it before running fire: `ulimit -n {needed}` in the shell (as root, or after raising the hard limit in /etc/security/limits.conf), or LimitNOFILE={needed} in a systemd unit"
+    );
 }
 
 fn report_failures(ctx: &Ctx) {

@@ -1,5 +1,5 @@
-//! One way to end a run early, whatever the cause: Ctrl-C, SIGTERM, or a reader that closed our
-//! stdout.
+//! One way to end a run early, whatever the cause: Ctrl-C, SIGTERM, a reader that closed our
+//! stdout, or a server that cannot be reached.
 //! The dispatcher stops sending (remaining requests end as `not_sent`) and every request in
 //! flight ends as `cancelled`, so the stream still holds one `done` per request.
 
@@ -15,6 +15,8 @@ pub enum StopReason {
     Terminated,
     /// The consumer of stdout went away.
     OutputClosed,
+    /// The first requests all failed to connect (see `verdict`).
+    Unreachable,
 }
 
 impl StopReason {
@@ -31,6 +33,10 @@ impl StopReason {
                 "terminated; everything measured was written",
             )),
             StopReason::OutputClosed => None,
+            StopReason::Unreachable => Some((
+                tokenpipe_cli::EXIT_FAILURE,
+                "the server could not be reached; the run was stopped",
+            )),
         }
     }
 }
@@ -59,11 +65,13 @@ impl Stop {
             StopReason::Interrupted => 1,
             StopReason::OutputClosed => 2,
             StopReason::Terminated => 3,
+            StopReason::Unreachable => 4,
         };
         let replaced = self
             .reason
             .compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst);
-        if replaced == Err(2) && reason != StopReason::OutputClosed {
+        let signal = matches!(reason, StopReason::Interrupted | StopReason::Terminated);
+        if replaced == Err(2) && signal {
             let _ = self
                 .reason
                 .compare_exchange(2, code, Ordering::SeqCst, Ordering::SeqCst);
@@ -77,6 +85,7 @@ impl Stop {
             1 => Some(StopReason::Interrupted),
             2 => Some(StopReason::OutputClosed),
             3 => Some(StopReason::Terminated),
+            4 => Some(StopReason::Unreachable),
             _ => None,
         }
     }

@@ -4,6 +4,7 @@
 //! needs, with the millisecond floats turned into whole nanoseconds once, so every deadline is
 //! computed in exact integer arithmetic.
 
+use crate::access::Access;
 use crate::fault::select::{self, FaultFlag, FaultPlan};
 use clap::Parser;
 use std::path::PathBuf;
@@ -96,6 +97,8 @@ pub struct Args {
     ///   error          send `data: {"error":{...}}`, then `data: [DONE]` (as vLLM does)
     ///   truncate       end the body cleanly mid-answer: no finish_reason, no `[DONE]`
     ///   bare-done      send `data: [DONE]` without any finish_reason (as llama-cpp-python)
+    ///   json           answer the whole JSON (application/json), ignoring `stream: true`
+    ///   html           answer 200 with a text/html page at once (a proxy's, a login page)
     /// The mid-stream kinds act after --fault-after tokens. FRACTION (0 to 1, default 1) of the
     /// requests fail; which ones is a hash of each request's number and --fault-seed, so the
     /// same seed fails the same requests. Repeatable; the fractions must add up to at most 1.
@@ -113,6 +116,21 @@ pub struct Args {
     /// at most max_tokens].
     #[arg(long, value_name = "N")]
     pub fault_after: Option<u64>,
+
+    /// Require `Authorization: Bearer KEY` on every /v1 route (GET /health stays open);
+    /// other requests get 401 with an OpenAI-style error body.
+    #[arg(
+        long,
+        value_name = "KEY",
+        env = "SIMSERVE_API_KEY",
+        hide_env_values = true
+    )]
+    pub api_key: Option<String>,
+
+    /// Milliseconds a generation answer's status and headers are held back, as a server slow to
+    /// answer at all (tokens stay on their own schedule and leave together once it is over).
+    #[arg(long, value_name = "MS", default_value_t = 0.0, value_parser = parse_delay_ms)]
+    pub headers_delay_ms: f64,
 
     /// Tokio worker threads.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
@@ -154,6 +172,9 @@ pub struct Config {
     pub itl: Duration,
     /// Which requests fail, and how (`--fault`); empty by default.
     pub faults: FaultPlan,
+    /// The API key required and the delay of response heads (`--api-key`,
+    /// `--headers-delay-ms`); none by default.
+    pub access: Access,
 }
 
 impl Config {
@@ -168,6 +189,7 @@ impl Config {
             ttft,
             itl,
             faults: FaultPlan::default(),
+            access: Access::default(),
         })
     }
 
@@ -176,6 +198,11 @@ impl Config {
         let mut config = Self::from_ms(args.model.clone(), args.ttft_ms, args.itl_ms)?;
         config.faults = FaultPlan::new(&args.fault, args.fault_seed, args.fault_after)
             .map_err(tokenpipe_cli::bad_input)?;
+        config.access = Access {
+            api_key: args.api_key.clone(),
+            headers_delay: delay(args.headers_delay_ms)
+                .map_err(|e| tokenpipe_cli::bad_input(format!("--headers-delay-ms {e}")))?,
+        };
         Ok(config)
     }
 }

@@ -12,7 +12,8 @@
 //! Tokens are timed on one shared Linux `timerfd` ([`timer`]), not on tokio's millisecond timer,
 //! so they leave within microseconds of their deadline, never before it.
 //!
-//! Modules: [`config`] (command line), [`api`] (request parsing), [`engine`] (when tokens are
+//! Modules: [`config`] (command line), [`access`] (API key, slow response heads), [`api`]
+//! (request parsing), [`engine`] (when tokens are
 //! due: the seam and its implementations), [`fault`] (simulated failures: which requests fail,
 //! and how), [`timetable`] (one request's place in the engine and its wait), [`timer`] (the
 //! shared high-resolution timer), [`waiter`] (the server's clock and how a request waits on it:
@@ -24,6 +25,7 @@
 
 #![warn(missing_docs)]
 
+pub mod access;
 pub mod api;
 pub mod config;
 pub mod engine;

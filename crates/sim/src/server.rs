@@ -9,11 +9,12 @@
 //! A generation request chosen to fail ([`crate::fault`]) is answered with the fault layer's
 //! refusal at once (`http`), or carries its fault into the answer, which carries it out.
 
+use crate::access::{self, Access};
 use crate::api::{self, GenerationRequest, Kind};
 use crate::config::Config;
 use crate::engine::{self, Admission, Departure, Engine};
 use crate::fault::select::FaultPlan;
-use crate::fault::{Fault, Reset, WholeDivert};
+use crate::fault::{Fault, NotStream, Reset, WholeDivert};
 use crate::render::{self, Renderer};
 use crate::stamps::{RequestStamps, StampLog};
 use crate::stream_body::StreamedAnswer;
@@ -53,6 +54,8 @@ struct App {
     faults: FaultPlan,
     /// Numbers answers: `cmpl-1`, `chatcmpl-2`, …
     next_id: AtomicU64,
+    /// The API key required, and how long response heads wait.
+    access: Access,
 }
 
 /// A bound, not yet running server.
@@ -89,6 +92,7 @@ impl Server {
                 renderer,
                 engine: engine::from_config(&config),
                 faults: config.faults,
+                access: config.access,
                 stamps,
                 timer,
                 next_id: AtomicU64::new(1),
@@ -165,6 +169,13 @@ async fn handle(app: &App, req: Request<Incoming>) -> Result<Response<ResponseBo
             return Ok(error(StatusCode::NOT_FOUND, "not_found_error", &message));
         }
     };
+    if !matches!(route, Route::Health) && !app.access.allows(req.headers()) {
+        return Ok(error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_request_error",
+            access::UNAUTHORIZED_MESSAGE,
+        ));
+    }
     let method = req.method();
     if let Route::Generate(kind) = route {
         if method == Method::POST {
@@ -198,6 +209,7 @@ async fn generate(
         .as_deref()
         .and_then(|id| HeaderValue::from_str(id).ok());
     let mut response = answer(app, kind, req, request_id).await?;
+    app.access.delay_headers().await;
     if let Some(value) = echo {
         response.headers_mut().insert("x-request-id", value);
     }
@@ -253,6 +265,15 @@ async fn answer(
             StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         return Ok(error(status, refusal.kind, &refusal.message));
     }
+    let not_stream = fault.as_ref().and_then(Fault::not_stream);
+    if let Some(NotStream::Html(page)) = not_stream {
+        let mut response = full(StatusCode::OK, page);
+        response.headers_mut().insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        return Ok(response);
+    }
     let admission = Admission {
         arrival_ns,
         prompt_tokens: parsed.prompt_tokens,
@@ -262,6 +283,9 @@ async fn answer(
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
+    if not_stream == Some(NotStream::WholeJson) {
+        return whole_answer(app, &parsed, timetable, stamps, id, created, None).await;
+    }
     if !parsed.stream {
         return whole_answer(app, &parsed, timetable, stamps, id, created, fault).await;
     }

@@ -52,6 +52,7 @@ mod tests {
         let opts = BodyOptions {
             model: None,
             ignore_eos: false,
+            ..BodyOptions::default()
         };
         let b = Chat.encode(&req(), &opts).unwrap();
         assert_eq!(

@@ -46,6 +46,7 @@ mod tests {
         let opts = BodyOptions {
             model: Some("m".into()),
             ignore_eos: true,
+            ..BodyOptions::default()
         };
         let b = Completions.encode(&req(), &opts).unwrap();
         assert_eq!(

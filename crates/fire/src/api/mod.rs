@@ -61,12 +61,37 @@ pub trait Dialect: Sync {
 }
 
 /// Settings shared by every request body.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct BodyOptions {
     /// `model` field; omitted when unknown (servers with one model accept that).
     pub model: Option<String>,
     /// Send `ignore_eos: true` so that every request generates exactly `max_tokens`.
     pub ignore_eos: bool,
+    /// `temperature` (`--temperature`): when set, it replaces any a request's `extra_body` or
+    /// `--extra-body` gives, since the flag was asked for this run.
+    pub temperature: Option<f64>,
+    /// Members added to every body (`--extra-body`). A request's own `extra_body` wins for a
+    /// member both give (the schedule is the more specific), and neither replaces fire's own
+    /// members ([`is_own_member`]).
+    pub extra: Option<serde_json::Map<String, serde_json::Value>>,
+    /// What `stream_options` asks for (`--stream-usage`).
+    pub stream_usage: StreamUsage,
+}
+
+/// How much usage the stream is asked to carry (the `--stream-usage` flag). Servers that do not
+/// know `stream_options` may refuse the request (`off` then helps); fire counts tokens by events
+/// when no usage comes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamUsage {
+    /// `stream_options: {include_usage: true}`: one usage chunk at the end (OpenAI, vLLM, SGLang).
+    #[default]
+    On,
+    /// Also `continuous_usage_stats: true`: usage on every chunk (vLLM), so each event's token
+    /// count is exact even when one event carries several tokens.
+    Continuous,
+    /// No `stream_options` member at all, for servers that refuse it.
+    Off,
 }
 
 /// Reads one OpenAI-style chunk, whichever endpoint sent it: content may be in
@@ -82,6 +107,24 @@ pub fn read_chunk(data: &[u8]) -> Result<ChunkInfo<'_>, serde_json::Error> {
 #[derive(Serialize)]
 struct StreamOptions {
     include_usage: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    continuous_usage_stats: bool,
+}
+
+impl StreamUsage {
+    fn options(self) -> Option<StreamOptions> {
+        match self {
+            StreamUsage::On => Some(StreamOptions {
+                include_usage: true,
+                continuous_usage_stats: false,
+            }),
+            StreamUsage::Continuous => Some(StreamOptions {
+                include_usage: true,
+                continuous_usage_stats: true,
+            }),
+            StreamUsage::Off => None,
+        }
+    }
 }
 
 /// The members every OpenAI-style streaming body has, around the dialect's own `input`
@@ -94,11 +137,14 @@ struct Body<'a, I: Serialize> {
     input: I,
     max_tokens: u64,
     stream: bool,
-    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     ignore_eos: bool,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    extra: Option<Extra<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(flatten)]
+    extra: Extra<'a>,
 }
 
 /// The members `fire` sets itself, in any dialect; a request's `extra_body` cannot replace them.
@@ -112,15 +158,40 @@ const OWN_MEMBERS: &[&str] = &[
     "ignore_eos",
 ];
 
-/// A request's `extra_body`, less the members `fire` sets itself.
-struct Extra<'a>(&'a serde_json::Map<String, serde_json::Value>);
+/// True for the members `fire` sets itself, which no `extra_body` may replace.
+pub fn is_own_member(name: &str) -> bool {
+    OWN_MEMBERS.contains(&name)
+}
+
+type Members = serde_json::Map<String, serde_json::Value>;
+
+/// The added members of one body: a request's `extra_body`, then the run's `--extra-body` for
+/// members the request did not give, less fire's own members (and `temperature` when
+/// `--temperature` set it).
+struct Extra<'a> {
+    request: Option<&'a Members>,
+    run: Option<&'a Members>,
+    temperature_set: bool,
+}
+
+impl Extra<'_> {
+    fn keeps(&self, name: &str) -> bool {
+        let replaced_by_flag = self.temperature_set && name == "temperature";
+        !(is_own_member(name) || replaced_by_flag)
+    }
+}
 
 impl Serialize for Extra<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let mut map = s.serialize_map(None)?;
-        for (k, v) in self.0 {
-            if !OWN_MEMBERS.contains(&k.as_str()) {
+        for (k, v) in self.request.into_iter().flatten() {
+            if self.keeps(k) {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        for (k, v) in self.run.into_iter().flatten() {
+            if self.keeps(k) && !self.request.is_some_and(|r| r.contains_key(k)) {
                 map.serialize_entry(k, v)?;
             }
         }
@@ -135,11 +206,14 @@ fn encode_body<I: Serialize>(req: &Request, opts: &BodyOptions, input: I) -> Res
         input,
         max_tokens: req.max_tokens,
         stream: true,
-        stream_options: StreamOptions {
-            include_usage: true,
-        },
+        stream_options: opts.stream_usage.options(),
         ignore_eos: opts.ignore_eos,
-        extra: req.extra_body.as_ref().map(Extra),
+        temperature: opts.temperature,
+        extra: Extra {
+            request: req.extra_body.as_ref(),
+            run: opts.extra.as_ref(),
+            temperature_set: opts.temperature.is_some(),
+        },
     };
     serde_json::to_vec(&body)
         .map(Bytes::from)
@@ -165,6 +239,7 @@ mod tests {
         let opts = BodyOptions {
             model: Some("m".into()),
             ignore_eos: true,
+            ..BodyOptions::default()
         };
         let mut r = req();
         r.extra_body = serde_json::from_str(
@@ -176,6 +251,31 @@ mod tests {
             std::str::from_utf8(&b).unwrap(),
             r#"{"model":"m","prompt":"hi \"there\"","max_tokens":7,"stream":true,"stream_options":{"include_usage":true},"ignore_eos":true,"temperature":0.5}"#
         );
+    }
+
+    #[test]
+    fn run_wide_options_and_their_precedence() {
+        let mut r = req();
+        r.extra_body = serde_json::from_str(r#"{"top_p":0.9,"seed":1,"temperature":0.1}"#).unwrap();
+        let opts = BodyOptions {
+            temperature: Some(0.7),
+            extra: serde_json::from_str(r#"{"seed":2,"top_k":5,"stream":false}"#).unwrap(),
+            stream_usage: StreamUsage::Continuous,
+            ..BodyOptions::default()
+        };
+        let b = Api::Completions.dialect().encode(&r, &opts).unwrap();
+        assert_eq!(
+            std::str::from_utf8(&b).unwrap(),
+            r#"{"prompt":"hi \"there\"","max_tokens":7,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true},"temperature":0.7,"seed":1,"top_p":0.9,"top_k":5}"#
+        );
+        let off = BodyOptions {
+            stream_usage: StreamUsage::Off,
+            ..BodyOptions::default()
+        };
+        let b = Api::Chat.dialect().encode(&req(), &off).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
+        assert!(v.get("stream_options").is_none(), "{v}");
+        assert!(v.get("temperature").is_none(), "{v}");
     }
 
     #[test]

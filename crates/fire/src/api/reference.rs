@@ -23,6 +23,9 @@ struct Chunk<'a> {
     usage: Option<Usage>,
     #[serde(default, borrow)]
     error: Option<&'a RawValue>,
+    /// `"error"` in vLLM's error responses (`{"object":"error","message":…}`).
+    #[serde(default, borrow)]
+    object: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -105,7 +108,11 @@ pub fn parse(data: &[u8]) -> Result<ChunkInfo<'_>, serde_json::Error> {
         finish_reason: c.choices.finish_reason,
         prompt_tokens: c.usage.as_ref().and_then(|u| u.prompt_tokens),
         completion_tokens: c.usage.as_ref().and_then(|u| u.completion_tokens),
-        error: c.error.map(RawValue::get),
+        error: c.error.map(RawValue::get).or_else(|| {
+            c.object
+                .filter(|o| o.get() == "\"error\"")
+                .map(|_| std::str::from_utf8(data).unwrap_or("error"))
+        }),
     })
 }
 

@@ -1,6 +1,7 @@
 //! A fast path for reading streamed chunks: walks the JSON once, looking only at the members
 //! `fire` needs (`choices[].text`, `choices[].delta.{content,reasoning_content,reasoning}`,
-//! `choices[].finish_reason`, `usage.{prompt,completion}_tokens`, `error`) and skipping the rest
+//! `choices[].finish_reason`, `usage.{prompt,completion}_tokens`, `error`, and an `object` of
+//! `"error"`, the shape of vLLM's error responses) and skipping the rest
 //! byte by byte, without building anything.
 //!
 //! It answers only when the chunk is plain: whenever it meets something it does not fully
@@ -21,12 +22,14 @@ pub fn scan(data: &[u8]) -> Option<ChunkInfo<'_>> {
         depth: 0,
     };
     let mut info = ChunkInfo::default();
-    let mut seen = [false; 3];
+    let mut seen = [false; 4];
+    let mut object_error = false;
     s.object(|s, key| {
         let slot = match key {
             b"choices" => 0,
             b"usage" => 1,
             b"error" => 2,
+            b"object" => 3,
             _ => return s.skip_value(),
         };
         if std::mem::replace(&mut seen[slot], true) {
@@ -35,6 +38,13 @@ pub fn scan(data: &[u8]) -> Option<ChunkInfo<'_>> {
         match slot {
             0 => s.choices(&mut info),
             1 => s.usage(&mut info),
+            3 => {
+                s.peek()?;
+                let start = s.i;
+                s.skip_value()?;
+                object_error = &s.b[start..s.i] == b"\"error\"";
+                Some(())
+            }
             _ => {
                 let start = s.i;
                 if s.null()? {
@@ -47,7 +57,13 @@ pub fn scan(data: &[u8]) -> Option<ChunkInfo<'_>> {
         }
     })?;
     s.ws();
-    (s.i == s.b.len()).then_some(info)
+    if s.i != s.b.len() {
+        return None;
+    }
+    if object_error && info.error.is_none() {
+        info.error = Some(std::str::from_utf8(data).ok()?);
+    }
+    Some(info)
 }
 
 struct Scanner<'a> {
@@ -406,6 +422,12 @@ mod tests {
         r#"[]"#,
         r#"not json"#,
         "",
+        r#"{"object":"error","message":"boom","type":"BadRequestError","param":null,"code":400}"#,
+        r#"{"object":"text_completion","choices":[]}"#,
+        r#"{"object": "error" ,"message":"x"}"#,
+        r#"{"object":"err\u006fr","message":"x"}"#,
+        r#"{"object":5}"#,
+        r#"{"object":"error","object":"error"}"#,
     ];
 
     fn same(a: &ChunkInfo, b: &ChunkInfo) -> bool {
@@ -448,6 +470,19 @@ mod tests {
                 .map(|e| e.contains("boom")),
             Some(true)
         );
+    }
+
+    #[test]
+    fn a_top_level_error_object_is_an_error() {
+        let n = CORPUS.len();
+        let c = scan(CORPUS[n - 6].as_bytes()).unwrap();
+        assert!(c.error.is_some_and(|e| e.contains("boom")), "{c:?}");
+        assert!(scan(CORPUS[n - 5].as_bytes()).unwrap().error.is_none());
+        assert!(scan(CORPUS[n - 4].as_bytes()).unwrap().error.is_some());
+        assert!(parse_full(CORPUS[n - 6].as_bytes())
+            .unwrap()
+            .error
+            .is_some());
     }
 
     #[test]

@@ -17,6 +17,8 @@
 //! | `error`         | after tokens, `data: {"error":{…}}` then `data: [DONE]` (as vLLM)     |
 //! | `truncate`      | after tokens, the body ends cleanly: no finish_reason, no `[DONE]`    |
 //! | `bare-done`     | after tokens, `data: [DONE]` with no finish_reason (llama-cpp-python) |
+//! | `json`          | the whole answer as `application/json`, as if `stream` were false     |
+//! | `html`          | at once: 200 with a `text/html` page (a proxy's or a login page)      |
 //!
 //! A fault acts when token `after + 1` is due (or right after the last token when `after` is
 //! all of them), as if the server broke while generating it, and no token of an answer that
@@ -50,17 +52,24 @@ pub enum FaultKind {
     Truncate,
     /// End with `[DONE]` but no finish_reason.
     BareDone,
+    /// Answer the whole JSON (`application/json`) even to a streaming request, as a server that
+    /// ignores `stream: true` does.
+    Json,
+    /// Answer 200 with an HTML page at once, as a proxy or a login page in front of a server
+    /// does.
+    Html,
 }
 
 /// The status `http` answers when none is given.
 pub const DEFAULT_HTTP_STATUS: u16 = 500;
 
 /// Every kind's name, for messages and help.
-pub const KIND_NAMES: &str = "http[=STATUS], reset, stall, garbage, error, truncate, bare-done";
+pub const KIND_NAMES: &str =
+    "http[=STATUS], reset, stall, garbage, error, truncate, bare-done, json, html";
 
 impl FaultKind {
     /// Parses a kind's name: `http`, `http=STATUS` (400 to 599), `reset`, `stall`, `garbage`,
-    /// `error`, `truncate` or `bare-done`.
+    /// `error`, `truncate`, `bare-done`, `json` or `html`.
     pub fn parse(name: &str) -> Result<Self, String> {
         let kind = match name {
             "http" => FaultKind::Http(DEFAULT_HTTP_STATUS),
@@ -70,6 +79,8 @@ impl FaultKind {
             "error" => FaultKind::Error,
             "truncate" => FaultKind::Truncate,
             "bare-done" => FaultKind::BareDone,
+            "json" => FaultKind::Json,
+            "html" => FaultKind::Html,
             _ => match name.strip_prefix("http=") {
                 Some(status) => match status.parse::<u16>() {
                     Ok(s) if (400..=599).contains(&s) => FaultKind::Http(s),
@@ -96,6 +107,8 @@ impl fmt::Display for FaultKind {
             FaultKind::Error => f.write_str("error"),
             FaultKind::Truncate => f.write_str("truncate"),
             FaultKind::BareDone => f.write_str("bare-done"),
+            FaultKind::Json => f.write_str("json"),
+            FaultKind::Html => f.write_str("html"),
         }
     }
 }
@@ -221,11 +234,14 @@ impl Fault {
                 event: None,
                 done: false,
             },
-            // `http` acts before any stream exists; read as a bare `[DONE]` if it ever got here.
-            FaultKind::BareDone | FaultKind::Http(_) => Divert::Finish {
-                event: None,
-                done: true,
-            },
+            // `http`, `json` and `html` act before any stream exists; read as a bare `[DONE]`
+            // if they ever got here.
+            FaultKind::BareDone | FaultKind::Http(_) | FaultKind::Json | FaultKind::Html => {
+                Divert::Finish {
+                    event: None,
+                    done: true,
+                }
+            }
         }
     }
 
@@ -260,13 +276,38 @@ impl Fault {
                     tokens,
                 }
             }
-            FaultKind::BareDone | FaultKind::Http(_) => WholeDivert::Answer {
-                body: renderer.partial_response(req, id, created, tokens),
-                tokens,
-            },
+            FaultKind::BareDone | FaultKind::Http(_) | FaultKind::Json | FaultKind::Html => {
+                WholeDivert::Answer {
+                    body: renderer.partial_response(req, id, created, tokens),
+                    tokens,
+                }
+            }
+        }
+    }
+
+    /// How a request the fault answers without an event stream is answered instead (`json`,
+    /// `html`); `None` for the other kinds.
+    pub fn not_stream(&self) -> Option<NotStream> {
+        match self.kind {
+            FaultKind::Json => Some(NotStream::WholeJson),
+            FaultKind::Html => Some(NotStream::Html(Bytes::from_static(HTML_PAGE))),
+            _ => None,
         }
     }
 }
+
+/// An answer that is not an event stream, whatever the request asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotStream {
+    /// The whole answer as JSON, at the last token's deadline, as if `stream` were false.
+    WholeJson,
+    /// This `text/html` page, at once, with status 200.
+    Html(Bytes),
+}
+
+/// What the `html` fault answers: the kind of page a proxy or a login form shows.
+const HTML_PAGE: &[u8] = b"<!DOCTYPE html>\n<html><head><title>Sign in</title></head>\n\
+<body><h1>Sign in to continue</h1><p>simulated page (fault `html`)</p></body></html>\n";
 
 #[cfg(test)]
 mod tests {
@@ -285,6 +326,8 @@ mod tests {
             "error",
             "truncate",
             "bare-done",
+            "json",
+            "html",
         ] {
             let kind = FaultKind::parse(name).unwrap();
             assert_eq!(kind.to_string(), name);

@@ -1,0 +1,147 @@
+//! How a run ends: the early stop when the server cannot be reached, and the exit status.
+//!
+//! Rules (documented in docs/fire/protocol.md and `fire --help`):
+//! - **Early stop**: when the first [`EARLY_STOP_AFTER`] requests to end all failed to connect
+//!   (`connect` or `connect_timeout`) and none succeeded, the run stops (requests in flight end
+//!   as `cancelled`, the rest as `not_sent`) and fire exits 1, unless `--keep-going`. A run of
+//!   fewer requests than that, all failing to connect, ends by the next rule anyway.
+//! - **Exit 1** when at least one request was sent and none succeeded; 0 otherwise. Requests
+//!   the run itself ended (`cancelled`, `not_sent`) count as neither.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use tokenpipe_format::ErrorKind;
+
+/// How many requests must end, all failing to connect, before the run stops early.
+pub const EARLY_STOP_AFTER: u64 = 8;
+
+/// What the requests that ended so far say about the run.
+#[derive(Debug, Default)]
+pub struct Verdict {
+    keep_going: bool,
+    /// Requests that ended as a success or a failure of the server or network.
+    ended: AtomicU64,
+    ok: AtomicU64,
+    /// Of the first [`EARLY_STOP_AFTER`] to end, those that failed to connect.
+    unreachable: AtomicU64,
+    /// The first connection error seen, for the message.
+    connect_error: Mutex<Option<String>>,
+    /// Some request was answered 404.
+    not_found: AtomicBool,
+}
+
+impl Verdict {
+    /// A verdict for a run; `keep_going` turns the early stop off.
+    pub fn new(keep_going: bool) -> Self {
+        Self {
+            keep_going,
+            ..Self::default()
+        }
+    }
+
+    /// Notes one request's end; true when the run should stop early now (once).
+    pub fn record(
+        &self,
+        kind: Option<ErrorKind>,
+        status: Option<u16>,
+        error: Option<&str>,
+    ) -> bool {
+        let Some(kind) = kind else {
+            self.ended.fetch_add(1, Ordering::SeqCst);
+            self.ok.fetch_add(1, Ordering::SeqCst);
+            return false;
+        };
+        if !kind.is_failure() {
+            return false;
+        }
+        if status == Some(404) {
+            self.not_found.store(true, Ordering::Relaxed);
+        }
+        let n = self.ended.fetch_add(1, Ordering::SeqCst) + 1;
+        if !matches!(kind, ErrorKind::Connect | ErrorKind::ConnectTimeout) {
+            return false;
+        }
+        if let Some(e) = error {
+            let mut first = self.connect_error.lock().unwrap_or_else(|p| p.into_inner());
+            first.get_or_insert_with(|| e.to_string());
+        }
+        if n > EARLY_STOP_AFTER {
+            return false;
+        }
+        let unreachable = self.unreachable.fetch_add(1, Ordering::SeqCst) + 1;
+        unreachable == EARLY_STOP_AFTER && self.ok.load(Ordering::SeqCst) == 0 && !self.keep_going
+    }
+
+    /// Why the run stopped early, for its last message.
+    pub fn early_stop_message(&self, uri: &str) -> String {
+        format!(
+            "stopped: the first {EARLY_STOP_AFTER} requests all failed to connect to {uri} ({}); is the server up and --url right? (--keep-going runs every request anyway)",
+            self.first_connect_error()
+        )
+    }
+
+    fn first_connect_error(&self) -> String {
+        let first = self.connect_error.lock().unwrap_or_else(|p| p.into_inner());
+        first.clone().unwrap_or_else(|| "no connection".into())
+    }
+
+    /// True when some request was answered 404 (a wrong --url or --endpoint, usually).
+    pub fn saw_not_found(&self) -> bool {
+        self.not_found.load(Ordering::Relaxed)
+    }
+
+    /// `Err` (exit 1) with a message when requests were sent and none succeeded.
+    pub fn outcome(&self) -> Result<(), String> {
+        let ended = self.ended.load(Ordering::SeqCst);
+        if ended == 0 || self.ok.load(Ordering::SeqCst) > 0 {
+            return Ok(());
+        }
+        Err(format!("none of the {ended} requests sent succeeded"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_stops_once_the_first_requests_all_fail_to_connect() {
+        let v = Verdict::new(false);
+        for i in 1..EARLY_STOP_AFTER {
+            assert!(!v.record(
+                Some(ErrorKind::Connect),
+                None,
+                Some(&format!("refused {i}"))
+            ));
+        }
+        assert!(v.record(Some(ErrorKind::ConnectTimeout), None, None));
+        assert!(!v.record(Some(ErrorKind::Connect), None, None), "only once");
+        assert!(v
+            .early_stop_message("http://h/v1/completions")
+            .contains("refused 1"));
+        assert!(v.outcome().is_err());
+    }
+
+    #[test]
+    fn one_success_or_another_failure_or_keep_going_prevents_it() {
+        let v = Verdict::new(false);
+        assert!(!v.record(None, Some(200), None));
+        for _ in 0..20 {
+            assert!(!v.record(Some(ErrorKind::Connect), None, None));
+        }
+        assert!(v.outcome().is_ok());
+        let v = Verdict::new(false);
+        assert!(!v.record(Some(ErrorKind::Http), Some(404), None));
+        for _ in 0..20 {
+            assert!(!v.record(Some(ErrorKind::Connect), None, None));
+        }
+        assert!(v.saw_not_found());
+        let v = Verdict::new(true);
+        for _ in 0..20 {
+            assert!(!v.record(Some(ErrorKind::Connect), None, None));
+        }
+        let v = Verdict::new(false);
+        assert!(!v.record(Some(ErrorKind::Cancelled), None, None));
+        assert!(v.outcome().is_ok(), "nothing the server did");
+    }
+}
