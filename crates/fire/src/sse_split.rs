@@ -146,19 +146,16 @@ impl SseSplitter {
 }
 
 /// Recognises `data: VALUE\n\n` (or `data:VALUE\n\n`) at the start of `bytes`, with no `\r` in
-/// it; returns VALUE and the length of the block.
+/// it; returns VALUE and the length of the block. One pass over VALUE: the first `\n` or `\r`
+/// must be the `\n` that ends it.
 fn whole_data_event(bytes: &[u8]) -> Option<(&[u8], usize)> {
     let after = bytes.strip_prefix(b"data:")?;
     let value_at = 5 + usize::from(after.first() == Some(&b' '));
-    let nl = value_at + memchr::memchr(b'\n', &bytes[value_at..])?;
-    if bytes.get(nl + 1) != Some(&b'\n') {
+    let end = value_at + memchr::memchr2(b'\n', b'\r', &bytes[value_at..])?;
+    if bytes[end] != b'\n' || bytes.get(end + 1) != Some(&b'\n') {
         return None;
     }
-    let value = &bytes[value_at..nl];
-    if memchr::memchr(b'\r', value).is_some() {
-        return None;
-    }
-    Some((value, nl + 2))
+    Some((&bytes[value_at..end], end + 2))
 }
 
 #[cfg(test)]

@@ -1,0 +1,229 @@
+//! One client run against its own `simserve --stamps`, and what it cost: CPU and peak RSS from
+//! `wait4`, then the client's own output joined with the server's send stamps request by request.
+
+use super::stats::percentile;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+use tokenpipe_format::{Record, RecordReader, RecordType};
+
+/// The server every client meets: simserve's TTFT and inter-token latency.
+pub const TTFT_MS: f64 = 50.0;
+pub const ITL_MS: f64 = 10.0;
+
+/// Which client ran.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    Fire,
+    Floor,
+}
+
+/// What one client run measured.
+#[derive(Default)]
+pub struct Figures {
+    pub requests: usize,
+    pub failed: usize,
+    pub tokens: u64,
+    pub cpu_s: f64,
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub max_rss_kib: i64,
+    pub wall_s: f64,
+    /// Client's first-token instant minus the server's first-token send stamp.
+    pub ttft_err_ms: Vec<f64>,
+    /// Client's first-token instant minus its own send instant.
+    pub ttft_ms: Vec<f64>,
+    /// `sent − scheduled`, in send order.
+    pub lag_ms: Vec<f64>,
+}
+
+impl Figures {
+    pub fn cpu_per_m_tokens(&self) -> f64 {
+        self.cpu_s / (self.tokens.max(1) as f64 / 1e6)
+    }
+
+    pub fn p(v: &[f64], q: f64) -> f64 {
+        let mut v = v.to_vec();
+        percentile(&mut v, q)
+    }
+
+    /// Dispatch lag p99 of the first `n` requests sent (a closed loop's first wave).
+    pub fn first_wave_lag_p99(&self, n: usize) -> f64 {
+        let mut v = self.lag_ms[..n.min(self.lag_ms.len())].to_vec();
+        percentile(&mut v, 0.99)
+    }
+}
+
+/// Runs `client` on `schedule` against a fresh simserve and measures it.
+pub fn run(client: Client, schedule: &Path, dir: &Path) -> Figures {
+    let stamps = dir.join("stamps.ndjson");
+    let out = dir.join("client.out");
+    let (mut server, url) = start_server(&stamps);
+    let started = Instant::now();
+    let child = match client {
+        Client::Fire => Command::new(env!("CARGO_BIN_EXE_fire"))
+            .args(["--url", &url, "--api", "chat"])
+            .arg(schedule)
+            .stdout(File::create(&out).expect("events file"))
+            .spawn()
+            .expect("start fire"),
+        Client::Floor => Command::new(std::env::current_exe().expect("own path"))
+            .arg("--floor")
+            .arg(&url)
+            .arg(schedule)
+            .arg(&out)
+            .spawn()
+            .expect("start the floor client"),
+    };
+    let (user_s, sys_s, max_rss_kib) = wait_with_rusage(child);
+    let wall_s = started.elapsed().as_secs_f64();
+    // SAFETY: signalling our own child so it flushes its stamps.
+    unsafe {
+        libc::kill(server.id() as i32, libc::SIGTERM);
+    }
+    let _ = server.wait();
+    let mut f = Figures {
+        user_s,
+        sys_s,
+        cpu_s: user_s + sys_s,
+        max_rss_kib,
+        wall_s,
+        ..Figures::default()
+    };
+    let server_first = server_first_tokens(&stamps);
+    match client {
+        Client::Fire => read_fire(&out, &server_first, &mut f),
+        Client::Floor => read_floor(&out, &server_first, &mut f),
+    }
+    f
+}
+
+fn start_server(stamps: &Path) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_simserve"))
+        .args(["--port", "0", "--ttft-ms", &TTFT_MS.to_string()])
+        .args(["--itl-ms", &ITL_MS.to_string()])
+        .arg("--stamps")
+        .arg(stamps)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start simserve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("simserve url");
+    (child, line.trim().to_string())
+}
+
+/// Waits for the child and returns its user and system CPU seconds and peak RSS in KiB.
+fn wait_with_rusage(child: Child) -> (f64, f64, i64) {
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: zeroed rusage is a valid out-parameter; wait4 on our own child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    assert_eq!(r, pid, "wait4 failed");
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (tv(ru.ru_utime), tv(ru.ru_stime), ru.ru_maxrss)
+}
+
+/// Request id (last 16 hex digits of `x-request-id`) to the server's first-token send instant,
+/// on `CLOCK_MONOTONIC`.
+fn server_first_tokens(stamps: &Path) -> HashMap<u64, u64> {
+    let mut out = HashMap::new();
+    let mut input = RecordReader::new(
+        BufReader::new(File::open(stamps).expect("stamps")),
+        "stamps",
+    )
+    .keep(&[RecordType::Stamp]);
+    let origin = input
+        .read_header()
+        .expect("simserve header")
+        .monotonic_origin_ns
+        .expect("server origin");
+    while let Some(rec) = input.next_record().expect("stamp record") {
+        let Record::Stamp(stamp) = rec else { continue };
+        let (Some(rid), Some(first)) = (stamp.request_id, stamp.first_token_ns) else {
+            continue;
+        };
+        let hex: String = rid.chars().filter(|c| *c != '-').collect();
+        if let Ok(id) = u64::from_str_radix(&hex[hex.len().saturating_sub(16)..], 16) {
+            out.insert(id, origin + first);
+        }
+    }
+    out
+}
+
+fn read_fire(events: &Path, server_first: &HashMap<u64, u64>, f: &mut Figures) {
+    let mut reader = RecordReader::new(
+        BufReader::new(File::open(events).expect("events")),
+        "events",
+    );
+    let origin = reader
+        .read_header()
+        .expect("fire header")
+        .monotonic_origin_ns
+        .expect("origin");
+    let mut sent_at: HashMap<u64, u64> = HashMap::new();
+    let mut first_seen: HashMap<u64, u64> = HashMap::new();
+    while let Some(rec) = reader.next_record().expect("record") {
+        match rec {
+            Record::Sent(s) => {
+                if let Some(sch) = s.scheduled_ns {
+                    f.lag_ms.push(s.sent_ns.saturating_sub(sch) as f64 / 1e6);
+                }
+                sent_at.insert(s.id, s.sent_ns);
+            }
+            Record::Token(t) => {
+                f.tokens += u64::from(t.tokens);
+                first_seen.entry(t.id).or_insert(t.at_ns);
+            }
+            Record::Done(d) => {
+                f.requests += 1;
+                f.failed += usize::from(!d.ok);
+            }
+            _ => {}
+        }
+    }
+    for (id, at) in &first_seen {
+        if let Some(server) = server_first.get(id) {
+            f.ttft_err_ms
+                .push(((origin + at) as f64 - *server as f64) / 1e6);
+        }
+        if let Some(sent) = sent_at.get(id) {
+            f.ttft_ms.push(at.saturating_sub(*sent) as f64 / 1e6);
+        }
+    }
+}
+
+fn read_floor(out: &Path, server_first: &HashMap<u64, u64>, f: &mut Figures) {
+    let text = std::fs::read_to_string(out).expect("floor output");
+    let mut rows: Vec<[u64; 7]> = text
+        .lines()
+        .map(|l| {
+            let mut v = [0u64; 7];
+            for (slot, field) in v.iter_mut().zip(l.split(' ')) {
+                *slot = field.parse().expect("floor output field");
+            }
+            v
+        })
+        .collect();
+    rows.sort_by_key(|r| r[2]);
+    for [id, scheduled, sent, first, _bytes, max_tokens, ok] in rows {
+        f.requests += 1;
+        if ok == 0 {
+            f.failed += 1;
+            continue;
+        }
+        f.tokens += max_tokens;
+        f.lag_ms.push(sent.saturating_sub(scheduled) as f64 / 1e6);
+        if first > 0 {
+            f.ttft_ms.push(first.saturating_sub(sent) as f64 / 1e6);
+            if let Some(server) = server_first.get(&id) {
+                f.ttft_err_ms.push((first as f64 - *server as f64) / 1e6);
+            }
+        }
+    }
+}
