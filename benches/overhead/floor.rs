@@ -106,6 +106,7 @@ fn dispatch(
     let opts = BodyOptions {
         model: None,
         ignore_eos: true,
+        ..BodyOptions::default()
     };
     let dialect = Api::Chat.dialect();
     loop {
