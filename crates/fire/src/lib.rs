@@ -13,7 +13,9 @@ pub mod dispatch;
 pub mod exchange;
 pub mod input;
 pub mod job;
+pub mod live;
 pub mod salt;
+pub mod selfcheck;
 pub mod signals;
 pub mod sink;
 pub mod sse_split;
@@ -28,7 +30,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use sink::{Output, Sink};
 use std::io::BufRead;
-use std::sync::{Arc, Mutex};
+use std::io::IsTerminal;
+use std::sync::Arc;
 use std::time::Duration;
 use stop::{Stop, StopReason};
 use tokenpipe_format::clock::RunClock;
@@ -116,20 +119,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         })?,
         None => Box::new(dispatch::Open { cap: None }),
     };
-    let salt_spec = match &first {
-        Some(Record::Schedule(s)) => s.salt.clone(),
-        _ => None,
+    let (salt_spec, scheduled_requests) = match &first {
+        Some(Record::Schedule(s)) => (s.salt.clone(), s.requests),
+        _ => (None, None),
     };
     let first = first.filter(|r| matches!(r, Record::Request(_)));
 
+    let network_cpu = Arc::new(selfcheck::ThreadCpu::default());
     let runtime = if args.threads == 1 {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
+            .on_thread_stop(selfcheck::on_thread_stop(&network_cpu))
             .build()?
     } else {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(usize::from(args.threads))
             .enable_all()
+            .on_thread_stop(selfcheck::on_thread_stop(&network_cpu))
             .build()?
     };
     let client = runtime.block_on(async { build_client() });
@@ -153,7 +159,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             name,
             out: Box::new(file),
             on_error: Some(Box::new(move |e: &std::io::Error| {
-                eprintln!("fire: warning: writing {shown}: {e}; the saved events end here");
+                live::say(&format!(
+                    "fire: warning: writing {shown}: {e}; the saved events end here"
+                ));
             })),
         });
     }
@@ -171,6 +179,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     sink.record(&Record::Header(header));
 
+    let counters = Arc::new(live::Counters::default());
+    let progress = if live::wanted(args.progress, args.quiet, std::io::stderr().is_terminal()) {
+        live::Progress::start(counters.clone(), scheduled_requests).ok()
+    } else {
+        None
+    };
+
     let dialect = args.api.dialect();
     let (jobs_tx, jobs_rx) = tokio::sync::mpsc::channel::<Dispatch>(dispatch::JOB_QUEUE);
     let dispatcher = Dispatcher {
@@ -187,6 +202,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
         policy,
         salt,
+        live: counters.clone(),
     };
     let dispatcher = std::thread::Builder::new()
         .name("fire-dispatch".into())
@@ -203,7 +219,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         timeout,
         stop: stop.clone(),
         run_hash,
-        failures: Mutex::new(Vec::new()),
+        live: counters.clone(),
     });
     runtime.block_on(async {
         let ticker_sink = sink.clone();
@@ -217,13 +233,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         dispatch::send_loop(&ctx, jobs_rx).await;
         ticker.abort();
     });
+    // Ending the runtime ends its threads, each adding its CPU time; the calling thread ran
+    // network work too (all of it with one thread).
+    drop(runtime);
+    network_cpu.add_current_thread();
     let dispatched = dispatcher
         .join()
         .map_err(|_| anyhow::anyhow!("dispatcher thread panicked"))?;
-    sink.finish()?;
-    if stop.reason() != Some(StopReason::OutputClosed) {
-        report_failures(&ctx);
+    if let Some(progress) = progress {
+        progress.finish();
     }
+    let counts = counters.snapshot();
+    let client = selfcheck::record(
+        &counts,
+        clock.now_ns(),
+        network_cpu.total_ns(),
+        u32::from(args.threads),
+        selfcheck::process_usage(),
+    );
+    sink.record(&Record::Client(client.clone()));
+    sink.finish()?;
+    report(&args, &stop, &counts, &client);
     dispatched?;
     match stop.reason().and_then(StopReason::exit) {
         Some((code, message)) => Err(tokenpipe_cli::failure(code, message)),
@@ -231,15 +261,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-fn report_failures(ctx: &Ctx) {
-    let f = ctx.failures.lock().unwrap_or_else(|p| p.into_inner());
-    if f.is_empty() {
-        return;
+/// The end of the run on stderr: the counts (unless `--quiet`, or the reader of the output went
+/// away, which ends a `fire | head` without chatter), then why the client did not keep up, if
+/// it did not (always: the numbers it wrote may be distorted).
+fn report(args: &Args, stop: &Stop, counts: &live::Snapshot, client: &tokenpipe_format::Client) {
+    if !args.quiet && stop.reason() != Some(StopReason::OutputClosed) {
+        eprintln!("fire: {}", selfcheck::counts_line(counts));
     }
-    let total: u64 = f.iter().map(|(_, n)| n).sum();
-    let kinds: Vec<String> = f
-        .iter()
-        .map(|(k, n)| format!("{}: {n}", k.as_str()))
-        .collect();
-    eprintln!("fire: {total} requests failed ({})", kinds.join(", "));
+    for warning in &client.warnings {
+        eprintln!("fire: warning: the client did not keep up: {warning}");
+    }
 }
