@@ -261,11 +261,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-/// The end of the run on stderr: the counts (unless `--quiet`, or the reader of the output went
-/// away, which ends a `fire | head` without chatter), then why the client did not keep up, if
-/// it did not (always: the numbers it wrote may be distorted).
+/// The end of the run on stderr: the counts (unless `--quiet`), then why the client did not
+/// keep up, if it did not (even with `--quiet`: the numbers it wrote may be distorted). Nothing
+/// when the reader of the output went away: a `fire | head` ends without chatter.
 fn report(args: &Args, stop: &Stop, counts: &live::Snapshot, client: &tokenpipe_format::Client) {
-    if !args.quiet && stop.reason() != Some(StopReason::OutputClosed) {
+    if stop.reason() == Some(StopReason::OutputClosed) {
+        return;
+    }
+    if !args.quiet {
         eprintln!("fire: {}", selfcheck::counts_line(counts));
     }
     for warning in &client.warnings {
