@@ -123,7 +123,7 @@ fn unreachable_server_gives_one_connect_failure_per_request() {
         "{done:?}"
     );
     assert!(
-        stderr(&outs[1]).contains("5 requests failed"),
+        stderr(&outs[1]).contains("5 requests: 0 ok, 5 failed (connect: 5)"),
         "{}",
         stderr(&outs[1])
     );

@@ -116,6 +116,16 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: u16,
 
+    /// Show the progress view on stderr even when it is not a terminal (then as a plain line a
+    /// second). Without it the view shows only on a terminal.
+    #[arg(long, conflicts_with = "quiet")]
+    pub progress: bool,
+
+    /// No progress view and no end-of-run counts. Warnings that the measurements may be
+    /// distorted (the client did not keep up, a stalled output) and errors still print.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+
     /// Also write the events to FILE, from fire's own writer: the file is complete (whole
     /// lines) after Ctrl-C even when a `tee` or `reduce` downstream died of it.
     #[arg(long, value_name = "FILE")]

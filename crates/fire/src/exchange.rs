@@ -15,7 +15,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use hyper::Uri;
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokenpipe_format::clock::RunClock;
 use tokenpipe_format::writer::encode_token;
@@ -48,10 +48,10 @@ pub struct Ctx {
     pub stop: Arc<Stop>,
     /// High half of each request's `x-request-id`.
     pub run_hash: u64,
-    /// Failures by kind, for the closing message.
-    pub failures: Mutex<Vec<(ErrorKind, u64)>>,
     /// The early-stop rule and the exit status.
     pub verdict: Verdict,
+    /// The run's counts, for the progress view and the self-check.
+    pub live: Arc<crate::live::Counters>,
 }
 
 /// The `x-request-id` of a request: a UUID-shaped string whose first 16 hex digits identify
@@ -181,6 +181,7 @@ pub async fn run(ctx: Arc<Ctx>, job: Job) -> u64 {
         scheduled_ns: job.scheduled_ns,
         sent_ns,
     }));
+    ctx.live.sent(job.scheduled_ns, sent_ns);
     let result = tokio::select! {
         biased;
         r = exchange(&ctx, job.body, &mut st) => r,
@@ -191,12 +192,12 @@ pub async fn run(ctx: Arc<Ctx>, job: Job) -> u64 {
         )),
     };
     let at_ns = st.end_ns.unwrap_or_else(|| ctx.clock.now_ns());
+    ctx.live.done(result.as_ref().err().map(|f| f.kind));
+    ctx.live
+        .tokens(st.completion_tokens.unwrap_or(0).saturating_sub(st.events));
     let (ok, error_kind, error) = match result {
         Ok(()) => (true, None, None),
-        Err(f) => {
-            count_failure(&ctx, f.kind);
-            (false, Some(f.kind), Some(f.message))
-        }
+        Err(f) => (false, Some(f.kind.into()), Some(f.message)),
     };
     if ctx.verdict.record(error_kind, st.status, error.as_deref()) {
         ctx.stop.trigger(StopReason::Unreachable);
@@ -218,14 +219,6 @@ pub async fn run(ctx: Arc<Ctx>, job: Job) -> u64 {
         grouping: job.echo,
     }));
     at_ns
-}
-
-fn count_failure(ctx: &Ctx, kind: ErrorKind) {
-    let mut f = ctx.failures.lock().unwrap_or_else(|p| p.into_inner());
-    match f.iter_mut().find(|(k, _)| *k == kind) {
-        Some((_, n)) => *n += 1,
-        None => f.push((kind, 1)),
-    }
 }
 
 async fn exchange(ctx: &Ctx, body: Bytes, st: &mut StreamState) -> Result<(), Failure> {
@@ -280,6 +273,7 @@ async fn exchange(ctx: &Ctx, body: Bytes, st: &mut StreamState) -> Result<(), Fa
             continue;
         };
         let at_ns = ctx.clock.now_ns();
+        let events_before = st.events;
         let mut failed = None;
         let fed = {
             let mut out = ctx.sink.lock();
@@ -291,6 +285,7 @@ async fn exchange(ctx: &Ctx, body: Bytes, st: &mut StreamState) -> Result<(), Fa
                 }
             })
         };
+        ctx.live.tokens(st.events - events_before);
         if let Some(f) = failed {
             return Err(f);
         }

@@ -15,7 +15,9 @@ pub mod headers;
 pub mod input;
 pub mod job;
 pub mod limits;
+pub mod live;
 pub mod salt;
+pub mod selfcheck;
 pub mod signals;
 pub mod sink;
 pub mod sse_split;
@@ -31,7 +33,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use sink::{Output, Sink};
 use std::io::BufRead;
-use std::sync::{Arc, Mutex};
+use std::io::IsTerminal;
+use std::sync::Arc;
 use std::time::Duration;
 use stop::{Stop, StopReason};
 use tokenpipe_format::clock::RunClock;
@@ -121,20 +124,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         })?,
         None => Box::new(dispatch::Open { cap: None }),
     };
-    let salt_spec = match &first {
-        Some(Record::Schedule(s)) => s.salt.clone(),
-        _ => None,
+    let (salt_spec, scheduled_requests) = match &first {
+        Some(Record::Schedule(s)) => (s.salt.clone(), s.requests),
+        _ => (None, None),
     };
     let first = first.filter(|r| matches!(r, Record::Request(_)));
 
+    let network_cpu = Arc::new(selfcheck::ThreadCpu::default());
     let runtime = if args.threads == 1 {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
+            .on_thread_stop(selfcheck::on_thread_stop(&network_cpu))
             .build()?
     } else {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(usize::from(args.threads))
             .enable_all()
+            .on_thread_stop(selfcheck::on_thread_stop(&network_cpu))
             .build()?
     };
     let client = runtime.block_on(async { build_client(args.connect_timeout) });
@@ -177,7 +183,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             name,
             out: Box::new(file),
             on_error: Some(Box::new(move |e: &std::io::Error| {
-                eprintln!("fire: warning: writing {shown}: {e}; the saved events end here");
+                live::say(&format!(
+                    "fire: warning: writing {shown}: {e}; the saved events end here"
+                ));
             })),
         });
     }
@@ -194,6 +202,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .insert("salt".into(), serde_json::json!(salt.text));
     }
     sink.record(&Record::Header(header));
+
+    let counters = Arc::new(live::Counters::default());
+    let progress = if live::wanted(args.progress, args.quiet, std::io::stderr().is_terminal()) {
+        live::Progress::start(counters.clone(), scheduled_requests).ok()
+    } else {
+        None
+    };
 
     let dialect = args.api.dialect();
     let (jobs_tx, jobs_rx) = tokio::sync::mpsc::channel::<Dispatch>(dispatch::JOB_QUEUE);
@@ -212,6 +227,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
         policy,
         salt,
+        live: counters.clone(),
     };
     let dispatcher = std::thread::Builder::new()
         .name("fire-dispatch".into())
@@ -233,8 +249,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         connect_timeout: args.connect_timeout,
         stop: stop.clone(),
         run_hash,
-        failures: Mutex::new(Vec::new()),
         verdict: verdict::Verdict::new(args.keep_going),
+        live: counters.clone(),
     });
     runtime.block_on(async {
         let ticker_sink = sink.clone();
@@ -248,16 +264,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         dispatch::send_loop(&ctx, jobs_rx).await;
         ticker.abort();
     });
+    // Ending the runtime ends its threads, each adding its CPU time; the calling thread ran
+    // network work too (all of it with one thread).
+    drop(runtime);
+    network_cpu.add_current_thread();
     let dispatched = dispatcher
         .join()
         .map_err(|_| anyhow::anyhow!("dispatcher thread panicked"))?;
+    if let Some(progress) = progress {
+        progress.finish();
+    }
+    let counts = counters.snapshot();
+    let client = selfcheck::record(
+        &counts,
+        clock.now_ns(),
+        network_cpu.total_ns(),
+        u32::from(args.threads),
+        selfcheck::process_usage(),
+    );
+    sink.record(&Record::Client(client.clone()));
     sink.finish()?;
-    if stop.reason() != Some(StopReason::OutputClosed) {
-        report_failures(&ctx);
-        if ctx.verdict.saw_not_found() {
-            if let Some(hint) = discover::v1_hint(&url) {
-                eprintln!("fire: requests were answered 404 Not Found: {hint}");
-            }
+    report(&args, &stop, &counts, &client);
+    if stop.reason() != Some(StopReason::OutputClosed) && ctx.verdict.saw_not_found() {
+        if let Some(hint) = discover::v1_hint(&url) {
+            eprintln!("fire: requests were answered 404 Not Found: {hint}");
         }
     }
     dispatched?;
@@ -306,15 +336,17 @@ fn warn_if_fds_short(limit: Option<Dispatch>) {
     );
 }
 
-fn report_failures(ctx: &Ctx) {
-    let f = ctx.failures.lock().unwrap_or_else(|p| p.into_inner());
-    if f.is_empty() {
+/// The end of the run on stderr: the counts (unless `--quiet`), then why the client did not
+/// keep up, if it did not (even with `--quiet`: the numbers it wrote may be distorted). Nothing
+/// when the reader of the output went away: a `fire | head` ends without chatter.
+fn report(args: &Args, stop: &Stop, counts: &live::Snapshot, client: &tokenpipe_format::Client) {
+    if stop.reason() == Some(StopReason::OutputClosed) {
         return;
     }
-    let total: u64 = f.iter().map(|(_, n)| n).sum();
-    let kinds: Vec<String> = f
-        .iter()
-        .map(|(k, n)| format!("{}: {n}", k.as_str()))
-        .collect();
-    eprintln!("fire: {total} requests failed ({})", kinds.join(", "));
+    if !args.quiet {
+        eprintln!("fire: {}", selfcheck::counts_line(counts));
+    }
+    for warning in &client.warnings {
+        eprintln!("fire: warning: the client did not keep up: {warning}");
+    }
 }

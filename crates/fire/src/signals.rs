@@ -84,11 +84,11 @@ fn take_signals(set: libc::sigset_t, stop: &Stop, last: &LastResort) {
             } else {
                 "interrupted"
             };
-            eprintln!("fire: {how}; finishing: requests in flight end as cancelled, unsent ones as not_sent (Ctrl-C again to quit at once)");
+            crate::live::say(&format!("fire: {how}; finishing: requests in flight end as cancelled, unsent ones as not_sent (Ctrl-C again to quit at once)"));
             stop.trigger(reason);
             continue;
         }
-        eprintln!("fire: quitting at once; requests still in flight have no done record");
+        crate::live::say("fire: quitting at once; requests still in flight have no done record");
         if let Some(sink) = last.sink.get() {
             sink.abandon(GRACE);
         }

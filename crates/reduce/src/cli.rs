@@ -106,6 +106,7 @@ fn event_reader(input: Input) -> RecordReader<Box<dyn io::BufRead + Send>> {
             RecordType::Token,
             RecordType::Done,
             RecordType::Stall,
+            RecordType::Client,
         ])
         .reject(
             &[
@@ -154,6 +155,14 @@ pub fn reduce_inputs<W: Write>(
                     warn,
                     "reduce: {source}: run {}: fire's output was blocked {} times for {:.1} ms in all; token stamps taken then may be late",
                     run_header.run_id, summary.output_stalls, summary.output_stall_ms
+                )?;
+            }
+            if summary.client_kept_up == Some(false) {
+                writeln!(
+                    warn,
+                    "reduce: {source}: run {}: the client did not keep up, so its latencies may be distorted: {}",
+                    run_header.run_id,
+                    summary.client_warnings.join("; ")
                 )?;
             }
             out.write(&Record::Header(output_header(&run_header, argv.clone())))?;

@@ -1,4 +1,5 @@
-//! Reads one run's events (`sent`, `token`, `done` of interleaved requests, and `stall`) into
+//! Reads one run's events (`sent`, `token`, `done` of interleaved requests, `stall`, and the
+//! closing `client`) into
 //! per-request results and feeds them to an aggregator. A run ends at the next `header` (a
 //! stream may hold several runs, as `for c in 1 2 4; do ... fire; done | reduce` writes) or at
 //! the end of the input. The stream's ordering rules are the format's [`RequestTracker`];
@@ -58,6 +59,7 @@ pub fn fold_run<R: BufRead>(
                 agg.add(&RequestResult::ended(flight, &d)).map_err(fault)?;
             }
             Record::Stall(s) => agg.stall(&s),
+            Record::Client(c) => agg.client(&c),
             _ => {}
         }
     }

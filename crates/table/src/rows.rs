@@ -12,6 +12,8 @@ pub enum Kind {
     Count,
     /// A measurement, written with two decimals.
     Value,
+    /// A yes or no, held as 1 or 0.
+    YesNo,
 }
 
 /// How a fixed row reads its value from a summary.
@@ -121,6 +123,13 @@ impl MetricTable {
                 s.stat("dispatch_lag", StatName::Percentile(top))
             });
         }
+        // A mark for runs whose client fell behind or ran out of CPU (their load or stamps
+        // may be distorted); shown only when some run has one.
+        if summaries.iter().any(|s| s.client_kept_up == Some(false)) {
+            push("Client kept up".into(), Kind::YesNo, &|s| {
+                s.client_kept_up.map(|up| if up { 1.0 } else { 0.0 })
+            });
+        }
         if summaries.iter().any(|s| s.output_stalls > 0) {
             push("Output stalls".into(), Kind::Count, &|s| {
                 Some(s.output_stalls as f64)
@@ -154,6 +163,7 @@ pub fn format_value(value: Option<f64>, kind: Kind) -> String {
         (None, _) => MISSING.to_string(),
         (Some(v), Kind::Count) => format!("{v:.0}"),
         (Some(v), Kind::Value) => format!("{v:.2}"),
+        (Some(v), Kind::YesNo) => if v != 0.0 { "yes" } else { "no" }.to_string(),
     }
 }
 
@@ -167,6 +177,30 @@ mod tests {
         assert_eq!(format_value(Some(12.0), Kind::Count), "12");
         assert_eq!(format_value(Some(1.005), Kind::Value), "1.00");
         assert_eq!(format_value(Some(2623.256), Kind::Value), "2623.26");
+        assert_eq!(format_value(Some(1.0), Kind::YesNo), "yes");
+        assert_eq!(format_value(Some(0.0), Kind::YesNo), "no");
+    }
+
+    #[test]
+    fn a_client_that_did_not_keep_up_is_marked() {
+        let run = |kept_up: Option<bool>| crate::RunReport {
+            header: None,
+            summary: Summary {
+                run_id: format!("{kept_up:?}"),
+                client_kept_up: kept_up,
+                ..Summary::default()
+            },
+        };
+        let all_fine = MetricTable::from_report(&Report {
+            runs: vec![run(Some(true)), run(None)],
+        });
+        assert!(!all_fine.rows.iter().any(|r| r.name == "Client kept up"));
+        let t = MetricTable::from_report(&Report {
+            runs: vec![run(Some(true)), run(Some(false)), run(None)],
+        });
+        let cells = t.text_cells();
+        let row = cells.iter().find(|r| r[0] == "Client kept up").unwrap();
+        assert_eq!(row[1..], ["yes", "no", "-"]);
     }
 
     #[test]

@@ -188,6 +188,8 @@ pub struct Dispatcher {
     pub policy: Box<dyn Policy>,
     /// The run's cache-busting salt, when the schedule asks for one.
     pub salt: Option<crate::salt::RunSalt>,
+    /// The run's counts.
+    pub live: Arc<crate::live::Counters>,
 }
 
 impl Dispatcher {
@@ -214,6 +216,7 @@ impl Dispatcher {
             let Record::Request(mut req) = record else {
                 continue;
             };
+            self.live.read();
             let echo = std::mem::take(&mut req.grouping);
             let at = |msg: String| {
                 tokenpipe_cli::bad_input(format!(
@@ -253,7 +256,10 @@ impl Dispatcher {
                 }
             }
             let scheduled_ns = match self.policy.release(&req, &self.pace).map_err(at)? {
-                Release::At(t) => Some(t),
+                Release::At(t) => {
+                    self.live.released(t, self.pace.clock.now_ns());
+                    Some(t)
+                }
                 Release::WhenFree => None,
                 Release::Stopped => {
                     self.not_sent(req.id, echo);
@@ -279,6 +285,7 @@ impl Dispatcher {
     }
 
     fn not_sent(&self, id: u64, echo: Grouping) {
+        self.live.not_sent();
         not_sent(&self.sink, &self.pace.clock, id, echo);
     }
 }
@@ -323,6 +330,7 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut jobs: Receiver<Dispatch>) {
                 Some(Dispatch::Cap(n)) => limit = usize::try_from(n).unwrap_or(usize::MAX).max(1),
                 Some(Dispatch::Job(mut job)) => {
                     if ctx.stop.is_stopped() {
+                        ctx.live.not_sent();
                         not_sent(&ctx.sink, &ctx.clock, job.id, job.echo);
                         continue;
                     }

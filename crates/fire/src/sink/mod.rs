@@ -144,10 +144,10 @@ impl Sink {
         let at_ns = self.clock.now_ns();
         let buffered_bytes = st.queued;
         if !self.warned.swap(true, Ordering::Relaxed) {
-            eprintln!(
+            crate::live::say(&format!(
                 "fire: warning: output reader is slower than the run; {} of events are waiting for it, so fire waits too and its time stamps are late meanwhile (see the \"stall\" records; --output-buffer raises the bound)",
                 in_units(buffered_bytes)
-            );
+            ));
         }
         let bound = self.bound;
         let started = self.started;

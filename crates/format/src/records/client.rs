@@ -41,8 +41,14 @@ pub struct Client {
     /// Dispatch lag, largest.
     #[serde(default)]
     pub dispatch_lag_max_ns: Option<u64>,
-    /// True when the client kept up: dispatch lag and CPU within the limits docs/fire.md
-    /// gives. False marks a run whose latencies the client may have inflated.
+    /// How late the dispatcher thread released a request at its worst (open loop; 0 in a
+    /// closed loop). Near `dispatch_lag_max_ns`, the dispatcher (reading and encoding the
+    /// schedule) was the bottleneck; far below it, the network threads were.
+    #[serde(default)]
+    pub dispatcher_behind_max_ns: u64,
+    /// True when the client kept up: dispatch lag and CPU within the limits
+    /// docs/fire/self-check.md gives. False marks a run whose load or stamps the client may
+    /// have distorted.
     pub kept_up: bool,
     /// Why `kept_up` is false, one sentence per reason (empty when it kept up).
     #[serde(default)]

@@ -42,6 +42,18 @@ pub struct Summary {
     /// How long those stalls held `fire`'s network thread in all, in milliseconds.
     #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub output_stall_ms: f64,
+    /// Whether `fire` kept to its schedule and had CPU to spare (its `client` record's
+    /// `kept_up`); false marks a run whose load or stamps the client may have distorted.
+    /// Omitted when the run has no `client` record (a `fire` before format 1.3, a killed run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_kept_up: Option<bool>,
+    /// Why the client did not keep up, one sentence per reason; omitted when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_warnings: Vec<String>,
+    /// CPU seconds the client spent, user and system, all threads; omitted without a `client`
+    /// record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpu_s: Option<f64>,
     /// Jitter: ITL p99 divided by ITL p50 (1.0 is perfectly even streaming).
     #[serde(default)]
     pub itl_jitter: Option<f64>,
@@ -276,5 +288,19 @@ mod tests {
         assert!(text.contains("\"ttft_p99.9_ms\":7.0"), "{text}");
         assert!(text.contains("\"itl_p50_ms\":null"), "{text}");
         assert!(!text.contains("histograms"), "{text}");
+        assert!(!text.contains("client_"), "{text}");
+    }
+
+    #[test]
+    fn client_members_are_fields_not_statistics() {
+        let line = r#"{"label":"a","run_id":"r","requests_ok":1,"requests_failed":0,"duration_s":1.0,
+            "input_tokens":1,"output_tokens":2,"request_throughput_per_s":1.0,
+            "output_throughput_tokens_per_s":2.0,"total_throughput_tokens_per_s":3.0,
+            "client_kept_up":false,"client_warnings":["late"],"client_cpu_s":0.25}"#;
+        let s: Summary = serde_json::from_str(line).unwrap();
+        assert_eq!(s.client_kept_up, Some(false));
+        assert_eq!(s.client_warnings, ["late"]);
+        assert_eq!(s.client_cpu_s, Some(0.25));
+        assert!(s.stats.0.is_empty(), "{:?}", s.stats);
     }
 }

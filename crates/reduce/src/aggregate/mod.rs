@@ -7,7 +7,7 @@ mod summary;
 pub use summary::{SummaryAggregator, SummaryOptions};
 
 use crate::request::RequestResult;
-use tokenpipe_format::Stall;
+use tokenpipe_format::{Client, Stall};
 
 /// Folds the results of one run.
 pub trait Aggregator {
@@ -16,4 +16,7 @@ pub trait Aggregator {
 
     /// Notes that `fire`'s output was blocked for a while (its stamps may be late then).
     fn stall(&mut self, _stall: &Stall) {}
+
+    /// Takes `fire`'s account of itself (its `client` record, last in a run).
+    fn client(&mut self, _client: &Client) {}
 }

@@ -5,7 +5,7 @@
 use super::Aggregator;
 use crate::request::RequestResult;
 use crate::stat::{Moments, Stat};
-use tokenpipe_format::{Stall, StatName, Summary};
+use tokenpipe_format::{Client, Stall, StatName, Summary};
 
 /// What a summary carries beyond the fixed fields.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +42,7 @@ pub struct SummaryAggregator {
     dispatch_lag: Stat,
     stalls: u64,
     stall_ns: u64,
+    client: Option<Client>,
 }
 
 impl Aggregator for SummaryAggregator {
@@ -91,6 +92,10 @@ impl Aggregator for SummaryAggregator {
         self.stalls += 1;
         self.stall_ns = self.stall_ns.saturating_add(stall.duration_ns);
     }
+
+    fn client(&mut self, client: &Client) {
+        self.client = Some(client.clone());
+    }
 }
 
 impl SummaryAggregator {
@@ -128,6 +133,16 @@ impl SummaryAggregator {
             ),
             output_stalls: self.stalls,
             output_stall_ms: self.stall_ns as f64 / 1e6,
+            client_kept_up: self.client.as_ref().map(|c| c.kept_up),
+            client_warnings: self
+                .client
+                .as_ref()
+                .map(|c| c.warnings.clone())
+                .unwrap_or_default(),
+            client_cpu_s: self
+                .client
+                .as_ref()
+                .map(|c| c.cpu_user_ns.saturating_add(c.cpu_system_ns) as f64 / 1e9),
             itl_jitter,
             percentiles: opts.percentiles.clone(),
             ..Summary::default()

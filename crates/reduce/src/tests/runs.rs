@@ -142,6 +142,34 @@ fn stalls_are_counted_and_reported() {
 }
 
 #[test]
+fn the_client_record_is_carried_into_the_summary_and_a_lapse_is_reported() {
+    let mut lines = two_requests();
+    lines.push(
+        r#"{"type":"client","wall_ns":2000000000,"cpu_user_ns":300000000,"cpu_system_ns":200000000,"cpu_busy":0.25,"threads":1,"sent":2,"ok":2,"failed":0,"cancelled":0,"not_sent":0,"peak_in_flight":2,"kept_up":false,"warnings":["3 of 200 requests left late"]}"#
+            .into(),
+    );
+    let (records, warn) = run_inputs(vec![input("c.ndjson", stream(&lines))], &[]).unwrap();
+    assert!(
+        warn.contains("the client did not keep up") && warn.contains("3 of 200 requests left late"),
+        "{warn}"
+    );
+    let Record::Summary(s) = &records[1] else {
+        panic!("{records:?}")
+    };
+    assert_eq!(s.client_kept_up, Some(false));
+    assert_eq!(s.client_warnings, ["3 of 200 requests left late"]);
+    assert_eq!(s.client_cpu_s, Some(0.5));
+    // Without a client record (an older fire, a killed run) the fields stay out.
+    let (records, warn) =
+        run_inputs(vec![input("n.ndjson", stream(&two_requests()))], &[]).unwrap();
+    let Record::Summary(s) = &records[1] else {
+        panic!("{records:?}")
+    };
+    assert_eq!((s.client_kept_up, s.client_cpu_s), (None, None));
+    assert!(!warn.contains("keep up"), "{warn}");
+}
+
+#[test]
 fn a_schedule_or_summaries_are_the_wrong_input() {
     let schedule = format!(
         "{}\n{{\"type\":\"request\",\"id\":0,\"max_tokens\":4}}\n",

@@ -1,0 +1,9 @@
+//! What the run is doing while it runs: shared [`Counters`] that the dispatcher and every
+//! request update, and the [`Progress`] view that shows them on stderr. The same counts make
+//! the end-of-run summary line and the `client` record (see `selfcheck`).
+
+mod counters;
+mod progress;
+
+pub use counters::{Counters, Snapshot};
+pub use progress::{line, say, wanted, Progress};
