@@ -59,6 +59,11 @@ pub struct Args {
     #[arg(long)]
     pub no_ignore_eos: bool,
 
+    /// Write each request's generated text (reasoning left out) in its `done` record
+    /// (`done.text`), to check answers or replay a conversation.
+    #[arg(long)]
+    pub record_text: bool,
+
     /// Network threads (1 runs everything on one thread, the cheapest for a few thousand
     /// streams).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]

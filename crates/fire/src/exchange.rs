@@ -3,8 +3,8 @@
 //! content. Every path out of here (success, HTTP error, reset, timeout, cancel) writes exactly
 //! one `done` record.
 
-use crate::api::Dialect;
-use crate::job::Job;
+use crate::api::{chunk::append_text, Dialect};
+use crate::job::{Ended, Job};
 use crate::sink::Sink;
 use crate::sse_split::SseSplitter;
 use crate::stop::Stop;
@@ -44,6 +44,8 @@ pub struct Ctx {
     pub run_hash: u64,
     /// Failures by kind, for the closing message.
     pub failures: Mutex<Vec<(ErrorKind, u64)>>,
+    /// Write each request's generated text in its `done` (`--record-text`).
+    pub record_text: bool,
 }
 
 /// The `x-request-id` of a request: a UUID-shaped string whose first 16 hex digits identify
@@ -86,6 +88,11 @@ struct StreamState {
     end_ns: Option<u64>,
     /// Some content event came without usage, so usage is not continuous (per event).
     usage_gap: bool,
+    /// When the first event of the response arrived, whatever it held.
+    first_event_ns: Option<u64>,
+    /// The answer so far, when it is kept (a session's next turn needs it, or
+    /// `--record-text`); `None` otherwise, so that reading a stream allocates nothing for it.
+    text: Option<String>,
 }
 
 impl StreamState {
@@ -101,7 +108,15 @@ impl StreamState {
             done_marker_ns: None,
             end_ns: None,
             usage_gap: false,
+            first_event_ns: None,
+            text: None,
         }
+    }
+
+    /// Keeps the generated text from now on.
+    fn keep_text(mut self) -> Self {
+        self.text = Some(String::new());
+        self
     }
 
     /// Handles one SSE event's data that arrived at `at_ns`; token records go onto `out`.
@@ -110,6 +125,9 @@ impl StreamState {
         // (and would otherwise be stamped after this request's `done`).
         if self.done_marker_ns.is_some() {
             return Ok(());
+        }
+        if self.first_event_ns.is_none() {
+            self.first_event_ns = Some(at_ns);
         }
         if data == b"[DONE]" {
             self.done_marker_ns = Some(at_ns);
@@ -124,9 +142,15 @@ impl StreamState {
         if let Some(err) = info.error {
             return Err(Failure::new(ErrorKind::Server, snippet(err.as_bytes())));
         }
-        if info.has_content {
-            self.events += 1;
-            // Usage on every content event (vLLM's continuous usage stats) tells how many tokens
+        // With usage on every event so far (vLLM's continuous usage stats), a chunk whose count
+        // grew stood for tokens even when it carried no text.
+        let grew = !self.usage_gap
+            && matches!(
+                (info.completion_tokens, self.completion_tokens),
+                (Some(now), Some(before)) if now > before
+            );
+        if info.has_content || info.empty_text || grew {
+            // Usage on every token event (vLLM's continuous usage stats) tells how many tokens
             // each carried; usage on the last event alone (llama.cpp) is the total, not a delta.
             self.usage_gap |= info.completion_tokens.is_none();
             let tokens = match (info.completion_tokens, self.usage_gap) {
@@ -135,15 +159,21 @@ impl StreamState {
                     .max(1),
                 _ => 1,
             };
+            if info.has_content {
+                self.events += 1;
+            }
             encode_token(
                 out,
                 &Token {
                     id: self.id,
                     at_ns,
                     tokens: u32::try_from(tokens).unwrap_or(u32::MAX),
-                    empty: false,
+                    empty: !info.has_content,
                 },
             );
+        }
+        if let (Some(text), Some(raw)) = (&mut self.text, info.text) {
+            append_text(raw, text);
         }
         if info.prompt_tokens.is_some() {
             self.prompt_tokens = info.prompt_tokens;
@@ -158,9 +188,13 @@ impl StreamState {
     }
 }
 
-/// Sends one request and records everything about it; returns when it ended (`done.at_ns`).
-pub async fn run(ctx: Arc<Ctx>, job: Job) -> u64 {
+/// Sends one request and records everything about it; returns how it ended, with its text
+/// when the job keeps it.
+pub async fn run(ctx: Arc<Ctx>, job: Job) -> Ended {
     let mut st = StreamState::new(job.id, ctx.dialect);
+    if job.keep_text || ctx.record_text {
+        st = st.keep_text();
+    }
     let sent_ns = ctx.clock.now_ns();
     ctx.sink.record(&Record::Sent(Sent {
         id: job.id,
@@ -195,11 +229,20 @@ pub async fn run(ctx: Arc<Ctx>, job: Job) -> u64 {
         completion_tokens: st.completion_tokens,
         events: st.events,
         finish_reason: st.finish_reason,
-        first_event_ns: None,
-        text: None,
+        first_event_ns: st.first_event_ns,
+        text: if ctx.record_text {
+            st.text.clone()
+        } else {
+            None
+        },
         grouping: job.echo,
     }));
-    at_ns
+    Ended {
+        id: st.id,
+        at_ns,
+        ok,
+        text: if job.keep_text { st.text } else { None },
+    }
 }
 
 fn count_failure(ctx: &Ctx, kind: ErrorKind) {

@@ -14,6 +14,7 @@ pub mod exchange;
 pub mod input;
 pub mod job;
 pub mod salt;
+pub mod session;
 pub mod signals;
 pub mod sink;
 pub mod sse_split;
@@ -21,7 +22,7 @@ pub mod stop;
 
 use anyhow::Context;
 pub use cli::Args;
-use dispatch::{Dispatch, Dispatcher, Pace};
+use dispatch::{Dispatcher, Pace};
 use exchange::{Ctx, HttpClient};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -120,6 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Some(Record::Schedule(s)) => s.salt.clone(),
         _ => None,
     };
+    let duration_ns = first.as_ref().and_then(dispatch::duration_of);
     let first = first.filter(|r| matches!(r, Record::Request(_)));
 
     let runtime = if args.threads == 1 {
@@ -172,13 +174,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     sink.record(&Record::Header(header));
 
     let dialect = args.api.dialect();
-    let (jobs_tx, jobs_rx) = tokio::sync::mpsc::channel::<Dispatch>(dispatch::JOB_QUEUE);
+    let (queue_tx, queue_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (priority_tx, priority_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (events_tx, events_rx) = dispatch::feed::channel();
+    let gate = Arc::new(dispatch::feed::Gate::default());
+    let source = reader.source_name().to_string();
+    dispatch::feed::spawn(reader, first, gate.clone(), events_tx.clone())
+        .context("starting the schedule reader thread")?;
     let dispatcher = Dispatcher {
         pace: Pace {
             clock,
             stop: stop.clone(),
         },
-        jobs: jobs_tx,
+        queue: queue_tx,
+        priority: priority_tx,
+        events: events_rx,
+        gate,
         sink: sink.clone(),
         dialect,
         body: api::BodyOptions {
@@ -187,10 +198,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
         policy,
         salt,
+        duration_ns,
+        source,
     };
     let dispatcher = std::thread::Builder::new()
         .name("fire-dispatch".into())
-        .spawn(move || dispatcher.run(reader, first))
+        .spawn(move || dispatcher.run())
         .context("starting the dispatcher thread")?;
 
     let ctx = Arc::new(Ctx {
@@ -204,6 +217,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         stop: stop.clone(),
         run_hash,
         failures: Mutex::new(Vec::new()),
+        record_text: args.record_text,
     });
     runtime.block_on(async {
         let ticker_sink = sink.clone();
@@ -214,7 +228,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 ticker_sink.flush_now();
             }
         });
-        dispatch::send_loop(&ctx, jobs_rx).await;
+        let inbox = dispatch::Inbox {
+            queue: queue_rx,
+            priority: priority_rx,
+            ends: events_tx,
+        };
+        dispatch::send_loop(&ctx, inbox).await;
         ticker.abort();
     });
     let dispatched = dispatcher

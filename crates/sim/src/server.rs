@@ -15,6 +15,7 @@ use crate::engine::{self, Admission, Departure, Engine};
 use crate::fault::select::FaultPlan;
 use crate::fault::{Fault, Reset, WholeDivert};
 use crate::render::{self, Renderer};
+use crate::request_log::RequestLog;
 use crate::stamps::{RequestStamps, StampLog};
 use crate::stream_body::StreamedAnswer;
 use crate::timetable::Timetable;
@@ -53,6 +54,8 @@ struct App {
     faults: FaultPlan,
     /// Numbers answers: `cmpl-1`, `chatcmpl-2`, …
     next_id: AtomicU64,
+    /// Where each generation request is logged as it arrives (`--log-requests`).
+    request_log: Option<Arc<RequestLog>>,
 }
 
 /// A bound, not yet running server.
@@ -92,8 +95,17 @@ impl Server {
                 stamps,
                 timer,
                 next_id: AtomicU64::new(1),
+                request_log: None,
             }),
         })
+    }
+
+    /// Logs every generation request to `log` as it arrives.
+    pub fn with_request_log(mut self, log: Arc<RequestLog>) -> Self {
+        if let Some(app) = Arc::get_mut(&mut self.app) {
+            app.request_log = Some(log);
+        }
+        self
     }
 
     /// The address actually bound, with the chosen port.
@@ -210,6 +222,7 @@ async fn answer(
     req: Request<Incoming>,
     request_id: Option<String>,
 ) -> Result<Response<ResponseBody>, Reset> {
+    let logged_headers = app.request_log.as_ref().map(|_| req.headers().clone());
     let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
         .collect()
         .await
@@ -237,6 +250,9 @@ async fn answer(
     // than `ttft` after it.
     let received_ns = monotonic_ns();
     let arrival_ns = app.timer.now_ns();
+    if let (Some(log), Some(headers)) = (&app.request_log, &logged_headers) {
+        log.record(request_id.as_deref(), headers, &body);
+    }
     // Its line in the stamps file is written when this is dropped, whatever the answer.
     let stamps = RequestStamps::new(app.stamps.clone(), request_id, received_ns);
     let parsed = match api::parse(kind, &body) {
