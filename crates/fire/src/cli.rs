@@ -214,6 +214,9 @@ pub fn header(
         clock,
     );
     header.params = params;
+    // A shard's run is that part of the schedule: say so on fire's own header too, so that
+    // merged runs tell their parts apart without reading the chain.
+    header.shard = upstream.shard;
     header.upstream = Header::chain(upstream);
     header
 }

@@ -492,4 +492,148 @@ mod tests {
         assert!(text.contains("\"at_ns\":1,\"tokens\":2"), "{text}");
         assert!(text.contains("\"at_ns\":2,\"tokens\":1"), "{text}");
     }
+
+    /// Feeds `events` (data, stamp) and returns the token records as (at_ns, empty).
+    fn tokens_of(st: &mut StreamState, events: &[(&str, u64)]) -> Vec<(u64, bool)> {
+        let mut out = vec![];
+        for (data, at) in events {
+            st.on_event(data.as_bytes(), *at, &mut out).ok().unwrap();
+        }
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                (v["at_ns"].as_u64().unwrap(), v["empty"] == true)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn vllm_completions_empty_text_tokens_count_but_are_marked() {
+        let mut st = StreamState::new(0, Api::Completions.dialect()).keep_text();
+        let toks = tokens_of(
+            &mut st,
+            &[
+                (
+                    r#"{"choices":[{"index":0,"text":"a","finish_reason":null}]}"#,
+                    10,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"text":"","finish_reason":null}]}"#,
+                    20,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"text":"b","finish_reason":"length"}]}"#,
+                    30,
+                ),
+                (
+                    r#"{"choices":[],"usage":{"prompt_tokens":2,"completion_tokens":3}}"#,
+                    30,
+                ),
+                ("[DONE]", 31),
+            ],
+        );
+        assert_eq!(toks, [(10, false), (20, true), (30, false)]);
+        assert_eq!(st.events, 2);
+        assert_eq!(st.first_event_ns, Some(10));
+        assert_eq!(st.text.as_deref(), Some("ab"));
+    }
+
+    #[test]
+    fn vllm_chat_role_chunk_is_the_first_event_but_no_token() {
+        let mut st = StreamState::new(0, Api::Chat.dialect());
+        let toks = tokens_of(
+            &mut st,
+            &[
+                (
+                    r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#,
+                    5,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}"#,
+                    9,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"delta":{"content":""},"finish_reason":null}]}"#,
+                    12,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"delta":{"content":"y"},"finish_reason":"length"}]}"#,
+                    14,
+                ),
+            ],
+        );
+        assert_eq!(toks, [(9, false), (12, true), (14, false)]);
+        assert_eq!(st.first_event_ns, Some(5));
+        assert_eq!(st.text, None, "text is kept only when asked");
+    }
+
+    #[test]
+    fn llama_cpp_chat_null_role_chunk_and_usage_on_the_last_chunk() {
+        let mut st = StreamState::new(0, Api::Chat.dialect()).keep_text();
+        let toks = tokens_of(
+            &mut st,
+            &[
+                (
+                    r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}"#,
+                    3,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}"#,
+                    7,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"delta":{"content":" there"},"finish_reason":null}]}"#,
+                    8,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":4,"completion_tokens":2}}"#,
+                    9,
+                ),
+                ("[DONE]", 9),
+            ],
+        );
+        assert_eq!(toks, [(7, false), (8, false)]);
+        assert_eq!(st.first_event_ns, Some(3));
+        assert_eq!(st.text.as_deref(), Some("Hi there"));
+        assert_eq!(st.completion_tokens, Some(2));
+    }
+
+    #[test]
+    fn continuous_usage_growth_without_text_is_an_empty_token() {
+        let mut st = StreamState::new(0, Api::Chat.dialect());
+        let toks = tokens_of(
+            &mut st,
+            &[
+                (
+                    r#"{"choices":[{"delta":{"role":"assistant","content":""}}],"usage":{"completion_tokens":0}}"#,
+                    1,
+                ),
+                (
+                    r#"{"choices":[{"delta":{"content":"a"}}],"usage":{"completion_tokens":1}}"#,
+                    2,
+                ),
+                (
+                    r#"{"choices":[{"delta":{"content":""},"finish_reason":"length"}],"usage":{"completion_tokens":3}}"#,
+                    3,
+                ),
+                (r#"{"choices":[],"usage":{"completion_tokens":3}}"#, 4),
+            ],
+        );
+        assert_eq!(toks, [(2, false), (3, true)]);
+        let mut out = vec![];
+        let mut st2 = StreamState::new(0, Api::Chat.dialect());
+        st2.on_event(
+            br#"{"choices":[{"delta":{"content":"a"}}],"usage":{"completion_tokens":1}}"#,
+            2,
+            &mut out,
+        )
+        .ok()
+        .unwrap();
+        st2.on_event(br#"{"choices":[{"delta":{"content":""},"finish_reason":"length"}],"usage":{"completion_tokens":3}}"#, 3, &mut out).ok().unwrap();
+        assert!(String::from_utf8(out)
+            .unwrap()
+            .contains("\"tokens\":2,\"empty\":true"));
+    }
 }
