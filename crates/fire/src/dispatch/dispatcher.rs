@@ -342,6 +342,12 @@ impl Dispatcher {
             ));
         };
         let turn = req.grouping.turn.unwrap_or(0);
+        if req.prompt.is_none() && req.prompt_token_ids.is_some() {
+            return Err(self.bad(
+                line.line,
+                "field \"prompt_token_ids\": a later turn of a session needs a text prompt; the history it carries is text",
+            ));
+        }
         if let Some(failed) = st.sessions.failed.get(&name) {
             let why = failed.reason.clone();
             if turn + 1 >= failed.turns {
