@@ -120,7 +120,7 @@ fn dispatch(
         let Record::Request(req) = record else {
             continue;
         };
-        let body = dialect.encode(&req, &opts)?;
+        let body = dialect.encode(&req, &[], &opts)?;
         let scheduled_ns = match (open, req.offset_ns) {
             (true, Some(offset)) => {
                 let at = origin + offset;

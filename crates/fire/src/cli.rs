@@ -111,6 +111,11 @@ pub struct Args {
     #[arg(long)]
     pub no_ignore_eos: bool,
 
+    /// Write each request's generated text (reasoning left out) in its `done` record
+    /// (`done.text`), to check answers or replay a conversation.
+    #[arg(long)]
+    pub record_text: bool,
+
     /// Network threads (1 runs everything on one thread, the cheapest for a few thousand
     /// streams).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
@@ -334,6 +339,10 @@ pub fn header(
         serde_json::json!(args.stream_usage),
     );
     params.insert("keep_going".to_string(), serde_json::json!(args.keep_going));
+    params.insert(
+        "record_text".to_string(),
+        serde_json::json!(args.record_text),
+    );
     // Only whether a key was given: its value is never written.
     params.insert(
         "api_key".to_string(),
@@ -370,6 +379,9 @@ pub fn header(
         clock,
     );
     header.params = params;
+    // A shard's run is that part of the schedule: say so on fire's own header too, so that
+    // merged runs tell their parts apart without reading the chain.
+    header.shard = upstream.shard;
     header.upstream = Header::chain(upstream);
     header
 }

@@ -3,8 +3,8 @@
 //! content. Every path out of here (success, HTTP error, reset, timeout, cancel) writes exactly
 //! one `done` record.
 
-use crate::api::Dialect;
-use crate::job::Job;
+use crate::api::{chunk::append_text, Dialect};
+use crate::job::{Ended, Job};
 use crate::limits::{Expired, Limits, Watch};
 use crate::sink::Sink;
 use crate::sse_split::SseSplitter;
@@ -52,6 +52,8 @@ pub struct Ctx {
     pub verdict: Verdict,
     /// The run's counts, for the progress view and the self-check.
     pub live: Arc<crate::live::Counters>,
+    /// Write each request's generated text in its `done` (`--record-text`).
+    pub record_text: bool,
 }
 
 /// The `x-request-id` of a request: a UUID-shaped string whose first 16 hex digits identify
@@ -100,6 +102,11 @@ struct StreamState {
     end_ns: Option<u64>,
     /// Some content event came without usage, so usage is not continuous (per event).
     usage_gap: bool,
+    /// When the first event of the response arrived, whatever it held.
+    first_event_ns: Option<u64>,
+    /// The answer so far, when it is kept (a session's next turn needs it, or
+    /// `--record-text`); `None` otherwise, so that reading a stream allocates nothing for it.
+    text: Option<String>,
 }
 
 impl StreamState {
@@ -115,7 +122,15 @@ impl StreamState {
             done_marker_ns: None,
             end_ns: None,
             usage_gap: false,
+            first_event_ns: None,
+            text: None,
         }
+    }
+
+    /// Keeps the generated text from now on.
+    fn keep_text(mut self) -> Self {
+        self.text = Some(String::new());
+        self
     }
 
     /// Handles one SSE event's data that arrived at `at_ns`; token records go onto `out`.
@@ -124,6 +139,9 @@ impl StreamState {
         // (and would otherwise be stamped after this request's `done`).
         if self.done_marker_ns.is_some() {
             return Ok(());
+        }
+        if self.first_event_ns.is_none() {
+            self.first_event_ns = Some(at_ns);
         }
         if data == b"[DONE]" {
             self.done_marker_ns = Some(at_ns);
@@ -138,9 +156,15 @@ impl StreamState {
         if let Some(err) = info.error {
             return Err(Failure::new(ErrorKind::Server, snippet(err.as_bytes())));
         }
-        if info.has_content {
-            self.events += 1;
-            // Usage on every content event (vLLM's continuous usage stats) tells how many tokens
+        // With usage on every event so far (vLLM's continuous usage stats), a chunk whose count
+        // grew stood for tokens even when it carried no text.
+        let grew = !self.usage_gap
+            && matches!(
+                (info.completion_tokens, self.completion_tokens),
+                (Some(now), Some(before)) if now > before
+            );
+        if info.has_content || info.empty_text || grew {
+            // Usage on every token event (vLLM's continuous usage stats) tells how many tokens
             // each carried; usage on the last event alone (llama.cpp) is the total, not a delta.
             self.usage_gap |= info.completion_tokens.is_none();
             let tokens = match (info.completion_tokens, self.usage_gap) {
@@ -149,15 +173,21 @@ impl StreamState {
                     .max(1),
                 _ => 1,
             };
+            if info.has_content {
+                self.events += 1;
+            }
             encode_token(
                 out,
                 &Token {
                     id: self.id,
                     at_ns,
                     tokens: u32::try_from(tokens).unwrap_or(u32::MAX),
-                    empty: false,
+                    empty: !info.has_content,
                 },
             );
+        }
+        if let (Some(text), Some(raw)) = (&mut self.text, info.text) {
+            append_text(raw, text);
         }
         if info.prompt_tokens.is_some() {
             self.prompt_tokens = info.prompt_tokens;
@@ -172,9 +202,13 @@ impl StreamState {
     }
 }
 
-/// Sends one request and records everything about it; returns when it ended (`done.at_ns`).
-pub async fn run(ctx: Arc<Ctx>, job: Job) -> u64 {
+/// Sends one request and records everything about it; returns how it ended, with its text
+/// when the job keeps it.
+pub async fn run(ctx: Arc<Ctx>, job: Job) -> Ended {
     let mut st = StreamState::new(job.id, ctx.dialect);
+    if job.keep_text || ctx.record_text {
+        st = st.keep_text();
+    }
     let sent_ns = ctx.clock.now_ns();
     ctx.sink.record(&Record::Sent(Sent {
         id: job.id,
@@ -214,11 +248,20 @@ pub async fn run(ctx: Arc<Ctx>, job: Job) -> u64 {
         completion_tokens: st.completion_tokens,
         events: st.events,
         finish_reason: st.finish_reason,
-        first_event_ns: None,
-        text: None,
+        first_event_ns: st.first_event_ns,
+        text: if ctx.record_text {
+            st.text.clone()
+        } else {
+            None
+        },
         grouping: job.echo,
     }));
-    at_ns
+    Ended {
+        id: st.id,
+        at_ns,
+        ok,
+        text: if job.keep_text { st.text } else { None },
+    }
 }
 
 async fn exchange(ctx: &Ctx, body: Bytes, st: &mut StreamState) -> Result<(), Failure> {
@@ -532,5 +575,149 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("\"at_ns\":1,\"tokens\":2"), "{text}");
         assert!(text.contains("\"at_ns\":2,\"tokens\":1"), "{text}");
+    }
+
+    /// Feeds `events` (data, stamp) and returns the token records as (at_ns, empty).
+    fn tokens_of(st: &mut StreamState, events: &[(&str, u64)]) -> Vec<(u64, bool)> {
+        let mut out = vec![];
+        for (data, at) in events {
+            st.on_event(data.as_bytes(), *at, &mut out).ok().unwrap();
+        }
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                (v["at_ns"].as_u64().unwrap(), v["empty"] == true)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn vllm_completions_empty_text_tokens_count_but_are_marked() {
+        let mut st = StreamState::new(0, Api::Completions.dialect()).keep_text();
+        let toks = tokens_of(
+            &mut st,
+            &[
+                (
+                    r#"{"choices":[{"index":0,"text":"a","finish_reason":null}]}"#,
+                    10,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"text":"","finish_reason":null}]}"#,
+                    20,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"text":"b","finish_reason":"length"}]}"#,
+                    30,
+                ),
+                (
+                    r#"{"choices":[],"usage":{"prompt_tokens":2,"completion_tokens":3}}"#,
+                    30,
+                ),
+                ("[DONE]", 31),
+            ],
+        );
+        assert_eq!(toks, [(10, false), (20, true), (30, false)]);
+        assert_eq!(st.events, 2);
+        assert_eq!(st.first_event_ns, Some(10));
+        assert_eq!(st.text.as_deref(), Some("ab"));
+    }
+
+    #[test]
+    fn vllm_chat_role_chunk_is_the_first_event_but_no_token() {
+        let mut st = StreamState::new(0, Api::Chat.dialect());
+        let toks = tokens_of(
+            &mut st,
+            &[
+                (
+                    r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#,
+                    5,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}"#,
+                    9,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"delta":{"content":""},"finish_reason":null}]}"#,
+                    12,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"delta":{"content":"y"},"finish_reason":"length"}]}"#,
+                    14,
+                ),
+            ],
+        );
+        assert_eq!(toks, [(9, false), (12, true), (14, false)]);
+        assert_eq!(st.first_event_ns, Some(5));
+        assert_eq!(st.text, None, "text is kept only when asked");
+    }
+
+    #[test]
+    fn llama_cpp_chat_null_role_chunk_and_usage_on_the_last_chunk() {
+        let mut st = StreamState::new(0, Api::Chat.dialect()).keep_text();
+        let toks = tokens_of(
+            &mut st,
+            &[
+                (
+                    r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}"#,
+                    3,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}"#,
+                    7,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"delta":{"content":" there"},"finish_reason":null}]}"#,
+                    8,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":4,"completion_tokens":2}}"#,
+                    9,
+                ),
+                ("[DONE]", 9),
+            ],
+        );
+        assert_eq!(toks, [(7, false), (8, false)]);
+        assert_eq!(st.first_event_ns, Some(3));
+        assert_eq!(st.text.as_deref(), Some("Hi there"));
+        assert_eq!(st.completion_tokens, Some(2));
+    }
+
+    #[test]
+    fn continuous_usage_growth_without_text_is_an_empty_token() {
+        let mut st = StreamState::new(0, Api::Chat.dialect());
+        let toks = tokens_of(
+            &mut st,
+            &[
+                (
+                    r#"{"choices":[{"delta":{"role":"assistant","content":""}}],"usage":{"completion_tokens":0}}"#,
+                    1,
+                ),
+                (
+                    r#"{"choices":[{"delta":{"content":"a"}}],"usage":{"completion_tokens":1}}"#,
+                    2,
+                ),
+                (
+                    r#"{"choices":[{"delta":{"content":""},"finish_reason":"length"}],"usage":{"completion_tokens":3}}"#,
+                    3,
+                ),
+                (r#"{"choices":[],"usage":{"completion_tokens":3}}"#, 4),
+            ],
+        );
+        assert_eq!(toks, [(2, false), (3, true)]);
+        let mut out = vec![];
+        let mut st2 = StreamState::new(0, Api::Chat.dialect());
+        st2.on_event(
+            br#"{"choices":[{"delta":{"content":"a"}}],"usage":{"completion_tokens":1}}"#,
+            2,
+            &mut out,
+        )
+        .ok()
+        .unwrap();
+        st2.on_event(br#"{"choices":[{"delta":{"content":""},"finish_reason":"length"}],"usage":{"completion_tokens":3}}"#, 3, &mut out).ok().unwrap();
+        assert!(String::from_utf8(out)
+            .unwrap()
+            .contains("\"tokens\":2,\"empty\":true"));
     }
 }

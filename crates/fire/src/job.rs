@@ -1,7 +1,9 @@
 //! A request on its way from the dispatcher to the network: its encoded body, when it should
-//! have left, and what its `done` echoes from the schedule. Shared by `dispatch` (which makes
-//! jobs, and writes `not_sent` for those it never releases) and `exchange` (which sends them).
+//! have left, what its `done` echoes from the schedule, and what the send loop does when it
+//! ends. Shared by `dispatch` (which makes jobs, and writes `not_sent` for those it never
+//! releases) and `exchange` (which sends them and says how they [`Ended`]).
 
+use crate::dispatch::Credit;
 use bytes::Bytes;
 use tokenpipe_format::Grouping;
 
@@ -16,4 +18,36 @@ pub struct Job {
     pub body: Bytes,
     /// What the request's `done` echoes from the schedule.
     pub echo: Grouping,
+    /// Keep the generated text and hand it back in [`Ended::text`]: the session's next turn
+    /// carries it.
+    pub keep_text: bool,
+    /// What the send loop does around this job.
+    pub flow: Flow,
+    /// Its place in the dispatcher's read-ahead, given back when the job leaves the queues.
+    pub credit: Option<Credit>,
+}
+
+/// How a job takes part in the in-flight limit and who hears of its end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Flow {
+    /// It comes with a slot already held (a later turn of a closed-loop session), so it starts
+    /// at once instead of waiting for one.
+    pub has_slot: bool,
+    /// On success its slot stays held for the session's next turn instead of freeing.
+    pub continues: bool,
+    /// The dispatcher waits for its end (a session's next turn, a batch's last request).
+    pub report_end: bool,
+}
+
+/// How a sent request ended, for the dispatcher.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    /// Request id.
+    pub id: u64,
+    /// Its `done.at_ns`.
+    pub at_ns: u64,
+    /// Its `done.ok`.
+    pub ok: bool,
+    /// The generated text, when the job kept it.
+    pub text: Option<String>,
 }

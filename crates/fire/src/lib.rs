@@ -18,6 +18,7 @@ pub mod limits;
 pub mod live;
 pub mod salt;
 pub mod selfcheck;
+pub mod session;
 pub mod signals;
 pub mod sink;
 pub mod sse_split;
@@ -128,6 +129,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Some(Record::Schedule(s)) => (s.salt.clone(), s.requests),
         _ => (None, None),
     };
+    let duration_ns = first.as_ref().and_then(dispatch::duration_of);
     let first = first.filter(|r| matches!(r, Record::Request(_)));
 
     let network_cpu = Arc::new(selfcheck::ThreadCpu::default());
@@ -211,13 +213,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
 
     let dialect = args.api.dialect();
-    let (jobs_tx, jobs_rx) = tokio::sync::mpsc::channel::<Dispatch>(dispatch::JOB_QUEUE);
+    let (queue_tx, queue_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (priority_tx, priority_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (events_tx, events_rx) = dispatch::feed::channel();
+    let gate = Arc::new(dispatch::feed::Gate::default());
+    let source = reader.source_name().to_string();
+    dispatch::feed::spawn(reader, first, gate.clone(), events_tx.clone())
+        .context("starting the schedule reader thread")?;
     let dispatcher = Dispatcher {
         pace: Pace {
             clock,
             stop: stop.clone(),
         },
-        jobs: jobs_tx,
+        queue: queue_tx,
+        priority: priority_tx,
+        events: events_rx,
+        gate,
         sink: sink.clone(),
         dialect,
         body: api::BodyOptions {
@@ -227,11 +238,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
         policy,
         salt,
+        duration_ns,
+        source,
         live: counters.clone(),
     };
     let dispatcher = std::thread::Builder::new()
         .name("fire-dispatch".into())
-        .spawn(move || dispatcher.run(reader, first))
+        .spawn(move || dispatcher.run())
         .context("starting the dispatcher thread")?;
 
     let ctx = Arc::new(Ctx {
@@ -251,6 +264,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         run_hash,
         verdict: verdict::Verdict::new(args.keep_going),
         live: counters.clone(),
+        record_text: args.record_text,
     });
     runtime.block_on(async {
         let ticker_sink = sink.clone();
@@ -261,7 +275,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 ticker_sink.flush_now();
             }
         });
-        dispatch::send_loop(&ctx, jobs_rx).await;
+        let inbox = dispatch::Inbox {
+            queue: queue_rx,
+            priority: priority_rx,
+            ends: events_tx,
+        };
+        dispatch::send_loop(&ctx, inbox).await;
         ticker.abort();
     });
     // Ending the runtime ends its threads, each adding its CPU time; the calling thread ran

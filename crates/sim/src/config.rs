@@ -86,6 +86,12 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub stamps: Option<PathBuf>,
 
+    /// Write every generation request to FILE as it arrives, one JSON line each:
+    /// {"request_id": …, "headers": {name: value, …}, "body": <the JSON body as received>}.
+    /// Lines are written whole and unbuffered, so the file can be read while the server runs.
+    #[arg(long, value_name = "FILE")]
+    pub log_requests: Option<PathBuf>,
+
     /// Make a FRACTION of the requests fail as KIND (repeatable; the kinds are in --help)
     ///
     /// Fails chosen generation requests the way real servers fail, to check that a client sees

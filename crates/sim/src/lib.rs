@@ -31,6 +31,7 @@ pub mod config;
 pub mod engine;
 pub mod fault;
 pub mod render;
+pub mod request_log;
 pub mod server;
 pub mod stamps;
 pub mod stream_body;
@@ -39,6 +40,7 @@ pub mod timetable;
 pub mod waiter;
 
 pub use config::{Args, Config};
+pub use request_log::RequestLog;
 pub use server::Server;
 pub use stamps::StampLog;
 pub use waiter::TokenTimer;
@@ -70,15 +72,24 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         )),
         None => None,
     };
+    let request_log = match &args.log_requests {
+        Some(path) => Some(Arc::new(RequestLog::create(path).map_err(|e| {
+            tokenpipe_cli::bad_input(format!("cannot create {}: {e}", path.display()))
+        })?)),
+        None => None,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(usize::from(args.workers))
         .enable_all()
         .build()
         .context("cannot start the tokio runtime")?;
     let served = runtime.block_on(async {
-        let server = Server::bind((args.host.as_str(), args.port), config, stamps.clone())
+        let mut server = Server::bind((args.host.as_str(), args.port), config, stamps.clone())
             .await
             .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
+        if let Some(log) = request_log.clone() {
+            server = server.with_request_log(log);
+        }
         let shutdown = shutdown_signal()?;
         announce(&server.base_url()?)?;
         server.run(shutdown).await;

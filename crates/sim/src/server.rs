@@ -16,6 +16,7 @@ use crate::engine::{self, Admission, Departure, Engine};
 use crate::fault::select::FaultPlan;
 use crate::fault::{Fault, NotStream, Reset, WholeDivert};
 use crate::render::{self, Renderer};
+use crate::request_log::RequestLog;
 use crate::stamps::{RequestStamps, StampLog};
 use crate::stream_body::StreamedAnswer;
 use crate::timetable::Timetable;
@@ -56,6 +57,8 @@ struct App {
     next_id: AtomicU64,
     /// The API key required, and how long response heads wait.
     access: Access,
+    /// Where each generation request is logged as it arrives (`--log-requests`).
+    request_log: Option<Arc<RequestLog>>,
 }
 
 /// A bound, not yet running server.
@@ -96,8 +99,17 @@ impl Server {
                 stamps,
                 timer,
                 next_id: AtomicU64::new(1),
+                request_log: None,
             }),
         })
+    }
+
+    /// Logs every generation request to `log` as it arrives.
+    pub fn with_request_log(mut self, log: Arc<RequestLog>) -> Self {
+        if let Some(app) = Arc::get_mut(&mut self.app) {
+            app.request_log = Some(log);
+        }
+        self
     }
 
     /// The address actually bound, with the chosen port.
@@ -222,6 +234,7 @@ async fn answer(
     req: Request<Incoming>,
     request_id: Option<String>,
 ) -> Result<Response<ResponseBody>, Reset> {
+    let logged_headers = app.request_log.as_ref().map(|_| req.headers().clone());
     let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
         .collect()
         .await
@@ -249,6 +262,9 @@ async fn answer(
     // than `ttft` after it.
     let received_ns = monotonic_ns();
     let arrival_ns = app.timer.now_ns();
+    if let (Some(log), Some(headers)) = (&app.request_log, &logged_headers) {
+        log.record(request_id.as_deref(), headers, &body);
+    }
     // Its line in the stamps file is written when this is dropped, whatever the answer.
     let stamps = RequestStamps::new(app.stamps.clone(), request_id, received_ns);
     let parsed = match api::parse(kind, &body) {

@@ -1,8 +1,9 @@
-//! The chat dialect: `POST {url}/chat/completions` with the prompt as one user message; content
-//! arrives in `choices[].delta.content` (or the reasoning members), and a role-only first delta
-//! is not a token.
+//! The chat dialect: `POST {url}/chat/completions` with the conversation as messages:
+//! `[system?, user p0, assistant a0, …, user pk]`, where each `a` is the answer the server
+//! actually gave to that earlier turn. Content arrives in `choices[].delta.content` (or the
+//! reasoning members), and a role-only first delta is not a token.
 
-use super::{encode_body, BodyOptions, Dialect};
+use super::{encode_body, BodyOptions, Dialect, PastTurn};
 use bytes::Bytes;
 use serde::Serialize;
 use tokenpipe_format::Request;
@@ -12,7 +13,7 @@ pub struct Chat;
 
 #[derive(Serialize)]
 struct Input<'a> {
-    messages: [Message<'a>; 1],
+    messages: Vec<Message<'a>>,
 }
 
 #[derive(Serialize)]
@@ -26,7 +27,12 @@ impl Dialect for Chat {
         "/chat/completions"
     }
 
-    fn encode(&self, req: &Request, opts: &BodyOptions) -> Result<Bytes, String> {
+    fn encode(
+        &self,
+        req: &Request,
+        history: &[PastTurn],
+        opts: &BodyOptions,
+    ) -> Result<Bytes, String> {
         let content = match (&req.prompt, &req.prompt_token_ids) {
             (Some(text), _) => text,
             (None, Some(_)) => {
@@ -34,10 +40,27 @@ impl Dialect for Chat {
             }
             (None, None) => return Err("missing field \"prompt\" (or \"prompt_token_ids\")".into()),
         };
-        let messages = [Message {
+        let mut messages = Vec::with_capacity(2 + 2 * history.len());
+        if let Some(system) = &req.system {
+            messages.push(Message {
+                role: "system",
+                content: system,
+            });
+        }
+        for past in history {
+            messages.push(Message {
+                role: "user",
+                content: &past.prompt,
+            });
+            messages.push(Message {
+                role: "assistant",
+                content: &past.answer,
+            });
+        }
+        messages.push(Message {
             role: "user",
             content,
-        }];
+        });
         encode_body(req, opts, Input { messages })
     }
 }
@@ -47,14 +70,17 @@ mod tests {
     use super::*;
     use crate::api::tests::req;
 
-    #[test]
-    fn one_user_message_and_no_id_prompts() {
-        let opts = BodyOptions {
+    fn opts() -> BodyOptions {
+        BodyOptions {
             model: None,
             ignore_eos: false,
             ..BodyOptions::default()
-        };
-        let b = Chat.encode(&req(), &opts).unwrap();
+        }
+    }
+
+    #[test]
+    fn one_user_message_and_no_id_prompts() {
+        let b = Chat.encode(&req(), &[], &opts()).unwrap();
         assert_eq!(
             std::str::from_utf8(&b).unwrap(),
             r#"{"messages":[{"role":"user","content":"hi \"there\""}],"max_tokens":7,"stream":true,"stream_options":{"include_usage":true}}"#
@@ -63,8 +89,22 @@ mod tests {
         ids.prompt = None;
         ids.prompt_token_ids = Some(vec![1, 2]);
         assert!(Chat
-            .encode(&ids, &opts)
+            .encode(&ids, &[], &opts())
             .unwrap_err()
             .contains("--api completions"));
+    }
+
+    #[test]
+    fn system_and_history_become_messages_in_order() {
+        let mut r = req();
+        r.system = Some("be brief".into());
+        let history = [PastTurn {
+            prompt: "p0".into(),
+            answer: "a0".into(),
+        }];
+        let b = Chat.encode(&r, &history, &opts()).unwrap();
+        assert!(std::str::from_utf8(&b).unwrap().starts_with(
+            r#"{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"p0"},{"role":"assistant","content":"a0"},{"role":"user","content":"hi \"there\""}]"#
+        ));
     }
 }

@@ -10,6 +10,14 @@ use std::borrow::Cow;
 pub struct ChunkInfo<'a> {
     /// Some choice carried non-empty generated text.
     pub has_content: bool,
+    /// The answer text of the last choice that had some (`text`, else `delta.content`;
+    /// reasoning is not part of the answer), as its raw JSON string literal, quotes and escapes
+    /// included: borrowed, so reading it costs nothing; [`append_text`] decodes it for callers
+    /// that keep the text.
+    pub text: Option<&'a str>,
+    /// Some choice held an empty `text` or `delta.content` string with no role and no finish
+    /// reason: it stands for a token whose text is empty (vLLM sends one per such token).
+    pub empty_text: bool,
     /// The finish reason of the last choice that had one.
     pub finish_reason: Option<Cow<'a, str>>,
     /// `usage.prompt_tokens`.
@@ -18,4 +26,32 @@ pub struct ChunkInfo<'a> {
     pub completion_tokens: Option<u64>,
     /// The raw `error` member, when the server reported a failure in the stream.
     pub error: Option<&'a str>,
+}
+
+/// Appends the text of a JSON string literal (as in [`ChunkInfo::text`]) to `out`. Plain text is
+/// copied; a literal with escapes is decoded by serde. A literal that is not valid JSON adds
+/// nothing (both chunk readers only ever hand over valid ones).
+pub fn append_text(raw: &str, out: &mut String) {
+    let inner = raw
+        .strip_prefix('"')
+        .and_then(|r| r.strip_suffix('"'))
+        .unwrap_or_default();
+    if !inner.contains('\\') {
+        out.push_str(inner);
+    } else if let Ok(decoded) = serde_json::from_str::<std::borrow::Cow<str>>(raw) {
+        out.push_str(&decoded);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::append_text;
+
+    #[test]
+    fn text_literals_are_decoded() {
+        let mut out = String::new();
+        append_text(r#""a b""#, &mut out);
+        append_text(r#""\u00e9\n\"q\"""#, &mut out);
+        assert_eq!(out, "a b\u{e9}\n\"q\"");
+    }
 }

@@ -49,8 +49,15 @@ pub trait Dialect: Sync {
     /// The endpoint's path under the base URL (`/completions`).
     fn path(&self) -> &'static str;
 
-    /// Encodes the body for `req`, or says (naming the field) why this dialect cannot express it.
-    fn encode(&self, req: &Request, opts: &BodyOptions) -> Result<Bytes, String>;
+    /// Encodes the body for `req`, after the earlier turns of its session (`history`, oldest
+    /// first; empty for a request that starts a conversation), or says (naming the field) why
+    /// this dialect cannot express it.
+    fn encode(
+        &self,
+        req: &Request,
+        history: &[PastTurn],
+        opts: &BodyOptions,
+    ) -> Result<Bytes, String>;
 
     /// Reads one SSE event's data; `Err` means it was not a chunk at all. Runs once per streamed
     /// event: it must not allocate for the common chunks. Both OpenAI dialects stream the same
@@ -58,6 +65,16 @@ pub trait Dialect: Sync {
     fn read_chunk<'a>(&self, data: &'a [u8]) -> Result<ChunkInfo<'a>, serde_json::Error> {
         read_chunk(data)
     }
+}
+
+/// One earlier turn of a session, as the next turn sends it: the prompt that was sent (salt
+/// included) and the answer actually received (content only, reasoning left out).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PastTurn {
+    /// The turn's prompt as sent.
+    pub prompt: String,
+    /// The text the server generated for it.
+    pub answer: String,
 }
 
 /// Settings shared by every request body.
@@ -246,7 +263,7 @@ mod tests {
             r#"{"temperature":0.5,"max_tokens":1,"stream":false,"model":"x","ignore_eos":false,"messages":[]}"#,
         )
         .unwrap();
-        let b = Api::Completions.dialect().encode(&r, &opts).unwrap();
+        let b = Api::Completions.dialect().encode(&r, &[], &opts).unwrap();
         assert_eq!(
             std::str::from_utf8(&b).unwrap(),
             r#"{"model":"m","prompt":"hi \"there\"","max_tokens":7,"stream":true,"stream_options":{"include_usage":true},"ignore_eos":true,"temperature":0.5}"#
@@ -263,7 +280,7 @@ mod tests {
             stream_usage: StreamUsage::Continuous,
             ..BodyOptions::default()
         };
-        let b = Api::Completions.dialect().encode(&r, &opts).unwrap();
+        let b = Api::Completions.dialect().encode(&r, &[], &opts).unwrap();
         assert_eq!(
             std::str::from_utf8(&b).unwrap(),
             r#"{"prompt":"hi \"there\"","max_tokens":7,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true},"temperature":0.7,"seed":1,"top_p":0.9,"top_k":5}"#
@@ -272,7 +289,7 @@ mod tests {
             stream_usage: StreamUsage::Off,
             ..BodyOptions::default()
         };
-        let b = Api::Chat.dialect().encode(&req(), &off).unwrap();
+        let b = Api::Chat.dialect().encode(&req(), &[], &off).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
         assert!(v.get("stream_options").is_none(), "{v}");
         assert!(v.get("temperature").is_none(), "{v}");

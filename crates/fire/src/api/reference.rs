@@ -54,12 +54,16 @@ struct Delta<'a> {
     reasoning_content: Option<&'a RawValue>,
     #[serde(default, borrow)]
     reasoning: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    role: Option<&'a RawValue>,
 }
 
 /// Folds the `choices` array as it is parsed, so no Vec is built.
 #[derive(Default)]
 struct Choices<'a> {
     has_content: bool,
+    text: Option<&'a str>,
+    empty_text: bool,
     finish_reason: Option<Cow<'a, str>>,
 }
 
@@ -77,10 +81,26 @@ impl<'de: 'a, 'a> Deserialize<'de> for Choices<'a> {
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut out = Choices::default();
                 while let Some(c) = seq.next_element::<Choice<'de>>()? {
-                    let delta_content = c.delta.as_ref().is_some_and(|d| {
-                        is_text(d.content) || is_text(d.reasoning_content) || is_text(d.reasoning)
-                    });
-                    out.has_content |= is_text(c.text) || delta_content;
+                    let content = c.delta.as_ref().and_then(|d| d.content);
+                    let reasoning = c
+                        .delta
+                        .as_ref()
+                        .is_some_and(|d| is_text(d.reasoning_content) || is_text(d.reasoning));
+                    let answer = Some(c.text)
+                        .filter(|t| is_text(*t))
+                        .or(Some(content).filter(|t| is_text(*t)))
+                        .flatten();
+                    if let Some(answer) = answer {
+                        out.text = Some(answer.get());
+                    }
+                    out.has_content |= answer.is_some() || reasoning;
+                    let role = c.delta.as_ref().is_some_and(|d| d.role.is_some());
+                    if (is_empty_text(c.text) || is_empty_text(content))
+                        && !role
+                        && c.finish_reason.is_none()
+                    {
+                        out.empty_text = true;
+                    }
                     if c.finish_reason.is_some() {
                         out.finish_reason = c.finish_reason;
                     }
@@ -100,11 +120,18 @@ fn is_text(v: Option<&RawValue>) -> bool {
     })
 }
 
+/// A JSON value that is the empty string.
+fn is_empty_text(v: Option<&RawValue>) -> bool {
+    v.is_some_and(|r| r.get() == "\"\"")
+}
+
 /// Parses one event's data with serde; `Err` means the data was not a JSON chunk at all.
 pub fn parse(data: &[u8]) -> Result<ChunkInfo<'_>, serde_json::Error> {
     let c: Chunk = serde_json::from_slice(data)?;
     Ok(ChunkInfo {
         has_content: c.choices.has_content,
+        text: c.choices.text,
+        empty_text: c.choices.empty_text,
         finish_reason: c.choices.finish_reason,
         prompt_tokens: c.usage.as_ref().and_then(|u| u.prompt_tokens),
         completion_tokens: c.usage.as_ref().and_then(|u| u.completion_tokens),

@@ -66,6 +66,30 @@ pub fn scan(data: &[u8]) -> Option<ChunkInfo<'_>> {
     Some(info)
 }
 
+/// What one choice said, gathered while its members are walked (they come in any order).
+#[derive(Default)]
+struct Choice<'a> {
+    text: Option<&'a str>,
+    content: Option<&'a str>,
+    role: bool,
+    finished: bool,
+}
+
+impl<'a> Choice<'a> {
+    /// Adds this choice to the chunk's answer, by the rules in `ChunkInfo`.
+    fn fold_into(self, info: &mut ChunkInfo<'a>) {
+        let non_empty = |raw: &Option<&'a str>| raw.filter(|r| r.len() > 2);
+        if let Some(answer) = non_empty(&self.text).or(non_empty(&self.content)) {
+            info.has_content = true;
+            info.text = Some(answer);
+        }
+        let empty = |raw: Option<&str>| raw.is_some_and(|r| r.len() == 2);
+        if (empty(self.text) || empty(self.content)) && !self.role && !self.finished {
+            info.empty_text = true;
+        }
+    }
+}
+
 struct Scanner<'a> {
     b: &'a [u8],
     i: usize,
@@ -262,15 +286,16 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// A value that counts as content when it is a non-empty string.
-    fn text(&mut self) -> Option<bool> {
+    /// A value that is text when it is a string: returns the string's raw literal (quotes and
+    /// escapes included), or `None` for any other value.
+    fn text(&mut self) -> Option<Option<&'a str>> {
         if self.peek()? == b'"' {
             let start = self.i;
             self.skip_string()?;
-            Some(self.i - start > 2)
+            Some(Some(std::str::from_utf8(&self.b[start..self.i]).ok()?))
         } else {
             self.skip_value()?;
-            Some(false)
+            Some(None)
         }
     }
 
@@ -283,6 +308,7 @@ impl<'a> Scanner<'a> {
                 return None;
             }
             let mut seen = [false; 3];
+            let mut choice = Choice::default();
             s.object(|s, key| {
                 let slot = match key {
                     b"text" => 0,
@@ -294,40 +320,53 @@ impl<'a> Scanner<'a> {
                     return None;
                 }
                 match slot {
-                    0 => info.has_content |= s.text()?,
+                    0 => choice.text = s.text()?,
                     1 => {
                         if !s.null()? {
-                            s.delta(info)?;
+                            s.delta(info, &mut choice)?;
                         }
                     }
                     _ => {
                         if !s.null()? {
                             let reason = std::str::from_utf8(s.plain_string()?).ok()?;
                             info.finish_reason = Some(Cow::Borrowed(reason));
+                            choice.finished = true;
                         }
                     }
                 }
                 Some(())
-            })
+            })?;
+            choice.fold_into(info);
+            Some(())
         })
     }
 
-    fn delta(&mut self, info: &mut ChunkInfo<'a>) -> Option<()> {
+    fn delta(&mut self, info: &mut ChunkInfo<'a>, choice: &mut Choice<'a>) -> Option<()> {
         if self.peek()? != b'{' {
             return None;
         }
-        let mut seen = [false; 3];
+        let mut seen = [false; 4];
         self.object(|s, key| {
             let slot = match key {
                 b"content" => 0,
                 b"reasoning_content" => 1,
                 b"reasoning" => 2,
+                b"role" => 3,
                 _ => return s.skip_value(),
             };
             if std::mem::replace(&mut seen[slot], true) {
                 return None;
             }
-            info.has_content |= s.text()?;
+            match slot {
+                0 => choice.content = s.text()?,
+                3 => {
+                    if !s.null()? {
+                        s.skip_value()?;
+                        choice.role = true;
+                    }
+                }
+                _ => info.has_content |= s.text()?.is_some_and(|raw| raw.len() > 2),
+            }
             Some(())
         })
     }
@@ -418,6 +457,13 @@ mod tests {
         "{\"choices\":[{\"text\":\"a\tb\"}]}",
         "{\"k\u{1}\":1}",
         "{\"x\":\"\u{1}u0041\"}",
+        r#"{"choices":[{"index":0,"text":"","logprobs":null,"finish_reason":null,"stop_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"role":null,"content":""}}]}"#,
+        r#"{"choices":[{"finish_reason":"stop","index":0,"delta":{}}],"usage":{"completion_tokens":3,"prompt_tokens":9}}"#,
+        r#"{"choices":[{"delta":{"content":"a","role":"assistant","role":"x"}}]}"#,
+        r#"{"choices":[{"text":"a\"b"},{"delta":{"content":"c"}}]}"#,
+        r#"{"choices":[{"text":"x","delta":{"content":"y"}}]}"#,
         r#"{}"#,
         r#"[]"#,
         r#"not json"#,
@@ -436,6 +482,8 @@ mod tests {
             && a.prompt_tokens == b.prompt_tokens
             && a.completion_tokens == b.completion_tokens
             && a.error.is_some() == b.error.is_some()
+            && a.text == b.text
+            && a.empty_text == b.empty_text
     }
 
     #[test]
@@ -483,6 +531,22 @@ mod tests {
             .unwrap()
             .error
             .is_some());
+    }
+
+    #[test]
+    fn reads_the_answer_text_and_empty_tokens() {
+        let vllm_empty =
+            scan(br#"{"choices":[{"index":0,"text":"","finish_reason":null}]}"#).unwrap();
+        assert!(vllm_empty.empty_text && !vllm_empty.has_content);
+        let role = scan(br#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#).unwrap();
+        assert!(!role.empty_text && role.text.is_none());
+        let last = scan(br#"{"choices":[{"text":"","finish_reason":"length"}]}"#).unwrap();
+        assert!(!last.empty_text);
+        let c =
+            scan(br#"{"choices":[{"delta":{"content":"a\nb","reasoning_content":"r"}}]}"#).unwrap();
+        assert_eq!(c.text, Some(r#""a\nb""#));
+        let r = scan(br#"{"choices":[{"delta":{"reasoning_content":"r"}}]}"#).unwrap();
+        assert!(r.has_content && r.text.is_none());
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! doing, so a slow server meets the load it was given instead of slowing the client down (no
 //! coordinated omission). With a cap (`max_concurrency`), a request due while the cap is
 //! reached waits for a slot; its `scheduled_ns` stays its offset, so the wait shows in its
-//! queue time (`sent_ns − scheduled_ns`) rather than being hidden.
+//! queue time (`sent_ns − scheduled_ns`) rather than being hidden. A session's later turns are
+//! requests like any other here: each waits for a slot under the cap.
 
-use super::{Dispatch, Pace, Policy, Release};
+use super::{Admit, Dispatch, Policy};
 use tokenpipe_format::Request;
 
 /// Sends every request at its `offset_ns`, with at most `cap` in flight.
@@ -18,14 +19,10 @@ impl Policy for Open {
         self.cap.map(Dispatch::Cap)
     }
 
-    fn release(&mut self, req: &Request, pace: &Pace) -> Result<Release, String> {
-        let Some(offset) = req.offset_ns else {
-            return Err("field \"offset_ns\": null in an open-loop schedule".into());
-        };
-        Ok(if pace.wait_until(offset) {
-            Release::At(offset)
-        } else {
-            Release::Stopped
-        })
+    fn admit(&self, req: &Request) -> Result<Admit, String> {
+        match req.offset_ns {
+            Some(offset) => Ok(Admit::At(offset)),
+            None => Err("field \"offset_ns\": null in an open-loop schedule".into()),
+        }
     }
 }

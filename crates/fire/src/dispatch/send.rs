@@ -1,0 +1,113 @@
+//! The send loop, in the network runtime: starts a task per released request and keeps the
+//! in-flight limit as slots. A request from the queue takes a free slot (closed loop, or a
+//! capped open loop) or none is needed (uncapped); a later turn of a closed-loop session comes
+//! on the priority channel with its session's slot. A slot frees when its request ends, unless
+//! the request succeeded and its session goes on. A request released "when free" starts here
+//! the moment a slot frees: its `scheduled_ns` is that instant (or the instant a fill opened the
+//! slot), and the delay to its `sent_ns` is the client's own.
+
+use super::feed::Event;
+use super::{not_sent, Dispatch};
+use crate::exchange::{self, Ctx};
+use crate::job::{Ended, Flow, Job};
+use std::collections::VecDeque;
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+/// What the send loop listens to, and where it reports ends.
+pub struct Inbox {
+    /// Requests that need a slot (or, uncapped, none), in release order.
+    pub queue: UnboundedReceiver<Job>,
+    /// Limits, slot openings, and later turns that hold their slot: never wait behind the queue.
+    pub priority: UnboundedReceiver<Dispatch>,
+    /// The dispatcher's inbox, for the ends it waits on.
+    pub ends: Sender<Event>,
+}
+
+/// Runs until the dispatcher has released everything and every request has ended.
+pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
+    let mut tasks: tokio::task::JoinSet<(Ended, Flow)> = tokio::task::JoinSet::new();
+    let mut slots = usize::MAX;
+    let mut busy = 0usize;
+    // Only a closed loop schedules requests at the instants slots free; a capped open loop
+    // keeps its own offsets and needs no record of them.
+    let mut track_freed = false;
+    let mut freed_at: VecDeque<u64> = VecDeque::new();
+    let mut deadline = None;
+    let (mut queue_open, mut priority_open) = (true, true);
+    while queue_open || priority_open {
+        tokio::select! {
+            biased;
+            ended = tasks.join_next(), if !tasks.is_empty() => {
+                let Some(Ok((end, flow))) = ended else { continue };
+                if !(flow.continues && end.ok) {
+                    busy = busy.saturating_sub(1);
+                    if track_freed {
+                        freed_at.push_back(end.at_ns);
+                    }
+                }
+                if flow.report_end {
+                    // The dispatcher may have finished; then nobody waits for this end.
+                    let _ = inbox.ends.send(Event::Ended(end));
+                }
+            }
+            msg = inbox.priority.recv(), if priority_open => match msg {
+                None => priority_open = false,
+                Some(Dispatch::Limit(n)) => {
+                    slots = usize::try_from(n).unwrap_or(usize::MAX);
+                    track_freed = true;
+                }
+                Some(Dispatch::Cap(n)) => slots = usize::try_from(n).unwrap_or(usize::MAX).max(1),
+                Some(Dispatch::OpenSlot(at_ns)) => {
+                    slots = slots.saturating_add(1);
+                    freed_at.push_back(at_ns);
+                }
+                Some(Dispatch::Free) => {
+                    busy = busy.saturating_sub(1);
+                    if track_freed {
+                        freed_at.push_back(ctx.clock.now_ns());
+                    }
+                }
+                Some(Dispatch::Deadline(at_ns)) => deadline = Some(at_ns),
+                Some(Dispatch::Job(job)) => {
+                    start(ctx, &mut tasks, job, deadline);
+                }
+            },
+            job = inbox.queue.recv(), if queue_open && busy < slots => match job {
+                None => queue_open = false,
+                Some(mut job) => {
+                    if job.scheduled_ns.is_none() {
+                        job.scheduled_ns = Some(freed_at.pop_front().unwrap_or_else(|| ctx.clock.now_ns()));
+                    }
+                    if start(ctx, &mut tasks, job, deadline) {
+                        busy += 1;
+                    }
+                }
+            },
+        }
+    }
+    while tasks.join_next().await.is_some() {}
+}
+
+/// Starts `job` unless the run stopped (then it ends `not_sent`) or its deadline passed (then
+/// it was never reached and leaves no record); true when it started.
+fn start(
+    ctx: &Arc<Ctx>,
+    tasks: &mut tokio::task::JoinSet<(Ended, Flow)>,
+    mut job: Job,
+    deadline: Option<u64>,
+) -> bool {
+    drop(job.credit.take());
+    if ctx.stop.is_stopped() {
+        not_sent(&ctx.live, &ctx.sink, &ctx.clock, job.id, job.echo);
+        return false;
+    }
+    if deadline.is_some_and(|d| ctx.clock.now_ns() >= d) {
+        return false;
+    }
+    let flow = job.flow;
+    let ctx = ctx.clone();
+    tasks.spawn(async move { (exchange::run(ctx, job).await, flow) });
+    true
+}
