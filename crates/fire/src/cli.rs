@@ -30,7 +30,7 @@ use tokenpipe_format::Header;
 #[derive(Debug, Parser)]
 #[command(name = "fire", version, after_help = EXAMPLES)]
 pub struct Args {
-    /// Base URL of the API, up to and including `/v1` (http:// only for now).
+    /// Base URL of the API, up to and including `/v1` (http:// or https://).
     #[arg(long, env = "TOKENPIPE_URL", required_unless_present = "generate")]
     pub url: Option<String>,
 
@@ -74,6 +74,10 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = parse_bytes)]
     pub output_buffer: u64,
 
+    /// TLS, HTTP/2, connections (docs/fire/transport.md).
+    #[command(flatten)]
+    pub transport: crate::http::TransportArgs,
+
     /// Schedule to read instead of stdin.
     pub file: Option<PathBuf>,
 }
@@ -85,6 +89,9 @@ Examples:
 
   # closed loop through the chat API, keeping 16 requests in flight
   arrivals --concurrency 16 -n 256 | fire --url http://127.0.0.1:8000/v1 --api chat | reduce | table
+
+  # https with a private CA, HTTP/2 on 4 connections
+  arrivals --concurrency 512 -n 4096 | fire --url https://gpu-1:8443/v1 --cacert ca.pem --http2 --connections 4 > run.ndjson
 
   # keep the raw events (whole even after Ctrl-C) and the summary
   arrivals --rate 1 -n 50 | fire --url http://127.0.0.1:8000/v1 --save run.ndjson | reduce | table";
@@ -154,9 +161,9 @@ pub fn timeout(args: &Args) -> anyhow::Result<Duration> {
 /// The endpoint's URI and the model list's, from the base URL.
 pub fn endpoint(base: &str, api: Api) -> anyhow::Result<(Uri, Uri)> {
     let base = base.trim_end_matches('/');
-    if !base.starts_with("http://") {
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
         return Err(tokenpipe_cli::bad_input(format!(
-            "--url {base}: only http:// URLs are supported"
+            "--url {base}: expected an http:// or https:// URL"
         )));
     }
     let parse = |s: String| {
@@ -243,7 +250,9 @@ mod tests {
         let (u, m) = endpoint("http://127.0.0.1:8000/v1/", Api::Chat).unwrap();
         assert_eq!(u.to_string(), "http://127.0.0.1:8000/v1/chat/completions");
         assert_eq!(m.to_string(), "http://127.0.0.1:8000/v1/models");
-        assert!(endpoint("https://x/v1", Api::Chat).is_err());
+        let (u, _) = endpoint("https://x:8443/v1", Api::Completions).unwrap();
+        assert_eq!(u.to_string(), "https://x:8443/v1/completions");
+        assert!(endpoint("ftp://x/v1", Api::Chat).is_err());
         assert!(endpoint("http://exa mple/v1", Api::Chat).is_err());
     }
 

@@ -5,7 +5,8 @@
 //! failure is a warning, not an error: requests then go without a model name, which servers
 //! with one model accept (and `--model` avoids the question).
 
-use crate::exchange::{error_chain, HttpClient};
+use crate::exchange::error_chain;
+use crate::http::HttpClient;
 use crate::stop::Stop;
 use http_body_util::BodyExt;
 use hyper::header::HeaderValue;

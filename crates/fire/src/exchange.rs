@@ -4,6 +4,7 @@
 //! one `done` record.
 
 use crate::api::Dialect;
+use crate::http::HttpClient;
 use crate::job::Job;
 use crate::sink::Sink;
 use crate::sse_split::SseSplitter;
@@ -12,15 +13,11 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use hyper::Uri;
-use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokenpipe_format::clock::RunClock;
 use tokenpipe_format::writer::encode_token;
 use tokenpipe_format::{Done, ErrorKind, Record, Sent, Token};
-
-/// The HTTP client type: pooled keep-alive connections over plain TCP.
-pub type HttpClient = Client<HttpConnector, Full<Bytes>>;
 
 /// Everything a request task shares with the others.
 pub struct Ctx {

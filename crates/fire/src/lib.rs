@@ -3,7 +3,8 @@
 //!
 //! This file only wires the parts together. Threads: signals (see [`signals`]), the dispatcher
 //! (reads the schedule, decides send instants, see [`dispatch`]), the network runtime (tokio +
-//! hyper; one task per request, see [`exchange`]), and a writer per output (see [`sink`]).
+//! hyper; one task per request, see [`exchange`], over the client of [`http`]), and a writer per
+//! output (see [`sink`]).
 //! Times are stamped on `CLOCK_MONOTONIC` relative to the run start written in the header.
 
 pub mod api;
@@ -11,6 +12,7 @@ pub mod cli;
 pub mod discover;
 pub mod dispatch;
 pub mod exchange;
+pub mod http;
 pub mod input;
 pub mod job;
 pub mod salt;
@@ -22,10 +24,8 @@ pub mod stop;
 use anyhow::Context;
 pub use cli::Args;
 use dispatch::{Dispatch, Dispatcher, Pace};
-use exchange::{Ctx, HttpClient};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
+use exchange::Ctx;
+use http::HttpClient;
 use sink::{Output, Sink};
 use std::io::BufRead;
 use std::sync::{Arc, Mutex};
@@ -43,16 +43,37 @@ pub fn main() -> anyhow::Result<()> {
     run(args)
 }
 
-fn build_client() -> HttpClient {
-    let mut http = HttpConnector::new();
-    http.set_nodelay(true);
-    http.enforce_http(true);
-    Client::builder(TokioExecutor::new())
-        .pool_timer(TokioTimer::new())
-        .timer(TokioTimer::new())
-        .pool_max_idle_per_host(usize::MAX)
-        .pool_idle_timeout(Duration::from_secs(90))
-        .build(http)
+/// Builds the run's HTTP client and, when asked (by default for a closed loop), opens its
+/// connections: before the clock starts, so that no request waits on them. Returns the client
+/// and the connections it opened.
+fn start_client(
+    args: &Args,
+    runtime: &tokio::runtime::Runtime,
+    policy: &dyn dispatch::Policy,
+    (uri, models): (&hyper::Uri, &hyper::Uri),
+    auth: Option<&hyper::header::HeaderValue>,
+    stop: &Stop,
+) -> anyhow::Result<(HttpClient, u64)> {
+    let (closed, in_flight) = match policy.in_flight_limit() {
+        Some(Dispatch::Limit(n)) => (true, Some(n)),
+        Some(Dispatch::Cap(n)) => (false, Some(n)),
+        _ => (false, None),
+    };
+    let https = uri.scheme_str() == Some("https");
+    args.transport.warn(https);
+    let options = args.transport.options(https, in_flight);
+    let client = runtime.block_on(async { HttpClient::new(&options) })?;
+    if let Some(n) = args.transport.preconnect(closed, in_flight) {
+        let done = runtime.block_on(http::preconnect::preconnect(&client, models, auth, n, stop));
+        if let (Some(problem), None) = (&done.problem, stop.reason()) {
+            eprintln!(
+                "fire: warning: pre-connect: {} of {n} connections opened ({problem}); the first requests connect as they are sent",
+                done.opened
+            );
+        }
+    }
+    let opened = client.connections_opened();
+    Ok((client, opened))
 }
 
 /// Reads the schedule's header and then up to its first `schedule` or `request` record, so that
@@ -132,7 +153,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .enable_all()
             .build()?
     };
-    let client = runtime.block_on(async { build_client() });
+    let (client, preconnected) = start_client(
+        &args,
+        &runtime,
+        &*policy,
+        (&uri, &models_uri),
+        auth.as_ref(),
+        &stop,
+    )?;
     let model = match &args.model {
         Some(m) => Some(m.clone()),
         None => runtime.block_on(discover::model(&client, models_uri, auth.as_ref(), &stop)),
@@ -163,6 +191,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let run_hash = tokenpipe_format::ids::unique_run_hash(clock.origin_ns());
     let salt = salt_spec.map(|spec| salt::RunSalt::new(&spec, run_hash));
     let mut header = cli::header(&args, &upstream, &clock, run_hash, &model);
+    args.transport.record(&mut header.params, preconnected);
     if let Some(salt) = &salt {
         // Kept with the data, so that a run's exact prompts can be rebuilt from its schedule.
         header
