@@ -281,23 +281,31 @@ fn origin_ns(out: &std::process::Output) -> u64 {
 
 #[test]
 fn preconnect_opens_every_connection_before_the_clock_starts() {
+    // Over TLS the order is causal: a handshake completes only after the server accepted the
+    // connection, so a connection fire finished opening before its clock started was accepted
+    // (and stamped by simserve) before that instant too. (A plain TCP connect completes in the
+    // kernel's backlog, before the server's accept runs.)
+    let certs = Certs::make("preconnect");
+    let ca = certs.path("ca.pem");
     let n = 12;
     let sched = schedule(n, 2 * n);
 
-    // A closed loop pre-connects by default: all N connections exist before the run starts.
-    let sim = Sim::start(&[]);
-    let out = fire(&sim.url, &[], &[], &sched);
+    // A closed loop pre-connects by default: all N connections exist before the run starts,
+    // and the run opens no other.
+    let sim = sim_tls(&certs);
+    let out = fire(&sim.url, &["--cacert", &ca], &[], &sched);
     all_ok(&out, 2 * n);
     let origin = origin_ns(&out);
     let seen = sim.connections();
     let before = seen.iter().filter(|(at, _)| *at < origin).count();
     assert_eq!(before, n, "origin {origin}, connections {seen:?}");
+    assert_eq!(seen.len(), n, "{seen:?}");
     let header = &records(&out.stdout)[0];
     assert_eq!(header["params"]["transport"]["preconnected"], n as u64);
 
     // Without it, the first wave connects after the clock started.
-    let sim = Sim::start(&[]);
-    let out = fire(&sim.url, &["--no-preconnect"], &[], &sched);
+    let sim = sim_tls(&certs);
+    let out = fire(&sim.url, &["--cacert", &ca, "--no-preconnect"], &[], &sched);
     all_ok(&out, 2 * n);
     let origin = origin_ns(&out);
     let seen = sim.connections();

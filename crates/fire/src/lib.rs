@@ -50,8 +50,7 @@ fn start_client(
     args: &Args,
     runtime: &tokio::runtime::Runtime,
     policy: &dyn dispatch::Policy,
-    (uri, models): (&hyper::Uri, &hyper::Uri),
-    auth: Option<&hyper::header::HeaderValue>,
+    uri: &hyper::Uri,
     stop: &Stop,
 ) -> anyhow::Result<(HttpClient, u64)> {
     let (closed, in_flight) = match policy.in_flight_limit() {
@@ -64,7 +63,7 @@ fn start_client(
     let options = args.transport.options(https, in_flight);
     let client = runtime.block_on(async { HttpClient::new(&options) })?;
     if let Some(n) = args.transport.preconnect(closed, in_flight) {
-        let done = runtime.block_on(http::preconnect::preconnect(&client, models, auth, n, stop));
+        let done = runtime.block_on(http::preconnect::preconnect(&client, uri, n, stop));
         if let (Some(problem), None) = (&done.problem, stop.reason()) {
             eprintln!(
                 "fire: warning: pre-connect: {} of {n} connections opened ({problem}); the first requests connect as they are sent",
@@ -153,14 +152,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .enable_all()
             .build()?
     };
-    let (client, preconnected) = start_client(
-        &args,
-        &runtime,
-        &*policy,
-        (&uri, &models_uri),
-        auth.as_ref(),
-        &stop,
-    )?;
+    let (client, preconnected) = start_client(&args, &runtime, &*policy, &uri, &stop)?;
     let model = match &args.model {
         Some(m) => Some(m.clone()),
         None => runtime.block_on(discover::model(&client, models_uri, auth.as_ref(), &stop)),

@@ -49,6 +49,8 @@ type Inner = Client<Connector, Full<Bytes>>;
 /// The client every request of a run goes through.
 pub struct HttpClient {
     clients: Vec<Inner>,
+    /// The connector all clients share, which keeps the connections opened ahead.
+    connector: Connector,
     next: AtomicUsize,
     opened: Arc<AtomicU64>,
     http2: bool,
@@ -91,6 +93,7 @@ impl HttpClient {
             .collect();
         Ok(Self {
             clients,
+            connector,
             next: AtomicUsize::new(0),
             opened,
             http2: options.http2,
