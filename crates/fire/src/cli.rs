@@ -31,7 +31,7 @@ use tokenpipe_format::Header;
 #[derive(Debug, Parser)]
 #[command(name = "fire", version, after_help = AFTER_HELP)]
 pub struct Args {
-    /// Base URL of the API, up to and including `/v1` (http:// only for now).
+    /// Base URL of the API, up to and including `/v1` (http:// or https://).
     #[arg(long, env = "TOKENPIPE_URL", required_unless_present = "generate")]
     pub url: Option<String>,
 
@@ -141,6 +141,10 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = parse_bytes)]
     pub output_buffer: u64,
 
+    /// TLS, HTTP/2, connections (docs/fire/transport.md).
+    #[command(flatten)]
+    pub transport: crate::http::TransportArgs,
+
     /// Schedule to read instead of stdin.
     pub file: Option<PathBuf>,
 }
@@ -163,6 +167,9 @@ Examples:
 
   # a gateway with its own path and header, stalled streams failing after 20 s of silence
   arrivals -n 50 | fire --url http://gw:8000/v1 --endpoint /llm/v1/completions -H 'X-Tenant: blue' --idle-timeout 20s
+
+  # https with a private CA, HTTP/2 on 4 connections
+  arrivals --concurrency 512 -n 4096 | fire --url https://gpu-1:8443/v1 --cacert ca.pem --http2 --connections 4 > run.ndjson
 
   # keep the raw events (whole even after Ctrl-C) and the summary
   arrivals --rate 1 -n 50 | fire --url http://127.0.0.1:8000/v1 --save run.ndjson | reduce | table";
@@ -229,9 +236,9 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
 /// on the same host, or a whole URL), and `{url}/models`.
 pub fn endpoint(base: &str, api: Api, path: Option<&str>) -> anyhow::Result<(Uri, Uri)> {
     let base = base.trim_end_matches('/');
-    if !base.starts_with("http://") {
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
         return Err(tokenpipe_cli::bad_input(format!(
-            "--url {base}: only http:// URLs are supported"
+            "--url {base}: expected an http:// or https:// URL"
         )));
     }
     let parse = |flag: &str, s: String| {
@@ -241,16 +248,17 @@ pub fn endpoint(base: &str, api: Api, path: Option<&str>) -> anyhow::Result<(Uri
     let models = parse("--url", format!("{base}/models"))?;
     let generate = match path {
         None => parse("--url", format!("{base}{}", api.path()))?,
-        Some(p) if p.starts_with("http://") => parse("--endpoint", p.to_string())?,
+        Some(p) if p.starts_with("http://") || p.starts_with("https://") => {
+            parse("--endpoint", p.to_string())?
+        }
         Some(p) if p.starts_with('/') => {
+            let scheme = models.scheme_str().unwrap_or("http");
             let host = models.authority().map(|a| a.as_str()).unwrap_or_default();
-            parse("--endpoint", format!("http://{host}{p}"))?
+            parse("--endpoint", format!("{scheme}://{host}{p}"))?
         }
-        Some(p) => {
-            return Err(tokenpipe_cli::bad_input(format!(
-                "--endpoint {p}: expected a path starting with / (or a whole http:// URL)"
-            )))
-        }
+        Some(p) => return Err(tokenpipe_cli::bad_input(format!(
+            "--endpoint {p}: expected a path starting with / (or a whole http:// or https:// URL)"
+        ))),
     };
     Ok((generate, models))
 }
@@ -406,7 +414,11 @@ mod tests {
         let (u, _) = endpoint("http://h:1/v1", Api::Chat, Some("http://o:2/x")).unwrap();
         assert_eq!(u.to_string(), "http://o:2/x");
         assert!(endpoint("http://h/v1", Api::Chat, Some("gw/generate")).is_err());
-        assert!(endpoint("https://x/v1", Api::Chat, None).is_err());
+        let (u, _) = endpoint("https://x:8443/v1", Api::Completions, None).unwrap();
+        assert_eq!(u.to_string(), "https://x:8443/v1/completions");
+        let (u, _) = endpoint("https://x:8443/v1", Api::Chat, Some("/gw")).unwrap();
+        assert_eq!(u.to_string(), "https://x:8443/gw");
+        assert!(endpoint("ftp://x/v1", Api::Chat, None).is_err());
         assert!(endpoint("http://exa mple/v1", Api::Chat, None).is_err());
     }
 

@@ -4,6 +4,7 @@
 //! one `done` record.
 
 use crate::api::{chunk::append_text, Dialect};
+use crate::http::HttpClient;
 use crate::job::{Ended, Job};
 use crate::limits::{Expired, Limits, Watch};
 use crate::sink::Sink;
@@ -14,15 +15,11 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use hyper::Uri;
-use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use std::sync::Arc;
 use std::time::Duration;
 use tokenpipe_format::clock::RunClock;
 use tokenpipe_format::writer::encode_token;
 use tokenpipe_format::{Done, ErrorKind, Record, Sent, Token};
-
-/// The HTTP client type: pooled keep-alive connections over plain TCP.
-pub type HttpClient = Client<HttpConnector, Full<Bytes>>;
 
 /// Everything a request task shares with the others.
 pub struct Ctx {

@@ -3,7 +3,8 @@
 //!
 //! This file only wires the parts together. Threads: signals (see [`signals`]), the dispatcher
 //! (reads the schedule, decides send instants, see [`dispatch`]), the network runtime (tokio +
-//! hyper; one task per request, see [`exchange`]), and a writer per output (see [`sink`]).
+//! hyper; one task per request, see [`exchange`], over the client of [`http`]), and a writer per
+//! output (see [`sink`]).
 //! Times are stamped on `CLOCK_MONOTONIC` relative to the run start written in the header.
 
 pub mod api;
@@ -12,6 +13,7 @@ pub mod discover;
 pub mod dispatch;
 pub mod exchange;
 pub mod headers;
+pub mod http;
 pub mod input;
 pub mod job;
 pub mod limits;
@@ -28,10 +30,8 @@ pub mod verdict;
 use anyhow::Context;
 pub use cli::Args;
 use dispatch::{Dispatch, Dispatcher, Pace};
-use exchange::{Ctx, HttpClient};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
+use exchange::Ctx;
+use http::HttpClient;
 use sink::{Output, Sink};
 use std::io::BufRead;
 use std::io::IsTerminal;
@@ -50,18 +50,37 @@ pub fn main() -> anyhow::Result<()> {
     run(args)
 }
 
-/// The HTTP client; `connect_timeout` bounds each new connection (kind `connect_timeout`).
-fn build_client(connect_timeout: Duration) -> HttpClient {
-    let mut http = HttpConnector::new();
-    http.set_nodelay(true);
-    http.enforce_http(true);
-    http.set_connect_timeout(Some(connect_timeout));
-    Client::builder(TokioExecutor::new())
-        .pool_timer(TokioTimer::new())
-        .timer(TokioTimer::new())
-        .pool_max_idle_per_host(usize::MAX)
-        .pool_idle_timeout(Duration::from_secs(90))
-        .build(http)
+/// Builds the run's HTTP client and, when asked (by default for a closed loop), opens its
+/// connections: before the clock starts, so that no request waits on them. Returns the client
+/// and the connections it opened.
+fn start_client(
+    args: &Args,
+    runtime: &tokio::runtime::Runtime,
+    policy: &dyn dispatch::Policy,
+    uri: &hyper::Uri,
+    stop: &Stop,
+) -> anyhow::Result<(HttpClient, u64)> {
+    let (closed, in_flight) = match policy.in_flight_limit() {
+        Some(Dispatch::Limit(n)) => (true, Some(n)),
+        Some(Dispatch::Cap(n)) => (false, Some(n)),
+        _ => (false, None),
+    };
+    let https = uri.scheme_str() == Some("https");
+    args.transport.warn(https);
+    let mut options = args.transport.options(https, in_flight);
+    options.connect_timeout = Some(args.connect_timeout);
+    let client = runtime.block_on(async { HttpClient::new(&options) })?;
+    if let Some(n) = args.transport.preconnect(closed, in_flight) {
+        let done = runtime.block_on(http::preconnect::preconnect(&client, uri, n, stop));
+        if let (Some(problem), None) = (&done.problem, stop.reason()) {
+            eprintln!(
+                "fire: warning: pre-connect: {} of {n} connections opened ({problem}); the first requests connect as they are sent",
+                done.opened
+            );
+        }
+    }
+    let opened = client.connections_opened();
+    Ok((client, opened))
 }
 
 /// Reads the schedule's header and then up to its first `schedule` or `request` record, so that
@@ -145,7 +164,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .on_thread_stop(selfcheck::on_thread_stop(&network_cpu))
             .build()?
     };
-    let client = runtime.block_on(async { build_client(args.connect_timeout) });
+    let (client, preconnected) = start_client(&args, &runtime, &*policy, &uri, &stop)?;
     let model = match &args.model {
         Some(m) => Some(m.clone()),
         None => {
@@ -197,6 +216,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let run_hash = tokenpipe_format::ids::unique_run_hash(clock.origin_ns());
     let salt = salt_spec.map(|spec| salt::RunSalt::new(&spec, run_hash));
     let mut header = cli::header(&args, &upstream, &clock, run_hash, &model);
+    args.transport.record(&mut header.params, preconnected);
     if let Some(salt) = &salt {
         // Kept with the data, so that a run's exact prompts can be rebuilt from its schedule.
         header

@@ -37,9 +37,16 @@ const MAX_DELAY_MS: f64 = 3_600_000.0;
 ///
 /// Other routes: GET /v1/models lists the one model, GET /health answers 200.
 ///
+/// Every port speaks HTTP/1.1 and HTTP/2 (h2c with prior knowledge on plain TCP). With
+/// --tls-cert and --tls-key it serves https instead, offering h2 and http/1.1 by ALPN, and
+/// prints an https:// URL.
+///
 /// Examples:
 ///   # a server on a free port, 50 ms to the first token, then 100 tokens per second
 ///   simserve --port 0 --ttft-ms 50 --itl-ms 10
+///
+///   # https with a certificate for 127.0.0.1, one stderr line per connection
+///   simserve --port 8443 --tls-cert cert.pem --tls-key key.pem --log-connections
 ///
 ///   # record the server's own send times to compare with what the client saw
 ///   simserve --port 8000 --stamps server-stamps.ndjson
@@ -137,6 +144,10 @@ pub struct Args {
     /// answer at all (tokens stay on their own schedule and leave together once it is over).
     #[arg(long, value_name = "MS", default_value_t = 0.0, value_parser = parse_delay_ms)]
     pub headers_delay_ms: f64,
+
+    /// TLS and the connection log (see the transport module).
+    #[command(flatten)]
+    pub transport: crate::transport::TransportArgs,
 
     /// Tokio worker threads.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]

@@ -16,7 +16,7 @@
 //! (request parsing), [`engine`] (when tokens are
 //! due: the seam and its implementations), [`fault`] (simulated failures: which requests fail,
 //! and how), [`timetable`] (one request's place in the engine and its wait), [`timer`] (the
-//! shared high-resolution timer), [`waiter`] (the server's clock and how a request waits on it:
+//! shared high-resolution timer), [`transport`] (TLS and HTTP/2), [`waiter`] (the server's clock and how a request waits on it:
 //! that timer, or tokio's under virtual time), [`render`] (wire bytes), [`stream_body`] (the
 //! streamed body), [`stamps`] (send stamps), [`server`] (listener and routes).
 //!
@@ -37,6 +37,7 @@ pub mod stamps;
 pub mod stream_body;
 pub mod timer;
 pub mod timetable;
+pub mod transport;
 pub mod waiter;
 
 pub use config::{Args, Config};
@@ -64,6 +65,7 @@ pub fn main() -> anyhow::Result<()> {
 /// signal, then flushes the stamps file.
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let config = Config::from_args(args)?;
+    let transport = transport::Transport::from_args(&args.transport)?;
     let stamps = match &args.stamps {
         Some(path) => Some(Arc::new(
             StampLog::create(path, stamp_params(args)).map_err(|e| {
@@ -86,7 +88,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let served = runtime.block_on(async {
         let mut server = Server::bind((args.host.as_str(), args.port), config, stamps.clone())
             .await
-            .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
+            .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?
+            .with_transport(transport);
         if let Some(log) = request_log.clone() {
             server = server.with_request_log(log);
         }

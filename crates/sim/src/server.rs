@@ -1,5 +1,5 @@
-//! The HTTP side: the listener, one task per connection (HTTP/1.1 with keep-alive, Nagle off),
-//! and the routes.
+//! The HTTP side: the listener, one task per connection (served by [`crate::transport`]: plain
+//! TCP or TLS, HTTP/1.1 with keep-alive or HTTP/2, Nagle off), and the routes.
 //!
 //! `POST /v1/completions` and `POST /v1/chat/completions` read the whole body, note that
 //! instant as the request's origin, and answer either with a [`StreamedAnswer`] or, when not
@@ -20,13 +20,13 @@ use crate::request_log::RequestLog;
 use crate::stamps::{RequestStamps, StampLog};
 use crate::stream_body::StreamedAnswer;
 use crate::timetable::Timetable;
+use crate::transport::Transport;
 use crate::waiter::TokenTimer;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Either, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
@@ -65,6 +65,7 @@ struct App {
 pub struct Server {
     listener: TcpListener,
     app: Arc<App>,
+    transport: Arc<Transport>,
 }
 
 impl Server {
@@ -101,6 +102,7 @@ impl Server {
                 next_id: AtomicU64::new(1),
                 request_log: None,
             }),
+            transport: Arc::new(Transport::plain()),
         })
     }
 
@@ -112,14 +114,21 @@ impl Server {
         self
     }
 
+    /// Serves connections with `transport` (TLS, the connection log) instead of plain TCP.
+    pub fn with_transport(mut self, transport: Transport) -> Self {
+        self.transport = Arc::new(transport);
+        self
+    }
+
     /// The address actually bound, with the chosen port.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.listener.local_addr()
     }
 
-    /// The base URL clients use: `http://ADDR:PORT/v1`.
+    /// The base URL clients use: `http://ADDR:PORT/v1` (`https://` with TLS).
     pub fn base_url(&self) -> io::Result<String> {
-        Ok(format!("http://{}/v1", self.local_addr()?))
+        let scheme = self.transport.scheme();
+        Ok(format!("{scheme}://{}/v1", self.local_addr()?))
     }
 
     /// Accepts connections until `shutdown` completes. Connections in flight are left to the
@@ -131,8 +140,9 @@ impl Server {
                 biased;
                 () = &mut shutdown => return,
                 accepted = self.listener.accept() => match accepted {
-                    Ok((stream, _)) => {
-                        tokio::spawn(serve_connection(stream, self.app.clone()));
+                    Ok((stream, peer)) => {
+                        let (app, transport) = (self.app.clone(), self.transport.clone());
+                        tokio::spawn(serve_connection(stream, peer, app, transport));
                     }
                     Err(e) => {
                         // Out of file descriptors or a connection reset before accept: wait a
@@ -146,19 +156,17 @@ impl Server {
     }
 }
 
-async fn serve_connection(stream: TcpStream, app: Arc<App>) {
-    // Each SSE event must leave at once, not wait for the previous one's ACK.
-    let _ = stream.set_nodelay(true);
+async fn serve_connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    app: Arc<App>,
+    transport: Arc<Transport>,
+) {
     let service = hyper::service::service_fn(move |req| {
         let app = app.clone();
         async move { handle(&app, req).await }
     });
-    // A client that goes away mid-stream is normal, and so is a simulated reset: nothing to
-    // report.
-    let _ = hyper::server::conn::http1::Builder::new()
-        .keep_alive(true)
-        .serve_connection(TokioIo::new(stream), service)
-        .await;
+    transport.serve(stream, peer, service).await;
 }
 
 /// The routes the server knows.

@@ -1,0 +1,199 @@
+//! The connector under fire's client: TCP (Nagle off) with TLS where the URL says https, which
+//! counts the connections it opens, turns a rejected certificate into a message that says what
+//! to do about it, and hands out connections opened ahead of time ([`Connector::open_ahead`])
+//! before it opens new ones.
+
+use hyper::Uri;
+use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioIo;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use tokio::net::TcpStream;
+use tower_service::Service as _;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What a connection is: plain TCP or TLS over it.
+pub type Stream = MaybeHttpsStream<TokioIo<TcpStream>>;
+
+/// hyper-rustls' connector, counting connections, explaining certificate errors, and keeping
+/// the connections opened ahead of time.
+#[derive(Clone)]
+pub struct Connector {
+    inner: HttpsConnector<HttpConnector>,
+    opened: Arc<AtomicU64>,
+    /// Connections opened ahead, with where they go; taken before any new one is opened.
+    ready: Arc<Mutex<Vec<(Uri, Stream)>>>,
+}
+
+impl Connector {
+    /// Wraps `inner`; every connection it opens adds one to `opened`.
+    pub fn new(inner: HttpsConnector<HttpConnector>, opened: Arc<AtomicU64>) -> Self {
+        Self {
+            inner,
+            opened,
+            ready: Arc::default(),
+        }
+    }
+
+    /// Opens a connection to `dst` (TCP, and TLS for https) and keeps it for the next request
+    /// that needs a new connection. `Err` is the connect's error, explained.
+    pub async fn open_ahead(&self, dst: Uri) -> Result<(), BoxError> {
+        let mut this = self.clone();
+        let stream = this.connect(dst.clone()).await?;
+        lock(&self.ready).push((dst, stream));
+        Ok(())
+    }
+
+    /// A connection opened ahead to `dst` that the server has not closed meanwhile.
+    fn take_ready(&self, dst: &Uri) -> Option<Stream> {
+        let mut ready = lock(&self.ready);
+        while let Some(i) = ready.iter().rposition(|(to, _)| same_origin(to, dst)) {
+            let (_, stream) = ready.swap_remove(i);
+            if still_open(&stream) {
+                return Some(stream);
+            }
+        }
+        None
+    }
+
+    fn connect(&mut self, dst: Uri) -> <Self as tower_service::Service<Uri>>::Future {
+        let host = dst.host().unwrap_or_default().to_string();
+        let connecting = self.inner.call(dst);
+        let opened = self.opened.clone();
+        Box::pin(async move {
+            let stream = connecting.await.map_err(|e| explain(e, &host))?;
+            opened.fetch_add(1, Ordering::Relaxed);
+            Ok(stream)
+        })
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn same_origin(a: &Uri, b: &Uri) -> bool {
+    a.scheme() == b.scheme() && a.authority() == b.authority()
+}
+
+/// False when the server already closed the connection (an idle timeout while it waited): a
+/// look at the socket without reading from it.
+fn still_open(stream: &Stream) -> bool {
+    let tcp: &TcpStream = match stream {
+        MaybeHttpsStream::Http(io) => io.inner(),
+        MaybeHttpsStream::Https(io) => io.inner().get_ref().0.inner().inner(),
+    };
+    let mut byte = [0u8; 1];
+    let mut buf = tokio::io::ReadBuf::new(&mut byte);
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    // Pending: nothing to read, open. Data (a TLS session ticket): open. Zero bytes or an
+    // error: closed.
+    match tcp.poll_peek(&mut cx, &mut buf) {
+        Poll::Pending => true,
+        Poll::Ready(Ok(n)) => n > 0,
+        Poll::Ready(Err(_)) => false,
+    }
+}
+
+impl tower_service::Service<Uri> for Connector {
+    type Response = Stream;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Stream, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, dst: Uri) -> Self::Future {
+        match self.take_ready(&dst) {
+            Some(stream) => Box::pin(std::future::ready(Ok(stream))),
+            None => self.connect(dst),
+        }
+    }
+}
+
+/// A TLS failure in words a user can act on.
+#[derive(Debug)]
+struct TlsRefused {
+    message: String,
+    cause: rustls::Error,
+}
+
+impl std::fmt::Display for TlsRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for TlsRefused {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.cause)
+    }
+}
+
+/// Replaces a certificate error with one that names the remedy; other errors pass unchanged.
+fn explain(e: BoxError, host: &str) -> BoxError {
+    use rustls::CertificateError as C;
+    let Some(cause) = find_rustls_error(&*e).cloned() else {
+        return e;
+    };
+    let what = match &cause {
+        rustls::Error::InvalidCertificate(C::UnknownIssuer | C::BadSignature) => {
+            "is not trusted: its issuer is not among the trusted roots"
+        }
+        rustls::Error::InvalidCertificate(
+            C::NotValidForName | C::NotValidForNameContext { .. },
+        ) => "is not valid for this host name",
+        rustls::Error::InvalidCertificate(
+            C::Expired | C::ExpiredContext { .. } | C::NotValidYet | C::NotValidYetContext { .. },
+        ) => "is not valid at this time",
+        rustls::Error::InvalidCertificate(_) => "is not trusted",
+        _ => return e,
+    };
+    Box::new(TlsRefused {
+        message: format!(
+            "the certificate of {host} {what}; give fire its CA with --cacert FILE, or --insecure for a test server"
+        ),
+        cause,
+    })
+}
+
+/// The rustls error under hyper-rustls' and tokio-rustls' `io::Error` wrappers, if any.
+fn find_rustls_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if let Some(found) = err.downcast_ref::<rustls::Error>() {
+            return Some(found);
+        }
+        cur = match err.downcast_ref::<std::io::Error>() {
+            Some(io) => io
+                .get_ref()
+                .map(|inner| inner as &(dyn std::error::Error + 'static)),
+            None => err.source(),
+        };
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_issuer_names_the_remedy() {
+        let wrapped: BoxError = Box::new(std::io::Error::other(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
+        )));
+        let m = explain(wrapped, "127.0.0.1").to_string();
+        assert!(m.contains("127.0.0.1") && m.contains("not trusted"), "{m}");
+        assert!(m.contains("--cacert") && m.contains("--insecure"), "{m}");
+        let other: BoxError = Box::new(std::io::Error::other("connection refused"));
+        assert_eq!(explain(other, "h").to_string(), "connection refused");
+    }
+}

@@ -1,0 +1,178 @@
+//! Which servers fire trusts over https: the system's roots, the CA of `--cacert`, or, with
+//! `--insecure`, any certificate at all. rustls on the `ring` provider.
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{ring, CryptoProvider};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Where trust comes from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Trust {
+    /// The system's roots (`/etc/ssl/certs`; `SSL_CERT_FILE` and `SSL_CERT_DIR` override).
+    #[default]
+    System,
+    /// Only the certificates in this PEM file, as curl's `--cacert`.
+    CaFile(PathBuf),
+    /// Any certificate: for self-signed test servers, never for a server across a network.
+    Insecure,
+}
+
+impl Trust {
+    /// How the output header names it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Trust::System => "system",
+            Trust::CaFile(_) => "cacert",
+            Trust::Insecure => "insecure",
+        }
+    }
+}
+
+/// The rustls client settings for `trust`; ALPN is left to the connector. The system's roots
+/// are read only when `https` is true (an http:// run needs none). `Err` is bad input: a CA
+/// file that cannot be read or holds no certificate, or a system without roots.
+pub fn client_config(trust: &Trust, https: bool) -> anyhow::Result<ClientConfig> {
+    let provider = Arc::new(ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| anyhow::anyhow!("TLS settings: {e}"))?;
+    let config = match trust {
+        Trust::Insecure => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+            .with_no_client_auth(),
+        Trust::CaFile(path) => builder
+            .with_root_certificates(ca_file(path)?)
+            .with_no_client_auth(),
+        Trust::System if https => builder
+            .with_root_certificates(system_roots()?)
+            .with_no_client_auth(),
+        Trust::System => builder
+            .with_root_certificates(RootCertStore::empty())
+            .with_no_client_auth(),
+    };
+    Ok(config)
+}
+
+fn ca_file(path: &Path) -> anyhow::Result<RootCertStore> {
+    let bad =
+        |what: String| tokenpipe_cli::bad_input(format!("--cacert {}: {what}", path.display()));
+    let certs = CertificateDer::pem_file_iter(path)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| bad(e.to_string()))?;
+    let mut roots = RootCertStore::empty();
+    for (i, cert) in certs.into_iter().enumerate() {
+        roots
+            .add(cert)
+            .map_err(|e| bad(format!("certificate {}: {e}", i + 1)))?;
+    }
+    if roots.is_empty() {
+        return Err(bad(
+            "no PEM certificate (BEGIN CERTIFICATE) in the file".into()
+        ));
+    }
+    Ok(roots)
+}
+
+fn system_roots() -> anyhow::Result<RootCertStore> {
+    let found = rustls_native_certs::load_native_certs();
+    let mut roots = RootCertStore::empty();
+    let (_added, _ignored) = roots.add_parsable_certificates(found.certs);
+    if roots.is_empty() {
+        let why = found
+            .errors
+            .first()
+            .map(|e| format!(" ({e})"))
+            .unwrap_or_default();
+        return Err(tokenpipe_cli::bad_input(format!(
+            "no trusted root certificates found on this system{why}; give the server's CA with --cacert FILE"
+        )));
+    }
+    Ok(roots)
+}
+
+/// Accepts every certificate, but still checks that the handshake is signed by its key, so
+/// that the connection is at least a working TLS session.
+#[derive(Debug)]
+struct AnyCertificate(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ca_file_without_certificates_is_refused_by_name() {
+        let path = std::env::temp_dir().join(format!("tokenpipe-fire-ca-{}", std::process::id()));
+        std::fs::write(&path, "not a certificate\n").unwrap();
+        let e = client_config(&Trust::CaFile(path.clone()), true)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("--cacert") && e.contains("no PEM certificate"),
+            "{e}"
+        );
+        let _ = std::fs::remove_file(&path);
+        let missing = client_config(&Trust::CaFile("/nonexistent/ca.pem".into()), true);
+        assert!(missing
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("/nonexistent/ca.pem"));
+    }
+
+    #[test]
+    fn plain_http_needs_no_roots() {
+        assert!(client_config(&Trust::System, false).is_ok());
+        assert!(client_config(&Trust::Insecure, true).is_ok());
+    }
+}
