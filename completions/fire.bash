@@ -23,7 +23,7 @@ _fire() {
 
     case "${cmd}" in
         fire)
-            opts="-h -V --url --api --model --api-key --concurrency --timeout --no-ignore-eos --threads --save --output-buffer --generate --help --version"
+            opts="-H -q -h -V --url --api --model --api-key --endpoint --header --extra-body --temperature --stream-usage --concurrency --timeout --connect-timeout --first-token-timeout --idle-timeout --keep-going --no-ignore-eos --record-text --threads --progress --quiet --save --output-buffer --cacert --insecure --http2 --connections --preconnect --no-preconnect --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -45,11 +45,47 @@ _fire() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --header)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -H)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --extra-body)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --temperature)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stream-usage)
+                    COMPREPLY=($(compgen -W "on continuous off" -- "${cur}"))
+                    return 0
+                    ;;
                 --concurrency)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --first-token-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idle-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -62,6 +98,14 @@ _fire() {
                     return 0
                     ;;
                 --output-buffer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cacert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connections)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -23,7 +23,7 @@ _simserve() {
 
     case "${cmd}" in
         simserve)
-            opts="-h -V --host --port --ttft-ms --itl-ms --model --stamps --fault --fault-seed --fault-after --workers --generate --help --version"
+            opts="-h -V --host --port --ttft-ms --itl-ms --model --stamps --log-requests --fault --fault-seed --fault-after --api-key --headers-delay-ms --tls-cert --tls-key --log-connections --workers --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -53,6 +53,10 @@ _simserve() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --log-requests)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --fault)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -62,6 +66,22 @@ _simserve() {
                     return 0
                     ;;
                 --fault-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --headers-delay-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
