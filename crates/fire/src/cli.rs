@@ -256,9 +256,11 @@ pub fn endpoint(base: &str, api: Api, path: Option<&str>) -> anyhow::Result<(Uri
             let host = models.authority().map(|a| a.as_str()).unwrap_or_default();
             parse("--endpoint", format!("{scheme}://{host}{p}"))?
         }
-        Some(p) => return Err(tokenpipe_cli::bad_input(format!(
+        Some(p) => {
+            return Err(tokenpipe_cli::bad_input(format!(
             "--endpoint {p}: expected a path starting with / (or a whole http:// or https:// URL)"
-        ))),
+        )))
+        }
     };
     Ok((generate, models))
 }
