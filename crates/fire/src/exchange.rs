@@ -228,7 +228,7 @@ pub async fn run(ctx: Arc<Ctx>, job: Job) -> Ended {
         .tokens(st.completion_tokens.unwrap_or(0).saturating_sub(st.events));
     let (ok, error_kind, error) = match result {
         Ok(()) => (true, None, None),
-        Err(f) => (false, Some(f.kind.into()), Some(f.message)),
+        Err(f) => (false, Some(f.kind), Some(f.message)),
     };
     if ctx.verdict.record(error_kind, st.status, error.as_deref()) {
         ctx.stop.trigger(StopReason::Unreachable);
