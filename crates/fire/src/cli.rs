@@ -14,11 +14,16 @@ use tokenpipe_format::Header;
 
 /// Execute a request schedule against an OpenAI-compatible streaming endpoint.
 ///
-/// Reads the NDJSON schedule written by `arrivals` (stdin, or FILE), sends each request at its
-/// scheduled instant (open loop) or keeps N in flight (closed loop), and writes NDJSON events to
-/// stdout: a `sent` record per request, a `token` record per streamed event that carries
-/// content (stamped when its bytes are read), and exactly one `done` record per request,
-/// failures included. Nothing is written until the input is known to be a schedule.
+/// Reads the NDJSON schedule written by `arrivals` (stdin, or FILE) and runs it as written: an
+/// open loop at the scheduled instants (with its concurrency cap, if any), a closed loop with N
+/// in flight (with its fill ramp and its duration, if any), batches (N together, wait for all,
+/// repeat), and multi-turn sessions, whose later turns leave their think time after the turn
+/// before ends and carry the text it actually generated (docs/fire/workloads.md). It writes
+/// NDJSON events to stdout: a `sent` record per request, a `token` record per streamed event
+/// that stands for tokens (stamped when its bytes are read), exactly one `done` record per
+/// request, failures included, and last a `client` record: what fire itself cost and whether it
+/// kept up with its schedule (docs/fire/self-check.md). Nothing is written until the input is
+/// known to be a schedule.
 ///
 /// Ctrl-C (or SIGTERM) stops sending, ends requests in flight as `cancelled` and the requests
 /// still readable without waiting as `not_sent`, and exits 130 (143) after writing everything
