@@ -35,9 +35,7 @@ pub struct Ctx {
     pub clock: RunClock,
     /// Output.
     pub sink: Arc<Sink>,
-    /// Per-request time limit.
-    pub timeout: Duration,
-    /// The first-token and idle limits.
+    /// The whole-request, first-token and idle limits.
     pub limits: Limits,
     /// The connect limit, for messages (the connector enforces it).
     pub connect_timeout: Duration,
@@ -199,65 +197,118 @@ impl StreamState {
     }
 }
 
-/// Sends one request and records everything about it; returns how it ended, with its text
-/// when the job keeps it.
-pub async fn run(ctx: Arc<Ctx>, job: Job) -> Ended {
-    let mut st = StreamState::new(job.id, ctx.dialect);
-    if job.keep_text || ctx.record_text {
-        st = st.keep_text();
+/// One request of the send loop, from before its task first runs to its `done`. It writes the
+/// `done` exactly once: when the exchange ends, or when it is dropped first. The send loop
+/// aborts every request task when the run stops (so that no task has to watch the stop signal
+/// on every frame), and dropping the task's future drops this: a request that was sent ends
+/// `cancelled`, one whose task never ran ends `not_sent`.
+pub struct Request {
+    ctx: Arc<Ctx>,
+    job: Job,
+    st: StreamState,
+    /// The `sent` record is written: dropping now means `cancelled`, not `not_sent`.
+    sent: bool,
+    /// The `done` is written.
+    ended: bool,
+}
+
+impl Request {
+    /// Takes `job` into the care of this request; nothing is written until it runs or drops.
+    pub fn new(ctx: Arc<Ctx>, job: Job) -> Self {
+        let mut st = StreamState::new(job.id, ctx.dialect);
+        if job.keep_text || ctx.record_text {
+            st = st.keep_text();
+        }
+        Self {
+            ctx,
+            job,
+            st,
+            sent: false,
+            ended: false,
+        }
     }
-    let sent_ns = ctx.clock.now_ns();
-    ctx.sink.record(&Record::Sent(Sent {
-        id: job.id,
-        scheduled_ns: job.scheduled_ns,
-        sent_ns,
-    }));
-    ctx.live.sent(job.scheduled_ns, sent_ns);
-    let result = tokio::select! {
-        biased;
-        r = exchange(&ctx, job.body, &mut st) => r,
-        _ = ctx.stop.stopped() => Err(Failure::new(ErrorKind::Cancelled, "run stopped while the request was in flight")),
-        _ = tokio::time::sleep(ctx.timeout) => Err(Failure::new(
-            ErrorKind::Timeout,
-            format!("no complete response within {:.3} s", ctx.timeout.as_secs_f64()),
-        )),
-    };
-    let at_ns = st.end_ns.unwrap_or_else(|| ctx.clock.now_ns());
-    ctx.live.done(result.as_ref().err().map(|f| f.kind));
-    ctx.live
-        .tokens(st.completion_tokens.unwrap_or(0).saturating_sub(st.events));
-    let (ok, error_kind, error) = match result {
-        Ok(()) => (true, None, None),
-        Err(f) => (false, Some(f.kind), Some(f.message)),
-    };
-    if ctx.verdict.record(error_kind, st.status, error.as_deref()) {
-        ctx.stop.trigger(StopReason::Unreachable);
+
+    /// Sends the request and records everything about it; returns how it ended, with its text
+    /// when the job keeps it.
+    pub async fn run(mut self) -> Ended {
+        let ctx = self.ctx.clone();
+        let job = &mut self.job;
+        let body = std::mem::take(&mut job.body);
+        let sent_ns = ctx.clock.now_ns();
+        ctx.sink.record(&Record::Sent(Sent {
+            id: job.id,
+            scheduled_ns: job.scheduled_ns,
+            sent_ns,
+        }));
+        ctx.live.sent(job.scheduled_ns, sent_ns);
+        self.sent = true;
+        let result = exchange(&ctx, body, &mut self.st).await;
+        self.end(result)
     }
-    let error_kind = error_kind.map(Into::into);
-    ctx.sink.record(&Record::Done(Done {
-        id: st.id,
-        at_ns,
-        ok,
-        status: st.status,
-        error_kind,
-        error,
-        prompt_tokens: st.prompt_tokens,
-        completion_tokens: st.completion_tokens,
-        events: st.events,
-        finish_reason: st.finish_reason,
-        first_event_ns: st.first_event_ns,
-        text: if ctx.record_text {
-            st.text.clone()
-        } else {
-            None
-        },
-        grouping: job.echo,
-    }));
-    Ended {
-        id: st.id,
-        at_ns,
-        ok,
-        text: if job.keep_text { st.text } else { None },
+
+    /// Writes the `done`, and tells the run how the request went.
+    fn end(&mut self, result: Result<(), Failure>) -> Ended {
+        self.ended = true;
+        let ctx = &self.ctx;
+        let st = &mut self.st;
+        let keep_text = self.job.keep_text;
+        let echo = std::mem::take(&mut self.job.echo);
+        let at_ns = st.end_ns.unwrap_or_else(|| ctx.clock.now_ns());
+        ctx.live.done(result.as_ref().err().map(|f| f.kind));
+        ctx.live
+            .tokens(st.completion_tokens.unwrap_or(0).saturating_sub(st.events));
+        let (ok, error_kind, error) = match result {
+            Ok(()) => (true, None, None),
+            Err(f) => (false, Some(f.kind), Some(f.message)),
+        };
+        if ctx.verdict.record(error_kind, st.status, error.as_deref()) {
+            ctx.stop.trigger(StopReason::Unreachable);
+        }
+        let error_kind = error_kind.map(Into::into);
+        ctx.sink.record(&Record::Done(Done {
+            id: st.id,
+            at_ns,
+            ok,
+            status: st.status,
+            error_kind,
+            error,
+            prompt_tokens: st.prompt_tokens,
+            completion_tokens: st.completion_tokens,
+            events: st.events,
+            finish_reason: st.finish_reason.take(),
+            first_event_ns: st.first_event_ns,
+            text: if ctx.record_text {
+                st.text.clone()
+            } else {
+                None
+            },
+            grouping: echo,
+        }));
+        Ended {
+            id: st.id,
+            at_ns,
+            ok,
+            text: if keep_text { st.text.take() } else { None },
+        }
+    }
+}
+
+impl Drop for Request {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        if !self.sent {
+            self.ended = true;
+            let ctx = &self.ctx;
+            let echo = std::mem::take(&mut self.job.echo);
+            crate::dispatch::not_sent(&ctx.live, &ctx.sink, &ctx.clock, self.job.id, echo);
+            return;
+        }
+        self.end(Err(Failure::new(
+            ErrorKind::Cancelled,
+            "run stopped while the request was in flight",
+        )));
     }
 }
 

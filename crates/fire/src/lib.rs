@@ -274,10 +274,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         headers,
         clock,
         sink: sink.clone(),
-        timeout: args.timeout,
         limits: limits::Limits {
             first_token: args.first_token_timeout,
             idle: cli::idle_timeout(&args),
+            whole: Some(args.timeout),
         },
         connect_timeout: args.connect_timeout,
         stop: stop.clone(),

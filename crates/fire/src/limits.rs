@@ -1,14 +1,21 @@
-//! The time limits inside one request, besides the whole-request `--timeout`: the first-token
-//! limit (from the send to the first event with content) and the idle limit (silence between
-//! two reads of the body, from its first byte on). Each wait of a request (for the response
-//! head, for the next body frame) is bounded by whichever of them ends first, so a request that
+//! The time limits inside one request: the whole-request `--timeout`, the first-token limit
+//! (from the send to the first event with content) and the idle limit (silence between two
+//! reads of the body, from its first byte on). Each wait of a request (for the response head,
+//! for the next body frame) is bounded by whichever of them ends first, so a request that
 //! breaks one fails with that limit's own error kind. The connect limit lives in the connector
-//! (see `lib.rs`), the whole-request limit in `exchange::run`.
+//! (see `lib.rs`).
+//!
+//! One timer per request serves all three. It is set to the earliest deadline known and never
+//! moved while tokens flow: a read only notes its instant, and when the timer fires the
+//! deadlines are worked out again, so it is reset about once per idle period instead of once
+//! per frame (a timer armed per frame was a timer-wheel insert and removal per token).
 
-use std::future::Future;
+use std::future::{poll_fn, Future};
+use std::pin::{pin, Pin};
+use std::task::Poll;
 use std::time::Duration;
 use tokenpipe_format::ErrorKind;
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
 /// The limits of every request of a run.
 #[derive(Debug, Clone, Copy, Default)]
@@ -17,12 +24,14 @@ pub struct Limits {
     pub first_token: Option<Duration>,
     /// Longest silence between two body reads (`--idle-timeout`); none when off.
     pub idle: Option<Duration>,
+    /// From the send to the end of the stream (`--timeout`); none when off.
+    pub whole: Option<Duration>,
 }
 
 /// Which limit a wait broke, and how long that limit is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Expired {
-    /// `first_token_timeout` or `idle_timeout`.
+    /// `timeout`, `first_token_timeout` or `idle_timeout`.
     pub kind: ErrorKind,
     /// The limit that passed.
     pub limit: Duration,
@@ -36,36 +45,100 @@ impl Expired {
             ErrorKind::FirstTokenTimeout => {
                 format!("no content within {secs:.3} s of the send (--first-token-timeout)")
             }
+            ErrorKind::Timeout => format!("no complete response within {secs:.3} s"),
             _ => format!("the stream was silent for {secs:.3} s (--idle-timeout)"),
         }
     }
 }
 
-/// One request's deadlines as it goes.
+/// One request's deadlines as it goes, and the one timer that enforces them.
 #[derive(Debug)]
 pub struct Watch {
+    deadlines: Deadlines,
+    /// Armed no later than the earliest deadline in force; none until a deadline exists.
+    timer: Option<Pin<Box<Sleep>>>,
+}
+
+#[derive(Debug)]
+struct Deadlines {
     limits: Limits,
     first_token_at: Option<Instant>,
+    whole_at: Option<Instant>,
     last_read: Option<Instant>,
 }
 
 impl Watch {
     /// Starts watching a request sent at `sent`.
     pub fn start(limits: Limits, sent: Instant) -> Self {
-        Self {
+        let deadlines = Deadlines {
             limits,
             first_token_at: limits.first_token.map(|d| sent + d),
+            whole_at: limits.whole.and_then(|d| sent.checked_add(d)),
             last_read: None,
+        };
+        Self {
+            deadlines,
+            timer: None,
         }
     }
 
-    /// Notes a read of the body: the idle limit counts from here.
+    /// Notes a read of the body: the idle limit counts from here. Later reads only move the
+    /// idle deadline away; the first one brings it in, so the timer may have to come forward.
     pub fn read(&mut self, at: Instant) {
-        self.last_read = Some(at);
+        let first = self.deadlines.last_read.replace(at).is_none();
+        if let (true, Some(timer)) = (
+            first && self.deadlines.limits.idle.is_some(),
+            &mut self.timer,
+        ) {
+            // The earliest with or without content: firing early only means working it out again.
+            if let Some((due, _)) = self.deadlines.earliest(false) {
+                if due < timer.deadline() {
+                    timer.as_mut().reset(due);
+                }
+            }
+        }
     }
 
+    /// Awaits `fut` within the limits that apply now. The work per wake-up is one poll of
+    /// `fut` and one of the armed timer; deadlines are only computed when the timer fires.
+    pub async fn wait<F: Future>(
+        &mut self,
+        content_seen: bool,
+        fut: F,
+    ) -> Result<F::Output, Expired> {
+        let mut fut = pin!(fut);
+        let deadlines = &self.deadlines;
+        let timer = match &mut self.timer {
+            Some(timer) => timer,
+            empty => match deadlines.earliest(content_seen) {
+                None => return Ok(fut.await),
+                Some((at, _)) => empty.insert(Box::pin(tokio::time::sleep_until(at))),
+            },
+        };
+        poll_fn(|cx| {
+            if let Poll::Ready(out) = fut.as_mut().poll(cx) {
+                return Poll::Ready(Ok(out));
+            }
+            while timer.as_mut().poll(cx).is_ready() {
+                // The timer was armed at the earliest deadline known then; a read since may
+                // have moved the idle deadline, and content may have lifted the first-token one.
+                let Some((at, expired)) = deadlines.earliest(content_seen) else {
+                    return Poll::Pending;
+                };
+                if at <= Instant::now() {
+                    return Poll::Ready(Err(expired));
+                }
+                timer.as_mut().reset(at);
+            }
+            Poll::Pending
+        })
+        .await
+    }
+}
+
+impl Deadlines {
     /// The earliest deadline of the next wait, given whether content has come yet.
-    fn deadline(&self, content_seen: bool) -> Option<(Instant, Expired)> {
+    fn earliest(&self, content_seen: bool) -> Option<(Instant, Expired)> {
         let first = self
             .first_token_at
             .filter(|_| !content_seen)
@@ -78,18 +151,14 @@ impl Watch {
             let kind = ErrorKind::IdleTimeout;
             (last + limit, Expired { kind, limit })
         });
-        match (first, idle) {
-            (Some(f), Some(i)) => Some(if i.0 < f.0 { i } else { f }),
-            (f, i) => f.or(i),
-        }
-    }
-
-    /// Awaits `fut` within the limits that apply now.
-    pub async fn wait<F: Future>(&self, content_seen: bool, fut: F) -> Result<F::Output, Expired> {
-        match self.deadline(content_seen) {
-            None => Ok(fut.await),
-            Some((at, expired)) => tokio::time::timeout_at(at, fut).await.map_err(|_| expired),
-        }
+        let whole = self.whole_at.zip(self.limits.whole).map(|(at, limit)| {
+            let kind = ErrorKind::Timeout;
+            (at, Expired { kind, limit })
+        });
+        [first, idle, whole]
+            .into_iter()
+            .flatten()
+            .min_by_key(|(at, _)| *at)
     }
 }
 
@@ -102,10 +171,11 @@ mod tests {
         let limits = Limits {
             first_token: Some(Duration::from_millis(500)),
             idle: Some(Duration::from_millis(100)),
+            whole: None,
         };
         let slow = || tokio::time::sleep(Duration::from_secs(10));
         // Before the first byte only the first-token limit applies.
-        let w = Watch::start(limits, Instant::now());
+        let mut w = Watch::start(limits, Instant::now());
         let e = w.wait(false, slow()).await.unwrap_err();
         assert_eq!(e.kind, ErrorKind::FirstTokenTimeout);
         assert!(e.message().contains("0.500 s"), "{}", e.message());
@@ -125,7 +195,50 @@ mod tests {
         let e = w.wait(false, slow()).await.unwrap_err();
         assert_eq!(e.kind, ErrorKind::FirstTokenTimeout);
         assert!(w.wait(true, slow()).await.is_ok());
-        let off = Watch::start(Limits::default(), Instant::now());
+        let mut off = Watch::start(Limits::default(), Instant::now());
         assert!(off.wait(false, slow()).await.is_ok());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn reads_keep_the_idle_limit_away_and_the_whole_limit_still_ends_it() {
+        let limits = Limits {
+            first_token: None,
+            idle: Some(Duration::from_millis(100)),
+            whole: Some(Duration::from_millis(1_000)),
+        };
+        let start = Instant::now();
+        let mut w = Watch::start(limits, start);
+        // A read every 60 ms: the idle limit never passes, though the timer was armed at the
+        // first read's deadline and fires many times.
+        let mut ended = None;
+        for _ in 0..40 {
+            match w
+                .wait(true, tokio::time::sleep(Duration::from_millis(60)))
+                .await
+            {
+                Ok(()) => w.read(Instant::now()),
+                Err(e) => {
+                    ended = Some(e);
+                    break;
+                }
+            }
+        }
+        let e = ended.expect("the whole-request limit ends the stream");
+        assert_eq!(e.kind, ErrorKind::Timeout);
+        assert_eq!(Instant::now() - start, Duration::from_millis(1_000));
+        assert!(e.message().contains("1.000 s"), "{}", e.message());
+        // Silence past the idle limit fails at that limit, not later, also when the timer was
+        // armed (at the whole-request limit) before the first read brought the idle one in.
+        let mut w = Watch::start(limits, Instant::now());
+        assert!(w.wait(false, std::future::ready(())).await.is_ok());
+        w.read(Instant::now());
+        let before = Instant::now();
+        let e = w.wait(true, slow_read()).await.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::IdleTimeout);
+        assert_eq!(Instant::now() - before, Duration::from_millis(100));
+    }
+
+    fn slow_read() -> tokio::time::Sleep {
+        tokio::time::sleep(Duration::from_secs(10))
     }
 }

@@ -5,6 +5,10 @@
 //! the request succeeded and its session goes on. A request released "when free" starts here
 //! the moment a slot frees: its `scheduled_ns` is that instant (or the instant a fill opened the
 //! slot), and the delay to its `sent_ns` is the client's own.
+//!
+//! The send loop also watches the stop signal for every request: when the run stops it aborts
+//! the request tasks, each of which then writes its `cancelled` (or `not_sent`) `done` as it is
+//! dropped (see `exchange::Request`). A request task therefore polls only its own stream.
 
 use super::feed::Event;
 use super::{not_sent, Dispatch};
@@ -36,11 +40,23 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
     let mut freed_at: VecDeque<u64> = VecDeque::new();
     let mut deadline = None;
     let (mut queue_open, mut priority_open) = (true, true);
+    let stop = ctx.stop.clone();
+    let mut stopped = std::pin::pin!(stop.stopped());
+    let mut aborted = false;
     while queue_open || priority_open {
         tokio::select! {
             biased;
+            () = &mut stopped, if !aborted => {
+                aborted = true;
+                tasks.abort_all();
+            }
             ended = tasks.join_next(), if !tasks.is_empty() => {
-                let Some(Ok((end, flow))) = ended else { continue };
+                let Some(Ok((end, flow))) = ended else {
+                    // An aborted request (the run stopped): its slot is free, and nobody waits
+                    // for its end.
+                    busy = busy.saturating_sub(1);
+                    continue;
+                };
                 if !(flow.continues && end.ok) {
                     busy = busy.saturating_sub(1);
                     if track_freed {
@@ -107,7 +123,7 @@ fn start(
         return false;
     }
     let flow = job.flow;
-    let ctx = ctx.clone();
-    tasks.spawn(async move { (exchange::run(ctx, job).await, flow) });
+    let request = exchange::Request::new(ctx.clone(), job);
+    tasks.spawn(async move { (request.run().await, flow) });
     true
 }

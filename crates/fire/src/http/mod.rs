@@ -48,6 +48,13 @@ pub struct Options {
 
 type Inner = Client<Connector, Full<Bytes>>;
 
+/// Bytes each HTTP/1.1 connection reads at once, and the largest response head it accepts.
+/// hyper's adaptive default starts at 8 KiB per connection and grows when reads fill it; a
+/// streamed chunk is 200–400 bytes, so 4 KiB still takes a dozen events per read when the client
+/// runs behind, and is the lever on memory per stream at 10,000 streams. Response heads of
+/// inference servers are a few hundred bytes.
+const READ_BUFFER: usize = 4096;
+
 /// The client every request of a run goes through.
 pub struct HttpClient {
     clients: Vec<Inner>,
@@ -90,6 +97,7 @@ impl HttpClient {
                     .timer(TokioTimer::new())
                     .pool_max_idle_per_host(options.max_idle)
                     .pool_idle_timeout(Duration::from_secs(90))
+                    .http1_read_buf_exact_size(READ_BUFFER)
                     .http2_only(options.http2);
                 b.build(connector.clone())
             })
