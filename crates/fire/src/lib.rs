@@ -149,6 +149,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         _ => (None, None),
     };
     let duration_ns = first.as_ref().and_then(dispatch::duration_of);
+    let gate = Arc::new(dispatch::feed::Gate::for_schedule(first.as_ref()));
     let first = first.filter(|r| matches!(r, Record::Request(_)));
 
     let network_cpu = Arc::new(selfcheck::ThreadCpu::default());
@@ -236,7 +237,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let (queue_tx, queue_rx) = tokio::sync::mpsc::unbounded_channel();
     let (priority_tx, priority_rx) = tokio::sync::mpsc::unbounded_channel();
     let (events_tx, events_rx) = dispatch::feed::channel();
-    let gate = Arc::new(dispatch::feed::Gate::default());
     let source = reader.source_name().to_string();
     dispatch::feed::spawn(reader, first, gate.clone(), events_tx.clone())
         .context("starting the schedule reader thread")?;
