@@ -4,7 +4,7 @@
 //! one `done` record.
 
 use crate::api::{chunk::append_text, Dialect};
-use crate::http::HttpClient;
+use crate::http::{direct, HttpClient};
 use crate::job::{Ended, Job};
 use crate::limits::{Expired, Limits, Watch};
 use crate::sink::Sink;
@@ -325,23 +325,45 @@ async fn exchange(ctx: &Ctx, body: Bytes, st: &mut StreamState) -> Result<(), Fa
         headers.insert("x-request-id", id);
     }
     let mut watch = Watch::start(ctx.limits, tokio::time::Instant::now());
-    let resp = watch
-        .wait(false, ctx.client.request(req))
-        .await?
-        .map_err(|e| connect_failure(ctx, &e))?;
+    let mut lease = match ctx.client.direct() {
+        Some(pool) => Some(
+            watch
+                .wait(false, pool.lease(&ctx.uri))
+                .await?
+                .map_err(|e| direct_connect_failure(ctx, e))?,
+        ),
+        None => None,
+    };
+    let resp = match &mut lease {
+        Some(lease) => {
+            let sending = Box::pin(lease.send(req));
+            watch
+                .wait(false, lease.drive(sending))
+                .await?
+                .map_err(|e| Failure::new(ErrorKind::Body, error_chain(&e)))?
+        }
+        None => watch
+            .wait(false, ctx.client.request(req))
+            .await?
+            .map_err(|e| connect_failure(ctx, &e))?,
+    };
     let status = resp.status();
     st.status = Some(status.as_u16());
     let content_type = resp.headers().get(CONTENT_TYPE).cloned();
     let mut body = resp.into_body();
     if !status.is_success() {
-        let text = watch.wait(false, read_prefix(&mut body, 4096)).await?;
+        let text = watch
+            .wait(false, read_prefix(&mut body, lease.as_mut(), 4096))
+            .await?;
         return Err(Failure::new(
             ErrorKind::Http,
             format!("HTTP {status}: {}", snippet(&text)),
         ));
     }
     if let Some(other) = content_type.filter(|t| !is_event_stream(t)) {
-        let text = watch.wait(false, read_prefix(&mut body, 4096)).await?;
+        let text = watch
+            .wait(false, read_prefix(&mut body, lease.as_mut(), 4096))
+            .await?;
         let shown = String::from_utf8_lossy(other.as_bytes()).into_owned();
         let hint = if shown.contains("json") {
             " (a server that ignored \"stream\": true?)"
@@ -357,7 +379,10 @@ async fn exchange(ctx: &Ctx, body: Bytes, st: &mut StreamState) -> Result<(), Fa
         ));
     }
     let mut sse = SseSplitter::new();
-    while let Some(frame) = watch.wait(st.events > 0, body.frame()).await? {
+    while let Some(frame) = watch
+        .wait(st.events > 0, direct::drive(lease.as_mut(), body.frame()))
+        .await?
+    {
         watch.read(tokio::time::Instant::now());
         let frame = frame.map_err(|e| Failure::new(ErrorKind::Body, error_chain(&e)))?;
         let Ok(data) = frame.into_data() else {
@@ -385,6 +410,10 @@ async fn exchange(ctx: &Ctx, body: Bytes, st: &mut StreamState) -> Result<(), Fa
         }
     }
     st.end_ns = Some(st.done_marker_ns.unwrap_or_else(|| ctx.clock.now_ns()));
+    // The response was read to its end: the connection can carry the next request.
+    if let Some(lease) = lease {
+        lease.release();
+    }
     if sse.has_partial() {
         return Err(Failure::new(
             ErrorKind::Incomplete,
@@ -423,16 +452,29 @@ fn connect_failure(ctx: &Ctx, e: &hyper_util::client::legacy::Error) -> Failure 
         return Failure::new(ErrorKind::Body, error_chain(e));
     }
     if timed_out(e) {
-        return Failure::new(
-            ErrorKind::ConnectTimeout,
-            format!(
-                "no connection to {} within {:.3} s (--connect-timeout)",
-                ctx.uri.authority().map(|a| a.as_str()).unwrap_or_default(),
-                ctx.connect_timeout.as_secs_f64()
-            ),
-        );
+        return connect_timeout(ctx);
     }
     Failure::new(ErrorKind::Connect, error_chain(e))
+}
+
+/// The same classification for a direct HTTP/1.1 connection that could not be had.
+fn direct_connect_failure(ctx: &Ctx, e: direct::ConnectError) -> Failure {
+    match e {
+        direct::ConnectError::Connect(e) if timed_out(&*e) => connect_timeout(ctx),
+        direct::ConnectError::Connect(e) => Failure::new(ErrorKind::Connect, error_chain(&*e)),
+        direct::ConnectError::Handshake(e) => Failure::new(ErrorKind::Connect, error_chain(&e)),
+    }
+}
+
+fn connect_timeout(ctx: &Ctx) -> Failure {
+    Failure::new(
+        ErrorKind::ConnectTimeout,
+        format!(
+            "no connection to {} within {:.3} s (--connect-timeout)",
+            ctx.uri.authority().map(|a| a.as_str()).unwrap_or_default(),
+            ctx.connect_timeout.as_secs_f64()
+        ),
+    )
 }
 
 /// True when an error's cause is an I/O time-out (the connector's connect timeout).
@@ -449,10 +491,14 @@ pub fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
-async fn read_prefix(body: &mut hyper::body::Incoming, limit: usize) -> Vec<u8> {
+async fn read_prefix(
+    body: &mut hyper::body::Incoming,
+    mut lease: Option<&mut direct::Lease<'_>>,
+    limit: usize,
+) -> Vec<u8> {
     let mut text = Vec::new();
     while text.len() < limit {
-        match body.frame().await {
+        match direct::drive(lease.as_deref_mut(), body.frame()).await {
             Some(Ok(frame)) => {
                 if let Ok(d) = frame.into_data() {
                     text.extend_from_slice(&d);

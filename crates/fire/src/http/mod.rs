@@ -9,9 +9,15 @@
 //! the `connections` clients below holds exactly one connection (hyper-util's legacy pool opens
 //! one per host for HTTP/2 and makes the others wait for it), and requests go to them in turn.
 //!
-//! Modules: [`tls`] (trust), [`connector`] (counting, certificate errors), [`preconnect`].
+//! HTTP/1.1 requests go through [`direct::DirectPool`], whose connections are driven by the
+//! request task itself (no connection task, no hand-over per frame); the legacy client serves
+//! HTTP/2 and the model discovery's one GET.
+//!
+//! Modules: [`tls`] (trust), [`connector`] (counting, certificate errors), [`preconnect`],
+//! [`direct`].
 
 pub mod connector;
+pub mod direct;
 pub mod flags;
 pub mod preconnect;
 pub mod tls;
@@ -63,6 +69,8 @@ pub struct HttpClient {
     next: AtomicUsize,
     opened: Arc<AtomicU64>,
     http2: bool,
+    /// HTTP/1.1 only: the connections request tasks drive themselves.
+    direct: Option<direct::DirectPool>,
 }
 
 impl HttpClient {
@@ -102,8 +110,11 @@ impl HttpClient {
                 b.build(connector.clone())
             })
             .collect();
+        let direct = (!options.http2)
+            .then(|| direct::DirectPool::new(connector.clone(), options.max_idle, READ_BUFFER));
         Ok(Self {
             clients,
+            direct,
             connector,
             next: AtomicUsize::new(0),
             opened,
@@ -119,6 +130,12 @@ impl HttpClient {
             self.next.fetch_add(1, Ordering::Relaxed) % self.clients.len()
         };
         self.clients[i].request(req)
+    }
+
+    /// The pool of connections a request drives itself (HTTP/1.1), or `None` where requests
+    /// go through [`HttpClient::request`] (HTTP/2).
+    pub fn direct(&self) -> Option<&direct::DirectPool> {
+        self.direct.as_ref()
     }
 
     /// Connections opened so far (TCP connects that succeeded, TLS handshakes included).

@@ -2,7 +2,8 @@
 //! first wave of N requests does not wait on N connects (and N TLS handshakes) made in a row by
 //! the client's network thread.
 //!
-//! hyper-util's legacy pool fills only from finished requests, so the connections are not put
+//! The connection pools (HTTP/1.1: [`super::direct`]; HTTP/2: hyper-util's legacy pool) fill only
+//! from finished requests, so the connections are not put
 //! in the pool: the connector keeps them ([`super::connector::Connector::open_ahead`]) and hands
 //! them out when the pool asks it for a new connection, which it does for each request of the
 //! first wave. Nothing is sent to the server ahead of the run; it sees N connections accepted.

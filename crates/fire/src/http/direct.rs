@@ -1,0 +1,253 @@
+//! Direct HTTP/1.1 connections, each driven by the request task that uses it.
+//!
+//! hyper-util's legacy pool spawns one task per connection, which decodes every frame and hands
+//! it to the request task through hyper's body channel: two task wake-ups per token. Here the
+//! request task holds the connection itself ([`Lease`]) and polls it together with whatever it
+//! waits on (the response head, the next body frame): one task per request, and a task that
+//! finds a whole read of events takes them all in one poll. hyper's body channel stays (its
+//! dispatcher hands every frame over it, whoever polls), so below saturation this costs what
+//! the legacy client does; with thousands of streams on one network thread it needs half the
+//! CPU per token (BENCHMARKS.md). A connection whose response was read to its end goes back to
+//! [`DirectPool`] for the next request; one dropped half-way (a failure, a cancel) is closed
+//! with it.
+
+use super::connector::{Connector, Stream};
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::client::conn::http1::{self, Connection, SendRequest};
+use hyper::header::{HeaderValue, HOST};
+use hyper::Uri;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
+use std::task::{Context, Poll, Waker};
+use tower_service::Service as _;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// One open HTTP/1.1 connection: the handle requests are sent through, and the connection's
+/// own future, which does its reading and writing whenever it is polled.
+struct Conn {
+    sender: SendRequest<Full<Bytes>>,
+    io: Connection<Stream, Full<Bytes>>,
+    /// The connection's future finished (closed or failed): it must not be polled again.
+    ended: bool,
+}
+
+impl Conn {
+    /// Lets the connection read, decode and write; true once it has ended.
+    fn poll_io(&mut self, cx: &mut Context<'_>) -> bool {
+        if !self.ended && Pin::new(&mut self.io).poll(cx).is_ready() {
+            self.ended = true;
+        }
+        self.ended
+    }
+
+    /// Polls `fut`, which takes what the connection handed over, with a waker that does
+    /// nothing: everything that makes it ready (the head, a frame, the end, an error) happens
+    /// inside the connection's poll, which registers the task for the socket, and hyper's
+    /// channel would otherwise wake the task again for what it is about to read anyway.
+    fn take<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
+        Pin::new(fut).poll(&mut Context::from_waker(Waker::noop()))
+    }
+}
+
+/// The idle HTTP/1.1 connections of a run, for requests to take and give back.
+pub struct DirectPool {
+    connector: Connector,
+    builder: http1::Builder,
+    /// Boxed so that a connection moves between the pool and a request as one pointer, and
+    /// the vector's spare capacity holds pointers, not connections.
+    #[allow(clippy::vec_box)]
+    idle: Mutex<Vec<Box<Conn>>>,
+    max_idle: usize,
+}
+
+/// Why a request got no connection.
+#[derive(Debug)]
+pub enum ConnectError {
+    /// Opening the connection failed (TCP, TLS, or the connect limit; see
+    /// [`crate::exchange::timed_out`]).
+    Connect(BoxError),
+    /// The connection opened but hyper refused it.
+    Handshake(hyper::Error),
+}
+
+impl DirectPool {
+    /// A pool over `connector` (which also holds the connections opened ahead) that keeps at
+    /// most `max_idle` idle connections; each reads `read_buffer` bytes at once.
+    pub fn new(connector: Connector, max_idle: usize, read_buffer: usize) -> Self {
+        let mut builder = http1::Builder::new();
+        builder.read_buf_exact_size(Some(read_buffer));
+        Self {
+            connector,
+            builder,
+            idle: Mutex::new(Vec::new()),
+            max_idle,
+        }
+    }
+
+    /// A connection ready to send on to `uri`'s server: an idle one that is still open, or a
+    /// new one (its connect bounded by the connector's limit).
+    pub async fn lease(&self, uri: &Uri) -> Result<Lease<'_>, ConnectError> {
+        while let Some(conn) = self.take_idle() {
+            let mut lease = Lease {
+                pool: self,
+                conn: Some(conn),
+            };
+            if lease.ready().await {
+                return Ok(lease);
+            }
+        }
+        let stream = self
+            .connector
+            .clone()
+            .call(uri.clone())
+            .await
+            .map_err(ConnectError::Connect)?;
+        let (sender, io) = self
+            .builder
+            .handshake(stream)
+            .await
+            .map_err(ConnectError::Handshake)?;
+        let mut lease = Lease {
+            pool: self,
+            conn: Some(Box::new(Conn {
+                sender,
+                io,
+                ended: false,
+            })),
+        };
+        // A new connection is ready at once; this only lets hyper say so.
+        lease.ready().await;
+        Ok(lease)
+    }
+
+    fn take_idle(&self) -> Option<Box<Conn>> {
+        lock(&self.idle).pop()
+    }
+
+    fn give_back(&self, conn: Box<Conn>) {
+        let mut idle = lock(&self.idle);
+        if idle.len() < self.max_idle {
+            idle.push(conn);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A connection held by one request; dropping it closes the connection, [`Lease::release`]
+/// gives it back to the pool.
+pub struct Lease<'p> {
+    pool: &'p DirectPool,
+    /// Boxed: a connection's state is several KiB, and a request task's future would otherwise
+    /// carry it (more than once, across its await points).
+    conn: Option<Box<Conn>>,
+}
+
+impl Lease<'_> {
+    /// Waits until the connection can take a request; false when it closed meanwhile (the
+    /// server's idle timeout), and then the lease holds nothing.
+    async fn ready(&mut self) -> bool {
+        let Some(conn) = &mut self.conn else {
+            return false;
+        };
+        // The connection first: idle, it reads, and so sees a close by the server.
+        let ok = std::future::poll_fn(|cx| {
+            if conn.poll_io(cx) {
+                return Poll::Ready(false);
+            }
+            conn.sender.poll_ready(cx).map(|r| r.is_ok())
+        })
+        .await;
+        if !ok {
+            self.conn = None;
+        }
+        ok
+    }
+
+    /// Sends `req` (absolute URI) in origin form with a `Host` header, as a proxy-less client
+    /// must; the response comes from driving the returned future with [`Lease::drive`].
+    pub fn send(
+        &mut self,
+        mut req: hyper::Request<Full<Bytes>>,
+    ) -> impl Future<Output = hyper::Result<hyper::Response<hyper::body::Incoming>>> + 'static {
+        let uri = req.uri().clone();
+        if let Some(authority) = uri.authority() {
+            if !req.headers().contains_key(HOST) {
+                if let Ok(host) = HeaderValue::from_str(authority.as_str()) {
+                    req.headers_mut().insert(HOST, host);
+                }
+            }
+        }
+        if let Some(path) = uri.path_and_query() {
+            if let Ok(origin) = Uri::builder().path_and_query(path.clone()).build() {
+                *req.uri_mut() = origin;
+            }
+        }
+        let sending = self.conn.as_mut().map(|c| c.sender.send_request(req));
+        async move {
+            match sending {
+                Some(f) => f.await,
+                // Never: a lease is handed out holding a connection.
+                None => std::future::pending().await,
+            }
+        }
+    }
+
+    /// Polls `fut` and the connection together, in this task, until `fut` is done.
+    pub fn drive<F: Future + Unpin>(&mut self, fut: F) -> Drive<'_, F> {
+        drive(Some(self), fut)
+    }
+
+    /// Gives the connection back to the pool for the next request, once hyper has it idle
+    /// again (the response was read to its end).
+    pub fn release(mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            // Let the connection see the end of its response, so that it takes requests again.
+            let mut cx = Context::from_waker(Waker::noop());
+            if !conn.poll_io(&mut cx) && !conn.sender.is_closed() {
+                self.pool.give_back(conn);
+            }
+        }
+    }
+}
+
+/// `fut` polled together with the connection of `lease`; with no lease (HTTP/2), `fut` alone.
+pub fn drive<'c, F: Future + Unpin>(lease: Option<&'c mut Lease<'_>>, fut: F) -> Drive<'c, F> {
+    Drive {
+        conn: lease.and_then(|l| l.conn.as_deref_mut()),
+        fut,
+    }
+}
+
+/// A future polled together with the connection it waits on.
+pub struct Drive<'c, F> {
+    conn: Option<&'c mut Conn>,
+    fut: F,
+}
+
+impl<F: Future + Unpin> Future for Drive<'_, F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        let Some(conn) = this.conn.as_mut().filter(|c| !c.ended) else {
+            return Pin::new(&mut this.fut).poll(cx);
+        };
+        if let Poll::Ready(out) = Conn::take(&mut this.fut) {
+            return Poll::Ready(out);
+        }
+        let ended = conn.poll_io(cx);
+        match Conn::take(&mut this.fut) {
+            Poll::Ready(out) => Poll::Ready(out),
+            // The connection ended without a word for `fut` (never, by hyper's channels): wait
+            // for it the ordinary way.
+            Poll::Pending if ended => Pin::new(&mut this.fut).poll(cx),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
