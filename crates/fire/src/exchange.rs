@@ -277,10 +277,11 @@ impl Request {
             events: st.events,
             finish_reason: st.finish_reason.take(),
             first_event_ns: st.first_event_ns,
-            text: if ctx.record_text {
-                st.text.clone()
-            } else {
-                None
+            // Copied only when a session needs the text too.
+            text: match (ctx.record_text, keep_text) {
+                (true, true) => st.text.clone(),
+                (true, false) => st.text.take(),
+                (false, _) => None,
             },
             grouping: echo,
         }));

@@ -62,7 +62,7 @@ impl Verdict {
             return false;
         }
         if let Some(e) = error {
-            let mut first = self.connect_error.lock().unwrap_or_else(|p| p.into_inner());
+            let mut first = crate::lock(&self.connect_error);
             first.get_or_insert_with(|| e.to_string());
         }
         if n > EARLY_STOP_AFTER {
@@ -81,7 +81,7 @@ impl Verdict {
     }
 
     fn first_connect_error(&self) -> String {
-        let first = self.connect_error.lock().unwrap_or_else(|p| p.into_inner());
+        let first = crate::lock(&self.connect_error);
         first.clone().unwrap_or_else(|| "no connection".into())
     }
 

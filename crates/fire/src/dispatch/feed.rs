@@ -70,7 +70,7 @@ impl Gate {
 
     /// Waits for a credit; `None` once the dispatcher has stopped listening.
     fn take(self: &Arc<Self>) -> Option<Credit> {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut st = crate::lock(&self.state);
         while st.taken >= st.limit && !st.closed {
             st = self.freed.wait(st).unwrap_or_else(|p| p.into_inner());
         }
@@ -83,7 +83,7 @@ impl Gate {
 
     /// Stops the reader at its next record.
     pub fn close(&self) {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).closed = true;
+        crate::lock(&self.state).closed = true;
         self.freed.notify_all();
     }
 }
@@ -93,7 +93,7 @@ pub struct Credit(Arc<Gate>);
 
 impl Drop for Credit {
     fn drop(&mut self) {
-        let mut st = self.0.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut st = crate::lock(&self.0.state);
         st.taken = st.taken.saturating_sub(1);
         self.0.freed.notify_one();
     }

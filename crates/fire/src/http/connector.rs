@@ -3,6 +3,7 @@
 //! to do about it, and hands out connections opened ahead of time ([`Connector::open_ahead`])
 //! before it opens new ones.
 
+use crate::lock;
 use hyper::Uri;
 use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -71,10 +72,6 @@ impl Connector {
             Ok(stream)
         })
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn same_origin(a: &Uri, b: &Uri) -> bool {

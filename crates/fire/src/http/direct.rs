@@ -12,6 +12,7 @@
 //! with it.
 
 use super::connector::{Connector, Stream};
+use crate::lock;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::client::conn::http1::{self, Connection, SendRequest};
@@ -133,10 +134,6 @@ impl DirectPool {
             idle.push(conn);
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A connection held by one request; dropping it closes the connection, [`Lease::release`]

@@ -64,7 +64,7 @@ impl Counters {
             if lag > LAG_LIMIT_NS {
                 self.late.fetch_add(1, Relaxed);
             }
-            let mut h = self.lag_ns.lock().unwrap_or_else(|p| p.into_inner());
+            let mut h = crate::lock(&self.lag_ns);
             // The histogram grows to fit (auto-resize), so recording does not fail.
             let _ = h.record(lag);
         }
@@ -105,7 +105,7 @@ impl Counters {
     /// The counts now. Each is exact; taken one after another, they may be a moment apart.
     pub fn snapshot(&self) -> Snapshot {
         let (lagged, lag_p50_ns, lag_p99_ns, lag_max_ns) = {
-            let h = self.lag_ns.lock().unwrap_or_else(|p| p.into_inner());
+            let h = crate::lock(&self.lag_ns);
             if h.is_empty() {
                 (0, None, None, None)
             } else {

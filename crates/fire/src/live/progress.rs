@@ -29,7 +29,7 @@ static ACTIVE: Mutex<Option<ProgressBar>> = Mutex::new(None);
 /// Prints one line on stderr without tearing the progress view: above it while it is shown,
 /// plainly otherwise. Every message `fire` prints during a run should come through here.
 pub fn say(line: &str) {
-    let bar = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let bar = crate::lock(&ACTIVE).clone();
     match bar {
         Some(bar) => bar.suspend(|| eprintln!("{line}")),
         None => eprintln!("{line}"),
@@ -54,7 +54,7 @@ impl Progress {
     pub fn start(counters: Arc<Counters>, total: Option<u64>) -> io::Result<Self> {
         let bar = io::stderr().is_terminal().then(|| terminal_bar(total));
         if let Some(bar) = &bar {
-            *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(bar.clone());
+            *crate::lock(&ACTIVE) = Some(bar.clone());
         }
         let (stop, stopped) = channel::<()>();
         let shown = bar.clone();
@@ -88,7 +88,7 @@ impl Progress {
                 thread: Some(t),
             }),
             Err(e) => {
-                *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                *crate::lock(&ACTIVE) = None;
                 Err(e)
             }
         }
@@ -100,7 +100,7 @@ impl Progress {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-        *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *crate::lock(&ACTIVE) = None;
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
