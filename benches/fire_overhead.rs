@@ -102,21 +102,27 @@ fn args(a: &[&str]) -> Vec<String> {
     a.iter().map(|s| s.to_string()).collect()
 }
 
+/// The arrivals arguments of a scenario: `pacing` (`--concurrency N` or `--rate R`), `n`
+/// prompts of 32 tokens, answers of `tokens` tokens.
+fn schedule_args(pacing: &str, value: usize, n: usize, tokens: u64) -> Vec<String> {
+    args(&[
+        pacing,
+        &value.to_string(),
+        "--num-prompts",
+        &n.to_string(),
+        "--input-tokens",
+        "32",
+        "--output-tokens",
+        &tokens.to_string(),
+        "--seed",
+        "1",
+    ])
+}
+
 fn closed(streams: usize, tokens: u64, rounds: usize) -> Scenario {
     Scenario {
         name: format!("closed loop, {streams} streams, {tokens} tokens"),
-        arrivals: args(&[
-            "--concurrency",
-            &streams.to_string(),
-            "--num-prompts",
-            &(streams * rounds).to_string(),
-            "--input-tokens",
-            "32",
-            "--output-tokens",
-            &tokens.to_string(),
-            "--seed",
-            "1",
-        ]),
+        arrivals: schedule_args("--concurrency", streams, streams * rounds, tokens),
         streams,
     }
 }
@@ -124,18 +130,7 @@ fn closed(streams: usize, tokens: u64, rounds: usize) -> Scenario {
 fn open(rate: usize, seconds: usize, tokens: u64) -> Scenario {
     Scenario {
         name: format!("open loop, {rate} req/s Poisson, {tokens} tokens"),
-        arrivals: args(&[
-            "--rate",
-            &rate.to_string(),
-            "--num-prompts",
-            &(rate * seconds).to_string(),
-            "--input-tokens",
-            "32",
-            "--output-tokens",
-            &tokens.to_string(),
-            "--seed",
-            "1",
-        ]),
+        arrivals: schedule_args("--rate", rate, rate * seconds, tokens),
         streams: 0,
     }
 }

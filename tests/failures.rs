@@ -197,10 +197,7 @@ fn fire_stopped_by(signal: i32, n: usize, after_ms: u64) -> std::process::Output
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(after_ms));
-    // SAFETY: signalling our own child.
-    unsafe {
-        libc::kill(child.id() as i32, signal);
-    }
+    send_signal(child.id() as i32, signal);
     let (out, timed_out) = read_until_exit(child, Duration::from_secs(20));
     let _ = std::fs::remove_file(&path);
     assert!(!timed_out, "fire did not stop after signal {signal}");

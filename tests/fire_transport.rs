@@ -22,8 +22,7 @@ struct Certs {
 impl Certs {
     fn make(name: &str) -> Certs {
         use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, SanType};
-        let dir =
-            std::env::temp_dir().join(format!("tokenpipe-transport-{name}-{}", std::process::id()));
+        let dir = temp_path(&format!("transport-{name}"));
         std::fs::create_dir_all(&dir).unwrap();
         let ca_key = KeyPair::generate().unwrap();
         let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();

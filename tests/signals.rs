@@ -10,13 +10,6 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn signal(pid_or_group: i32, sig: i32) {
-    // SAFETY: signalling a child (or the process group) this test created.
-    unsafe {
-        libc::kill(pid_or_group, sig);
-    }
-}
-
 /// Waits for `child` to exit, killing it after `limit` (so a hang fails instead of blocking).
 fn wait_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
     let start = Instant::now();
@@ -110,7 +103,7 @@ fn ctrl_c_on_the_whole_group_keeps_the_saved_events_whole_and_in_step_with_reduc
     let fire_err = read_all(fire.stderr.take().unwrap());
     let reduce_err = read_all(reduce.stderr.take().unwrap());
     std::thread::sleep(Duration::from_millis(500));
-    signal(-group, libc::SIGINT);
+    send_signal(-group, libc::SIGINT);
     let fire_status = wait_within(&mut fire, Duration::from_secs(30));
     let reduce_status = wait_within(&mut reduce, Duration::from_secs(30));
     let _ = wait_within(&mut arrivals, Duration::from_secs(30));
@@ -166,7 +159,7 @@ fn sigterm_leaves_the_saved_file_equal_to_stdout() {
         .unwrap();
     let stdout = read_all(fire.stdout.take().unwrap());
     std::thread::sleep(Duration::from_millis(800));
-    signal(fire.id() as i32, libc::SIGTERM);
+    send_signal(fire.id() as i32, libc::SIGTERM);
     let status = wait_within(&mut fire, Duration::from_secs(30));
     assert_eq!(status.code(), Some(143));
     let stdout = stdout.join().unwrap();
@@ -215,13 +208,13 @@ fn a_second_ctrl_c_quits_at_once() {
     let stdout = fire.stdout.take().unwrap();
     let stderr = read_all(fire.stderr.take().unwrap());
     std::thread::sleep(Duration::from_millis(1500));
-    signal(fire.id() as i32, libc::SIGINT);
+    send_signal(fire.id() as i32, libc::SIGINT);
     std::thread::sleep(Duration::from_millis(500));
     assert!(
         fire.try_wait().unwrap().is_none(),
         "fire ended while its output could not be written"
     );
-    signal(fire.id() as i32, libc::SIGINT);
+    send_signal(fire.id() as i32, libc::SIGINT);
     let status = wait_within(&mut fire, Duration::from_secs(20));
     drop(stdout);
     let stderr = String::from_utf8_lossy(&stderr.join().unwrap()).into_owned();
@@ -265,7 +258,7 @@ fn ctrl_c_during_model_discovery_writes_not_sent_for_what_was_read() {
     let stdout = read_all(fire.stdout.take().unwrap());
     let stderr = read_all(fire.stderr.take().unwrap());
     std::thread::sleep(Duration::from_millis(500));
-    signal(fire.id() as i32, libc::SIGINT);
+    send_signal(fire.id() as i32, libc::SIGINT);
     // Far less than the 30 s discovery timeout.
     let status = wait_within(&mut fire, Duration::from_secs(15));
     drop(stdin);

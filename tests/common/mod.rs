@@ -272,6 +272,14 @@ pub const SSE_HEAD: &str =
     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
 
 /// A fresh path in the temporary directory for a test's file, unique per process and `name`.
+/// Sends `sig` to a child (or, negated, to the process group) the test created.
+pub fn send_signal(pid_or_group: i32, sig: i32) {
+    // SAFETY: kill(2) with a pid this test owns; no memory is involved.
+    unsafe {
+        libc::kill(pid_or_group, sig);
+    }
+}
+
 pub fn temp_path(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("tokenpipe-{}-{name}", std::process::id()))
 }
