@@ -332,6 +332,11 @@ impl Settings {
         put("duration_s", json!(p.duration.map(|d| d.as_secs_f64())));
         put("stabilize_s", json!(p.stabilize.map(|d| d.as_secs_f64())));
         put("measure_s", json!(p.measure.map(|d| d.as_secs_f64())));
+        // The phases travel in the header chain too, so that reduce finds the measured window
+        // in fire's output, which does not repeat the schedule.
+        if !plan.bounds.phases.is_empty() {
+            put("phases", json!(plan.bounds.phases));
+        }
         // A trace's rows give every length and a dataset its own; the length flags are then
         // not used (the dataset conflicts with the range flags, so they stay unset).
         let lengths_from_flags = trace.trace.is_none();

@@ -1,8 +1,8 @@
 //! The `reduce` command line: flags, input files, and the loop that writes a header and a
 //! summary for every run of every input.
 
-use crate::aggregate::{SummaryAggregator, SummaryOptions};
-use crate::run::fold_run;
+use crate::aggregate::{Aggregator, RunReducer, SummaryOptions};
+use crate::run::{fold_run, FoldOptions};
 use clap::Parser;
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -98,6 +98,11 @@ pub fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The aggregators beyond the summary's own that `opts` asks for, fresh for one run.
+fn extras(_opts: &SummaryOptions) -> Vec<Box<dyn Aggregator>> {
+    Vec::new()
+}
+
 /// What reduce reads; other tools' records are refused with a pointer to the right tool.
 fn event_reader(input: Input) -> RecordReader<Box<dyn io::BufRead + Send>> {
     RecordReader::new(input.reader, input.name)
@@ -135,8 +140,21 @@ pub fn reduce_inputs<W: Write>(
         let mut reader = event_reader(input);
         let mut header = Some(reader.read_header()?);
         while let Some(run_header) = header.take() {
-            let mut agg = SummaryAggregator::default();
-            let end = fold_run(&mut reader, &run_header, &mut agg)?;
+            let mut agg = RunReducer::new(extras(opts));
+            let fold = FoldOptions {
+                keep_events: false,
+                offset_ns: 0,
+            };
+            // The reduce header goes first, so that records written while the run is read
+            // (per-request results, intervals) follow the header of their run.
+            out.write(&Record::Header(output_header(&run_header, argv.clone())))?;
+            let end = {
+                let mut emit = |record: Record| -> anyhow::Result<()> {
+                    out.write(&record)?;
+                    Ok(())
+                };
+                fold_run(&mut reader, &run_header, &mut agg, &fold, &mut emit)?
+            };
             let source = reader.source_name().to_string();
             if end.unfinished > 0 {
                 writeln!(
@@ -149,7 +167,8 @@ pub fn reduce_inputs<W: Write>(
                 .get(runs)
                 .cloned()
                 .unwrap_or_else(|| default_label(&run_header));
-            let summary = agg.finish(label, run_header.run_id.clone(), opts);
+            let mut last = Vec::new();
+            let summary = agg.finish_summary(label, run_header.run_id.clone(), opts, &mut last);
             if summary.output_stalls > 0 {
                 writeln!(
                     warn,
@@ -165,7 +184,9 @@ pub fn reduce_inputs<W: Write>(
                     summary.client_warnings.join("; ")
                 )?;
             }
-            out.write(&Record::Header(output_header(&run_header, argv.clone())))?;
+            for record in last {
+                out.write(&record)?;
+            }
             out.write(&Record::Summary(Box::new(summary)))?;
             // A summary is the end of a run's work: let a consumer see it now.
             out.flush()?;

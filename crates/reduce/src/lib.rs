@@ -15,9 +15,9 @@ pub mod running;
 pub mod sparse;
 pub mod stat;
 
-pub use aggregate::{Aggregator, SummaryAggregator, SummaryOptions};
+pub use aggregate::{Aggregator, RunReducer, SummaryAggregator, SummaryOptions};
 pub use cli::{default_label, main, reduce_inputs};
-pub use run::{fold_run, RunEnd};
+pub use run::{fold_run, Emit, FoldOptions, RunEnd};
 
 #[cfg(test)]
 mod tests;

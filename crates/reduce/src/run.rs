@@ -21,16 +21,35 @@ pub struct RunEnd {
     pub requests: u64,
 }
 
-/// Reads the rest of the run that `header` started from `reader`, feeding `agg`. Faults name
-/// the reader's source and the line, and a run without requests is refused: all are bad input
-/// (exit status 2).
+/// How to read a run's events.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FoldOptions {
+    /// Keep every event's time on its request's result (`RequestResult::events`): only the
+    /// aggregators that need each event (vLLM's definitions) ask for it, since it costs memory
+    /// per event of the requests in flight.
+    pub keep_events: bool,
+    /// Added to every time of the run, so that runs measured on different clocks (the shards
+    /// of one plan) line up on one.
+    pub offset_ns: u64,
+}
+
+/// Where records that aggregators write while the run goes on are sent.
+pub type Emit<'a> = dyn FnMut(Record) -> anyhow::Result<()> + 'a;
+
+/// Reads the rest of the run that `header` started from `reader`, feeding `agg`; records the
+/// aggregators have ready go to `emit` as soon as they are. Faults name the reader's source and
+/// the line, and a run without requests is refused: all are bad input (exit status 2).
 pub fn fold_run<R: BufRead>(
     reader: &mut RecordReader<R>,
     header: &Header,
     agg: &mut dyn Aggregator,
+    opts: &FoldOptions,
+    emit: &mut Emit<'_>,
 ) -> anyhow::Result<RunEnd> {
     let mut tracker = RequestTracker::<InFlight>::new();
     let mut end = RunEnd::default();
+    let mut ready = Vec::new();
+    let shift = |t: u64| t.saturating_add(opts.offset_ns);
     while let Some(record) = reader.next_record()? {
         let line = reader.line();
         let fault = |message: String| {
@@ -41,26 +60,40 @@ pub fn fold_run<R: BufRead>(
                 end.next_header = Some(h);
                 break;
             }
-            Record::Sent(s) => {
+            Record::Sent(mut s) => {
+                s.sent_ns = shift(s.sent_ns);
+                s.scheduled_ns = s.scheduled_ns.map(shift);
                 end.requests += 1;
+                agg.sent(&s);
                 tracker
-                    .sent(&s, line, InFlight::new(&s))
+                    .sent(&s, line, InFlight::new(&s, opts.keep_events))
                     .map_err(|e| fault(e.0))?;
             }
-            Record::Token(t) => {
+            Record::Token(mut t) => {
+                t.at_ns = shift(t.at_ns);
+                agg.token(&t);
                 let flight = tracker.token(&t).map_err(|e| fault(e.0))?;
                 flight.token(&t).map_err(fault)?;
             }
-            Record::Done(d) => {
+            Record::Done(mut d) => {
+                d.at_ns = shift(d.at_ns);
+                d.first_event_ns = d.first_event_ns.map(shift);
                 let flight = tracker.done(&d).map_err(|e| fault(e.0))?;
                 if flight.is_none() {
                     end.requests += 1;
                 }
                 agg.add(&RequestResult::ended(flight, &d)).map_err(fault)?;
             }
-            Record::Stall(s) => agg.stall(&s),
+            Record::Stall(mut s) => {
+                s.at_ns = shift(s.at_ns);
+                agg.stall(&s)
+            }
             Record::Client(c) => agg.client(&c),
             _ => {}
+        }
+        agg.drain(&mut ready);
+        for record in ready.drain(..) {
+            emit(record)?;
         }
     }
     let mut unfinished: Vec<(u64, InFlight)> = tracker.into_unfinished().collect();
@@ -69,6 +102,10 @@ pub fn fold_run<R: BufRead>(
     for (id, flight) in unfinished {
         agg.add(&RequestResult::unfinished(id, flight))
             .map_err(tokenpipe_cli::bad_input)?;
+    }
+    agg.drain(&mut ready);
+    for record in ready.drain(..) {
+        emit(record)?;
     }
     if end.requests == 0 {
         return Err(tokenpipe_cli::bad_input(format!(

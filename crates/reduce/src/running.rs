@@ -33,6 +33,15 @@ impl Running {
         }
     }
 
+    /// Adds `n` samples of the value `x`.
+    pub fn push_n(&mut self, x: f64, n: u64) {
+        match n {
+            0 => {}
+            1 => self.push(x),
+            _ => self.merge(&Running::from_parts(n, x * n as f64, 0.0, x, x)),
+        }
+    }
+
     fn add_to_sum(&mut self, x: f64) {
         let t = self.sum + x;
         self.sum_err += if self.sum.abs() >= x.abs() {

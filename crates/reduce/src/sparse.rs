@@ -33,6 +33,18 @@ impl SparseStat {
             .or_insert(0) += 1;
     }
 
+    /// Adds `n` samples of the same value (a gap shared by the `n` tokens of one event).
+    pub fn push_ns_n(&mut self, ns: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.run.push_n(ns as f64, n);
+        *self
+            .buckets
+            .entry(grid().lowest_equivalent(ns))
+            .or_insert(0) += n;
+    }
+
     /// The samples' moments.
     pub fn running(&self) -> &Running {
         &self.run

@@ -1,16 +1,26 @@
-//! Aggregators: each folds a run's [`RequestResult`]s (and its `stall` records) into one kind
-//! of output. The summary is the one today; vLLM's result block, time windows, goodput against
-//! SLOs and groups by session or tag are the next, each as one more file here.
+//! Aggregators: each folds a run's [`RequestResult`]s (and, where it needs them, the raw `sent`
+//! and `token` events) into one kind of output. [`SummaryAggregator`] builds the summary record;
+//! every other aggregator adds its own fields to that record, or writes records of its own
+//! while the run goes on, and [`RunReducer`] drives them together.
 
+mod reducer;
 mod summary;
 
+pub use reducer::RunReducer;
 pub use summary::{SummaryAggregator, SummaryOptions};
 
 use crate::request::RequestResult;
-use tokenpipe_format::{Client, Stall};
+use tokenpipe_format::{Client, Record, Sent, Stall, Summary, Token};
 
 /// Folds the results of one run.
 pub trait Aggregator {
+    /// Sees a `sent` record as it is read, before its request has a result. Only aggregators
+    /// that follow the run in time (intervals, live views) need it.
+    fn sent(&mut self, _sent: &Sent) {}
+
+    /// Sees a `token` record as it is read, whatever becomes of its request.
+    fn token(&mut self, _token: &Token) {}
+
     /// Adds one request's result, in the order requests ended.
     fn add(&mut self, result: &RequestResult) -> Result<(), String>;
 
@@ -19,4 +29,12 @@ pub trait Aggregator {
 
     /// Takes `fire`'s account of itself (its `client` record, last in a run).
     fn client(&mut self, _client: &Client) {}
+
+    /// Moves records that are ready to be written now (per-request results, interval records)
+    /// into `out`, in order. Called after every input record, so it must be cheap when empty.
+    fn drain(&mut self, _out: &mut Vec<Record>) {}
+
+    /// Called once at the end of the run: adds this aggregator's fields to the run's summary
+    /// and moves any last records into `out`.
+    fn finish(&mut self, _summary: &mut Summary, _out: &mut Vec<Record>) {}
 }

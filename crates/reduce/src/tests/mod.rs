@@ -6,7 +6,7 @@ mod bad_input;
 mod metrics;
 mod runs;
 
-pub(super) use crate::{fold_run, SummaryAggregator, SummaryOptions};
+pub(super) use crate::{fold_run, FoldOptions, SummaryAggregator, SummaryOptions};
 pub(super) use tokenpipe_format::{RecordReader, StatName, Summary};
 
 pub(super) const MS: u64 = 1_000_000;
@@ -43,7 +43,7 @@ pub(super) fn summary_of(text: &str) -> anyhow::Result<Summary> {
     let mut reader = RecordReader::new(text.as_bytes(), "<test>");
     let header = reader.read_header()?;
     let mut agg = SummaryAggregator::default();
-    fold_run(&mut reader, &header, &mut agg)?;
+    fold_run(&mut reader, &header, &mut agg, &FoldOptions::default(), &mut |_| Ok(()))?;
     Ok(agg.finish("l".into(), header.run_id, &SummaryOptions::default()))
 }
 

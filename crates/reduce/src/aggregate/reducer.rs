@@ -1,0 +1,88 @@
+//! The aggregators of one run, driven together: the summary's own aggregator first, then every
+//! extra one the command line asked for, each seeing the same events in the same order.
+
+use super::{Aggregator, SummaryAggregator, SummaryOptions};
+use crate::request::RequestResult;
+use tokenpipe_format::{Client, Record, Sent, Stall, Summary, Token};
+
+/// The summary aggregator and the extras of one run.
+#[derive(Default)]
+pub struct RunReducer {
+    /// Builds the summary record.
+    pub summary: SummaryAggregator,
+    /// Add fields to the summary or write records of their own, in this order.
+    pub extras: Vec<Box<dyn Aggregator>>,
+}
+
+impl RunReducer {
+    /// A reducer with the summary aggregator and `extras`.
+    pub fn new(extras: Vec<Box<dyn Aggregator>>) -> Self {
+        RunReducer {
+            summary: SummaryAggregator::default(),
+            extras,
+        }
+    }
+
+    /// The run's summary, with every extra's fields, and the extras' last records in `out`.
+    pub fn finish_summary(
+        &mut self,
+        label: String,
+        run_id: String,
+        opts: &SummaryOptions,
+        out: &mut Vec<Record>,
+    ) -> Summary {
+        let mut summary = self.summary.finish(label, run_id, opts);
+        for extra in &mut self.extras {
+            extra.finish(&mut summary, out);
+        }
+        summary
+    }
+}
+
+impl Aggregator for RunReducer {
+    fn sent(&mut self, sent: &Sent) {
+        for extra in &mut self.extras {
+            extra.sent(sent);
+        }
+    }
+
+    fn token(&mut self, token: &Token) {
+        for extra in &mut self.extras {
+            extra.token(token);
+        }
+    }
+
+    fn add(&mut self, result: &RequestResult) -> Result<(), String> {
+        self.summary.add(result)?;
+        for extra in &mut self.extras {
+            extra.add(result)?;
+        }
+        Ok(())
+    }
+
+    fn stall(&mut self, stall: &Stall) {
+        self.summary.stall(stall);
+        for extra in &mut self.extras {
+            extra.stall(stall);
+        }
+    }
+
+    fn client(&mut self, client: &Client) {
+        self.summary.client(client);
+        for extra in &mut self.extras {
+            extra.client(client);
+        }
+    }
+
+    fn drain(&mut self, out: &mut Vec<Record>) {
+        for extra in &mut self.extras {
+            extra.drain(out);
+        }
+    }
+
+    fn finish(&mut self, summary: &mut Summary, out: &mut Vec<Record>) {
+        for extra in &mut self.extras {
+            extra.finish(summary, out);
+        }
+    }
+}
