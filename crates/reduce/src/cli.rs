@@ -1,7 +1,9 @@
 //! The `reduce` command line: flags, input files, and the loop that writes a header and a
 //! summary for every run of every input.
 
-use crate::aggregate::{Aggregator, RunReducer, SummaryOptions};
+use crate::aggregate::{
+    Aggregator, LlamaBenchyAggregator, LlamaBenchyOptions, RunReducer, SummaryOptions,
+};
 use crate::run::{fold_run, FoldOptions};
 use clap::Parser;
 use std::io::{self, Write};
@@ -58,6 +60,20 @@ struct Args {
     /// Leave out the histograms that let summaries of shards or repeated runs merge exactly.
     #[arg(long)]
     no_histograms: bool,
+
+    // --- llama-benchy ---
+    /// Add llama-benchy's figures (the summary's `llama_benchy`) to every run, not only to
+    /// batch runs (`arrivals --batch N --runs R`), which always carry them. A run whose
+    /// requests have no batch index gets the per-request figures only.
+    #[arg(long)]
+    llama_benchy: bool,
+
+    /// The network round trip that llama-benchy measures and subtracts from TTFR to estimate
+    /// prompt processing time (`est_ppt`), e.g. `3ms`; give llama-benchy's measured latency
+    /// to reproduce its figures.
+    #[arg(long, value_name = "DURATION", default_value = "0",
+          value_parser = tokenpipe_cli::parse_duration)]
+    net_latency: std::time::Duration,
 }
 
 fn parse_percentile(s: &str) -> Result<f64, String> {
@@ -83,6 +99,10 @@ pub fn main() -> anyhow::Result<()> {
     let opts = SummaryOptions {
         percentiles,
         histograms: !args.no_histograms,
+        llama_benchy: LlamaBenchyOptions {
+            always: args.llama_benchy,
+            net_latency_ns: u64::try_from(args.net_latency.as_nanos()).unwrap_or(u64::MAX),
+        },
     };
     let inputs = tokenpipe_cli::open_inputs(&args.files)?;
     let mut out = RecordWriter::new(io::stdout().lock());
@@ -98,9 +118,13 @@ pub fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The aggregators beyond the summary's own that `opts` asks for, fresh for one run.
-fn extras(_opts: &SummaryOptions) -> Vec<Box<dyn Aggregator>> {
-    Vec::new()
+/// The aggregators beyond the summary's own that `opts` asks for, fresh for the run that
+/// `header` starts (some read its schedule's parameters).
+fn extras(opts: &SummaryOptions, header: &Header) -> Vec<Box<dyn Aggregator>> {
+    // llama-benchy's figures: cheap, and nothing is added to a run that is neither a batch run
+    // nor asked for.
+    let llama_benchy = LlamaBenchyAggregator::new(opts.llama_benchy, header);
+    vec![Box::new(llama_benchy)]
 }
 
 /// What reduce reads; other tools' records are refused with a pointer to the right tool.
@@ -140,7 +164,7 @@ pub fn reduce_inputs<W: Write>(
         let mut reader = event_reader(input);
         let mut header = Some(reader.read_header()?);
         while let Some(run_header) = header.take() {
-            let mut agg = RunReducer::new(extras(opts));
+            let mut agg = RunReducer::new(extras(opts, &run_header));
             let fold = FoldOptions {
                 keep_events: false,
                 offset_ns: 0,

@@ -15,7 +15,10 @@ pub mod running;
 pub mod sparse;
 pub mod stat;
 
-pub use aggregate::{Aggregator, RunReducer, SummaryAggregator, SummaryOptions};
+pub use aggregate::{
+    llama_benchy_prompt_tokens, Aggregator, LlamaBenchyAggregator, LlamaBenchyOptions, RunReducer,
+    SummaryAggregator, SummaryOptions,
+};
 pub use cli::{default_label, main, reduce_inputs};
 pub use run::{fold_run, Emit, FoldOptions, RunEnd};
 

@@ -6,6 +6,7 @@
 mod client;
 mod events;
 mod header;
+mod llama_benchy;
 mod schedule;
 mod stamp;
 mod summary;
@@ -13,6 +14,7 @@ mod summary;
 pub use client::Client;
 pub use events::{Done, ErrorKind, Sent, Stall, Token};
 pub use header::{Header, Shard};
+pub use llama_benchy::{LlamaBenchy, MeanStd, SpreadFigure};
 pub use schedule::{Grouping, LoopMode, Phase, Request, Salt, Schedule};
 pub use stamp::Stamp;
 pub use summary::{stat_key, MetricState, StatName, Summary};

@@ -61,6 +61,12 @@ pub struct Summary {
     /// summary, which carries p50, p90 and p99.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub percentiles: Vec<f64>,
+    // --- llama-benchy ---
+    /// llama-benchy's figures (docs/metrics.md, "llama-benchy's figures"): a batch run's, or
+    /// any run's with reduce's `--llama-benchy`; omitted otherwise and when no request
+    /// succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llama_benchy: Option<super::LlamaBenchy>,
     /// Every `{metric}_{stat}_{unit}` member; null where no request contributed a value.
     #[serde(flatten)]
     pub stats: Stats,

@@ -3,9 +3,11 @@
 //! every other aggregator adds its own fields to that record, or writes records of its own
 //! while the run goes on, and [`RunReducer`] drives them together.
 
+mod benchy;
 mod reducer;
 mod summary;
 
+pub use benchy::{llama_benchy_prompt_tokens, LlamaBenchyAggregator, LlamaBenchyOptions};
 pub use reducer::RunReducer;
 pub use summary::{SummaryAggregator, SummaryOptions};
 
