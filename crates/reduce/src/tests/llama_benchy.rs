@@ -326,3 +326,60 @@ fn without_a_batch_parameter_the_largest_batch_seen_is_the_concurrency() {
     assert_eq!((b.concurrency, b.batches), (Some(3), 2));
     assert_eq!(b.tg_tps, b.tg_tps_batch);
 }
+
+#[test]
+fn without_an_expected_length_the_servers_count_is_taken_and_a_missing_one_drops_pp() {
+    let ms = |t: u64| t * MS;
+    // One batch of two, no input_tokens in the schedule. Both TTFR 50 ms, first tokens at 50.
+    let lines = |second_usage: &str| {
+        vec![
+            sent(1, 0, 0),
+            sent(2, 0, 0),
+            token(1, ms(50), 1),
+            token(2, ms(50), 1),
+            token(1, ms(60), 1),
+            token(2, ms(60), 1),
+            done(1, ms(60), true, r#","batch":0,"prompt_tokens":40"#),
+            done(2, ms(60), true, &format!(r#","batch":0{second_usage}"#)),
+        ]
+    };
+    let params = r#"{"batch":2,"runs":1}"#;
+    let s = run(
+        params,
+        &lines(r#","prompt_tokens":60"#),
+        LlamaBenchyOptions::default(),
+    );
+    // (40 + 60) / 0.050 s = 2000 per batch; 800 and 1200 per request.
+    check(
+        &figures(&s).pp_tps_batch,
+        2000.0,
+        0.0,
+        1,
+        "batch",
+        "pp per batch",
+    );
+    check(
+        &figures(&s).pp_tps_request,
+        1000.0,
+        200.0,
+        2,
+        "request",
+        "pp",
+    );
+    let s = run(params, &lines(""), LlamaBenchyOptions::default());
+    let b = figures(&s);
+    assert_eq!(
+        b.pp_tps_batch, None,
+        "one request's prompt length is unknown"
+    );
+    check(
+        &b.pp_tps_request,
+        800.0,
+        0.0,
+        1,
+        "request",
+        "pp of the known one",
+    );
+    // Generation does not need the prompt: (4 − 2) / (60 − 50 ms) = 200.
+    check(&b.tg_tps_batch, 200.0, 0.0, 1, "batch", "tg per batch");
+}
