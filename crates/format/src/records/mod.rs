@@ -6,6 +6,7 @@
 mod client;
 mod events;
 mod header;
+mod result;
 mod schedule;
 mod stamp;
 mod summary;
@@ -13,6 +14,7 @@ mod summary;
 pub use client::Client;
 pub use events::{Done, ErrorKind, Sent, Stall, Token};
 pub use header::{Header, Shard};
+pub use result::ResultRecord;
 pub use schedule::{Grouping, LoopMode, Phase, Request, Salt, Schedule};
 pub use stamp::Stamp;
 pub use summary::{stat_key, MetricState, StatName, Summary};
@@ -109,6 +111,8 @@ record_types! {
     Stamp(Stamp) = "stamp", written by "simserve", read by "the benchmarks";
     /// `fire`'s account of its own cost and timing, last in its output.
     Client(Client) = "client", written by "fire", read by "reduce";
+    /// One request's values (`reduce --per-request`), before its run's summary.
+    Result(Box<ResultRecord>) = "result", written by "reduce", read by "jq and notebooks";
 }
 
 impl Record {

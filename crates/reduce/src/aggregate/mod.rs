@@ -3,6 +3,7 @@
 //! every other aggregator adds its own fields to that record, or writes records of its own
 //! while the run goes on, and [`RunReducer`] drives them together.
 
+pub mod outcomes;
 mod reducer;
 mod summary;
 

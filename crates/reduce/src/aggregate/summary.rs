@@ -14,6 +14,8 @@ pub struct SummaryOptions {
     pub percentiles: Vec<f64>,
     /// Whether to carry each metric's histogram for exact merging later.
     pub histograms: bool,
+    /// Per-request records, goodput and run metadata (`--per-request`, `--slo`, `--meta`).
+    pub outcomes: super::outcomes::OutcomeOptions,
 }
 
 impl Default for SummaryOptions {
@@ -21,6 +23,7 @@ impl Default for SummaryOptions {
         SummaryOptions {
             percentiles: vec![50.0, 90.0, 99.0],
             histograms: true,
+            outcomes: Default::default(),
         }
     }
 }
@@ -149,6 +152,7 @@ impl SummaryAggregator {
         };
         for (metric, stat) in self.metrics() {
             set_moments(&mut summary, metric, stat.moments(&opts.percentiles), opts);
+            summary.samples.insert(metric.into(), stat.count());
             if opts.histograms && stat.count() > 0 {
                 summary.histograms.insert(metric.into(), stat.to_state());
             }
@@ -172,6 +176,11 @@ impl SummaryAggregator {
 fn set_moments(s: &mut Summary, metric: &str, m: Option<Moments>, opts: &SummaryOptions) {
     s.set_stat(metric, StatName::Mean, m.as_ref().map(|m| m.mean_ms));
     s.set_stat(metric, StatName::Std, m.as_ref().map(|m| m.std_ms));
+    s.set_stat(
+        metric,
+        StatName::SampleStd,
+        m.as_ref().and_then(|m| m.sstd_ms),
+    );
     s.set_stat(metric, StatName::Min, m.as_ref().map(|m| m.min_ms));
     s.set_stat(metric, StatName::Max, m.as_ref().map(|m| m.max_ms));
     for &p in &opts.percentiles {
