@@ -59,3 +59,26 @@ pub fn add_to_header(header: &mut tokenpipe_format::Header, meta: &BTreeMap<Stri
         .params
         .insert("meta".into(), serde_json::Value::Object(object));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_split_at_the_first_equals_and_keys_are_unique() {
+        assert_eq!(
+            parse_meta_pair("engine=vllm --tp=2"),
+            Ok(("engine".into(), "vllm --tp=2".into()))
+        );
+        assert_eq!(parse_meta_pair("note="), Ok(("note".into(), String::new())));
+        assert!(parse_meta_pair("model").is_err());
+        assert!(parse_meta_pair("=x").is_err());
+        let pairs = [
+            ("gpu".to_string(), "h100".to_string()),
+            ("gpu".to_string(), "a100".to_string()),
+        ];
+        let err = collect_meta(&pairs).unwrap_err();
+        assert!(err.contains("`gpu` is given twice"), "{err}");
+        assert_eq!(collect_meta(&pairs[..1]).unwrap().len(), 1);
+    }
+}

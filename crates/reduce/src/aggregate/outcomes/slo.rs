@@ -109,3 +109,39 @@ pub fn check_unique(bounds: &[SloBound]) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_take_a_metric_and_a_duration_with_its_unit() {
+        let b = parse_slo_bound("ttft=200ms").unwrap();
+        assert_eq!((b.metric, b.bound_ns), (SloMetric::Ttft, 200e6));
+        assert_eq!(parse_slo_bound("e2el=2s").unwrap().bound_ns, 2e9);
+        assert_eq!(parse_slo_bound("itl=250us").unwrap().bound_ns, 250e3);
+        let b = parse_slo_bound("ttft_sched=1.5s").unwrap();
+        assert_eq!((b.metric, b.bound_ns), (SloMetric::TtftSched, 1.5e9));
+        for (metric, name) in SloMetric::ALL {
+            assert_eq!(metric.name(), *name);
+            assert_eq!(
+                parse_slo_bound(&format!("{name}=1ms")).unwrap().metric,
+                *metric
+            );
+        }
+        for bad in ["ttft", "ttft=", "ttft=fast", "speed=1s", "=1s", "ttft=-1ms"] {
+            assert!(parse_slo_bound(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_metric_bounded_twice_is_refused() {
+        let two = [
+            parse_slo_bound("ttft=1s").unwrap(),
+            parse_slo_bound("ttft=2s").unwrap(),
+        ];
+        let err = check_unique(&two).unwrap_err();
+        assert!(err.contains("`ttft` is bounded twice"), "{err}");
+        assert!(check_unique(&two[..1]).is_ok());
+    }
+}
