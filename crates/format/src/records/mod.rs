@@ -112,7 +112,7 @@ record_types! {
     /// `fire`'s account of its own cost and timing, last in its output.
     Client(Client) = "client", written by "fire", read by "reduce";
     /// One request's values (`reduce --per-request`), before its run's summary.
-    Result(Box<ResultRecord>) = "result", written by "reduce", read by "jq and notebooks";
+    Result(Box<ResultRecord>) = "result", written by "reduce", read by "jq or a notebook";
 }
 
 impl Record {
