@@ -1,6 +1,7 @@
 //! The `reduce` command line: flags, input files, and the loop that writes a header and a
 //! summary for every run of every input.
 
+use crate::aggregate::outcomes::{self, meta, slo, OutcomeOptions};
 use crate::aggregate::{
     Aggregator, LlamaBenchyAggregator, LlamaBenchyOptions, RunReducer, SummaryOptions,
 };
@@ -74,6 +75,24 @@ struct Args {
     #[arg(long, value_name = "DURATION", default_value = "0",
           value_parser = tokenpipe_cli::parse_duration)]
     net_latency: std::time::Duration,
+    // --- per-request records, goodput, metadata ---
+    /// Also write a `result` record per request as soon as it ends (after its run's header,
+    /// before its summary): every per-request value, failed requests included.
+    #[arg(long)]
+    per_request: bool,
+
+    /// SLO bounds for goodput, METRIC=DURATION, comma-separated or repeated; METRIC is one of
+    /// ttft, ttfr, tpot, e2el, itl (the request's mean gap), ttft_sched, e2el_sched. A request
+    /// is good when it is ok and within every bound; one without a value for a metric (no TPOT
+    /// for a one-token answer) meets that bound.
+    #[arg(long, value_name = "METRIC=DURATION,...", value_delimiter = ',',
+          value_parser = slo::parse_slo_bound)]
+    slo: Vec<slo::SloBound>,
+
+    /// Run metadata (model, hardware, engine, topology), carried on every summary and in the
+    /// reduce header's `params.meta`; repeat for several keys, each once.
+    #[arg(long, value_name = "KEY=VALUE", value_parser = meta::parse_meta_pair)]
+    meta: Vec<(String, String)>,
 }
 
 fn parse_percentile(s: &str) -> Result<f64, String> {
@@ -96,12 +115,18 @@ pub fn main() -> anyhow::Result<()> {
     let mut percentiles = args.percentiles.clone();
     percentiles.sort_by(f64::total_cmp);
     percentiles.dedup();
+    slo::check_unique(&args.slo).map_err(tokenpipe_cli::bad_input)?;
     let opts = SummaryOptions {
         percentiles,
         histograms: !args.no_histograms,
         llama_benchy: LlamaBenchyOptions {
             always: args.llama_benchy,
             net_latency_ns: u64::try_from(args.net_latency.as_nanos()).unwrap_or(u64::MAX),
+        },
+        outcomes: OutcomeOptions {
+            per_request: args.per_request,
+            slo: args.slo.clone(),
+            meta: meta::collect_meta(&args.meta).map_err(tokenpipe_cli::bad_input)?,
         },
     };
     let inputs = tokenpipe_cli::open_inputs(&args.files)?;
@@ -121,10 +146,12 @@ pub fn main() -> anyhow::Result<()> {
 /// The aggregators beyond the summary's own that `opts` asks for, fresh for the run that
 /// `header` starts (some read its schedule's parameters).
 fn extras(opts: &SummaryOptions, header: &Header) -> Vec<Box<dyn Aggregator>> {
+    let mut extras: Vec<Box<dyn Aggregator>> = Vec::new();
+    extras.extend(outcomes::aggregators(opts));
     // llama-benchy's figures: cheap, and nothing is added to a run that is neither a batch run
     // nor asked for.
-    let llama_benchy = LlamaBenchyAggregator::new(opts.llama_benchy, header);
-    vec![Box::new(llama_benchy)]
+    extras.push(Box::new(LlamaBenchyAggregator::new(opts.llama_benchy, header)));
+    extras
 }
 
 /// What reduce reads; other tools' records are refused with a pointer to the right tool.
@@ -143,6 +170,7 @@ fn event_reader(input: Input) -> RecordReader<Box<dyn io::BufRead + Send>> {
                 RecordType::Request,
                 RecordType::Summary,
                 RecordType::Stamp,
+                RecordType::Result,
             ],
             "fire's events (what fire writes, and reduce reads)",
         )
@@ -171,7 +199,9 @@ pub fn reduce_inputs<W: Write>(
             };
             // The reduce header goes first, so that records written while the run is read
             // (per-request results, intervals) follow the header of their run.
-            out.write(&Record::Header(output_header(&run_header, argv.clone())))?;
+            let mut reduce_header = output_header(&run_header, argv.clone());
+            outcomes::meta::add_to_header(&mut reduce_header, &opts.outcomes.meta);
+            out.write(&Record::Header(reduce_header))?;
             let end = {
                 let mut emit = |record: Record| -> anyhow::Result<()> {
                     out.write(&record)?;

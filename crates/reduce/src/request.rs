@@ -268,6 +268,38 @@ impl RequestResult {
         (span > 0).then(|| self.output_tokens as f64 * NS_PER_S / span as f64)
     }
 
+    /// Mean gap between its content events; `None` with fewer than two.
+    pub fn itl_mean_ns(&self) -> Option<f64> {
+        let gaps = self.gaps.running();
+        (gaps.count() > 0).then(|| gaps.mean())
+    }
+
+    /// Its longest gap between content events: the worst pause its reader saw.
+    pub fn itl_max_ns(&self) -> Option<f64> {
+        let gaps = self.gaps.running();
+        (gaps.count() > 0).then(|| gaps.max())
+    }
+
+    /// Population standard deviation of its gaps.
+    pub fn itl_std_ns(&self) -> Option<f64> {
+        let gaps = self.gaps.running();
+        (gaps.count() > 0).then(|| gaps.std())
+    }
+
+    /// Mean gap per token: each gap split over the tokens of the event that ended it.
+    pub fn itl_per_token_mean_ns(&self) -> Option<f64> {
+        let gaps = self.token_gaps.running();
+        (gaps.count() > 0).then(|| gaps.mean())
+    }
+
+    /// How unevenly this request streamed: the coefficient of variation of its own gaps,
+    /// population std / mean, for at least two gaps with a mean above 0. Unlike the run's
+    /// `itl_jitter`, one slow request cannot hide among many even ones.
+    pub fn itl_cv(&self) -> Option<f64> {
+        let gaps = self.gaps.running();
+        (gaps.count() >= 2 && gaps.mean() > 0.0).then(|| gaps.std() / gaps.mean())
+    }
+
     /// Prompt tokens per second of TTFT: `prompt_tokens / TTFT`.
     pub fn prefill_tps(&self) -> Option<f64> {
         let ttft = self.ttft_ns().filter(|&t| t > 0)?;

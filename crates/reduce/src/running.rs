@@ -121,6 +121,12 @@ impl Running {
         }
     }
 
+    /// Sample standard deviation (divides by n − 1, numpy's `ddof=1`): the estimate of the
+    /// spread of the population the samples were drawn from; `None` for fewer than 2 samples.
+    pub fn sample_std(&self) -> Option<f64> {
+        (self.count >= 2).then(|| (self.m2 / (self.count - 1) as f64).max(0.0).sqrt())
+    }
+
     /// The smallest sample.
     pub fn min(&self) -> f64 {
         self.min
@@ -173,5 +179,10 @@ mod tests {
         );
         let back = Running::from_parts(r.count(), r.sum(), r.m2(), r.min(), r.max());
         assert_eq!((back.mean(), back.std()), (60.0, 10.0));
+        // (50 − 60)² + (70 − 60)² = 200; 200 / (2 − 1) = 200.
+        assert_eq!(back.sample_std(), Some(200f64.sqrt()));
+        let mut one = Running::default();
+        one.push(5.0);
+        assert_eq!(one.sample_std(), None, "one sample has no sample spread");
     }
 }

@@ -30,6 +30,8 @@ pub struct Moments {
     pub mean_ms: f64,
     /// Population standard deviation (divides by n, as numpy's default does).
     pub std_ms: f64,
+    /// Sample standard deviation (divides by n − 1); `None` for a single sample.
+    pub sstd_ms: Option<f64>,
     /// The smallest sample, exact.
     pub min_ms: f64,
     /// The largest sample, exact.
@@ -114,17 +116,25 @@ impl Stat {
     /// The summary of the samples in milliseconds with the `percentiles` asked for, or `None`
     /// when there were none.
     pub fn moments(&self, percentiles: &[f64]) -> Option<Moments> {
+        self.moments_scaled(percentiles, NS_PER_MS)
+    }
+
+    /// The same statistics with every value divided by `per_unit` rather than 10⁶: for a
+    /// metric recorded in another fixed-point unit (tokens/s recorded as milli-tokens/s takes
+    /// 1000). The members named `_ms` then hold that unit.
+    pub fn moments_scaled(&self, percentiles: &[f64], per_unit: f64) -> Option<Moments> {
         if self.run.count() == 0 {
             return None;
         }
         Some(Moments {
-            mean_ms: self.run.mean() / NS_PER_MS,
-            std_ms: self.run.std() / NS_PER_MS,
-            min_ms: self.run.min() / NS_PER_MS,
-            max_ms: self.run.max() / NS_PER_MS,
+            mean_ms: self.run.mean() / per_unit,
+            std_ms: self.run.std() / per_unit,
+            sstd_ms: self.run.sample_std().map(|s| s / per_unit),
+            min_ms: self.run.min() / per_unit,
+            max_ms: self.run.max() / per_unit,
             percentiles: percentiles
                 .iter()
-                .map(|&p| (p, self.quantile_ns(p / 100.0) / NS_PER_MS))
+                .map(|&p| (p, self.quantile_ns(p / 100.0) / per_unit))
                 .collect(),
         })
     }

@@ -7,6 +7,7 @@ mod client;
 mod events;
 mod header;
 mod llama_benchy;
+mod result;
 mod schedule;
 mod stamp;
 mod summary;
@@ -15,6 +16,7 @@ pub use client::Client;
 pub use events::{Done, ErrorKind, Sent, Stall, Token};
 pub use header::{Header, Shard};
 pub use llama_benchy::{LlamaBenchy, MeanStd, SpreadFigure};
+pub use result::ResultRecord;
 pub use schedule::{Grouping, LoopMode, Phase, Request, Salt, Schedule};
 pub use stamp::Stamp;
 pub use summary::{stat_key, MetricState, StatName, Summary};
@@ -111,6 +113,8 @@ record_types! {
     Stamp(Stamp) = "stamp", written by "simserve", read by "the benchmarks";
     /// `fire`'s account of its own cost and timing, last in its output.
     Client(Client) = "client", written by "fire", read by "reduce";
+    /// One request's values (`reduce --per-request`), before its run's summary.
+    Result(Box<ResultRecord>) = "result", written by "reduce", read by "jq or a notebook";
 }
 
 impl Record {

@@ -2,8 +2,8 @@
 //!
 //! Counts and throughputs are fixed fields. Every statistic of a latency metric is a flat
 //! member named `{metric}_{stat}_{unit}`: `ttft_mean_ms`, `itl_p99_ms`, `e2el_p99.9_ms`,
-//! `dispatch_lag_max_ms`, where `stat` is `mean`, `std`, `min`, `max` or `p` followed by the
-//! percentile. So `reduce --percentiles 50,95,99.9` adds members without a new field in the
+//! `dispatch_lag_max_ms`, `user_tps_p50_tps`, where `stat` is `mean`, `std` (population), `sstd`
+//! (sample), `min`, `max` or `p` followed by the percentile, and `unit` one of [`UNITS`]. So `reduce --percentiles 50,95,99.9` adds members without a new field in the
 //! format, and jq (`.ttft_p95_ms`, `.["ttft_p99.9_ms"]`) and CSV tools read them as they read any
 //! other member. `percentiles` lists which percentiles the run carries.
 
@@ -67,6 +67,44 @@ pub struct Summary {
     /// succeeded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llama_benchy: Option<super::LlamaBenchy>,
+    // --- per-request records, counts, coverage, goodput and metadata ---
+    /// Requests the run held: every request with a `sent` or a `done`, whatever its end.
+    /// Absent from summaries written before format 1.4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_scheduled: Option<u64>,
+    /// Requests that left the client (with a `sent`), so a stopped run's unsent rest shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_sent: Option<u64>,
+    /// The failed requests the server or the network caused (`requests_failed` less the
+    /// `cancelled` and `not_sent` ones the run itself ended), so a stopped run is told apart
+    /// from a failing server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_failed_server: Option<u64>,
+    /// Every request that was not ok, by error kind as written (`unfinished`: no `done` at
+    /// all); omitted when every request was ok.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors: BTreeMap<String, u64>,
+    /// Per metric, how many values its statistics were computed from, so each figure says
+    /// which requests it covers.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub samples: BTreeMap<String, u64>,
+    /// The SLO bounds of goodput (`reduce --slo`), metric to bound in milliseconds; omitted
+    /// without `--slo`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub slo: BTreeMap<String, f64>,
+    /// Requests that were ok and met every bound of `slo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub good_requests: Option<u64>,
+    /// `good_requests` per second of `duration_s`: the goodput, beside the throughput.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput_per_s: Option<f64>,
+    /// `good_requests` over `requests_scheduled`: the share of the offered load served well.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub good_fraction: Option<f64>,
+    /// What was measured, as the user named it (`reduce --meta model=…`): model, hardware,
+    /// engine, so a summary read alone says what it describes.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub meta: BTreeMap<String, String>,
     /// Every `{metric}_{stat}_{unit}` member; null where no request contributed a value.
     #[serde(flatten)]
     pub stats: Stats,
@@ -110,8 +148,10 @@ pub struct MetricState {
 pub enum StatName {
     /// Arithmetic mean.
     Mean,
-    /// Population standard deviation.
+    /// Population standard deviation (divides by n, as numpy's default and vLLM do).
     Std,
+    /// Sample standard deviation (divides by n − 1); null for fewer than 2 values.
+    SampleStd,
     /// Smallest sample.
     Min,
     /// Largest sample.
@@ -126,6 +166,7 @@ impl StatName {
         match self {
             StatName::Mean => "mean".into(),
             StatName::Std => "std".into(),
+            StatName::SampleStd => "sstd".into(),
             StatName::Min => "min".into(),
             StatName::Max => "max".into(),
             StatName::Percentile(p) => format!("p{p}").into(),
@@ -137,6 +178,7 @@ impl StatName {
         Some(match part {
             "mean" => StatName::Mean,
             "std" => StatName::Std,
+            "sstd" => StatName::SampleStd,
             "min" => StatName::Min,
             "max" => StatName::Max,
             p => {
@@ -155,7 +197,8 @@ impl StatName {
 }
 
 /// The units a statistic member may end in.
-const UNITS: &[&str] = &["ms", "s", "tokens"];
+/// `tps` is tokens per second (per-request rates), `ratio` a dimensionless quotient.
+pub const UNITS: &[&str] = &["ms", "s", "tokens", "tps", "ratio"];
 
 /// The member name of a statistic: `stat_key("ttft", StatName::Percentile(99.9), "ms")` is
 /// `ttft_p99.9_ms`.
@@ -214,9 +257,9 @@ impl JsonSchema for Stats {
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "type": "object",
-            "description": "Statistics of latency metrics, one member each, named {metric}_{stat}_{unit}: stat is mean, std, min, max or p<percentile> (p50, p99.9).",
+            "description": "Statistics of latency metrics, one member each, named {metric}_{stat}_{unit}: stat is mean, std (population), sstd (sample), min, max or p<percentile> (p50, p99.9); unit is ms, s, tokens, tps (tokens per second) or ratio.",
             "patternProperties": {
-                "^[a-z][a-z0-9_]*_(mean|std|min|max|p[0-9.]+)_(ms|s|tokens)$": {"type": ["number", "null"]}
+                "^[a-z][a-z0-9_]*_(mean|std|sstd|min|max|p[0-9.]+)_(ms|s|tokens|tps|ratio)$": {"type": ["number", "null"]}
             }
         })
     }
@@ -236,6 +279,21 @@ impl Summary {
     /// Sets the millisecond statistic `stat` of `metric` (null when `value` is `None`).
     pub fn set_stat(&mut self, metric: &str, stat: StatName, value: Option<f64>) {
         self.stats.0.insert(stat_key(metric, stat, "ms"), value);
+    }
+
+    /// The statistic `stat` of `metric` in `unit` (`"tps"` for `user_tps`, `"ratio"` for
+    /// `itl_cv`), for the metrics that are not milliseconds.
+    pub fn stat_in(&self, metric: &str, stat: StatName, unit: &str) -> Option<f64> {
+        self.stats
+            .0
+            .get(&stat_key(metric, stat, unit))
+            .copied()
+            .flatten()
+    }
+
+    /// Sets the statistic `stat` of `metric` in `unit` (null when `value` is `None`).
+    pub fn set_stat_in(&mut self, metric: &str, stat: StatName, unit: &str, value: Option<f64>) {
+        self.stats.0.insert(stat_key(metric, stat, unit), value);
     }
 
     /// The percentiles this summary carries: its `percentiles` list, or those of a 1.0
@@ -260,9 +318,13 @@ mod tests {
             ("itl", StatName::Percentile(99.9), "itl_p99.9_ms"),
             ("dispatch_lag", StatName::Max, "dispatch_lag_max_ms"),
             ("e2el", StatName::Std, "e2el_std_ms"),
+            ("e2el", StatName::SampleStd, "e2el_sstd_ms"),
+            ("user_tps", StatName::Percentile(50.0), "user_tps_p50_tps"),
+            ("itl_cv", StatName::Mean, "itl_cv_mean_ratio"),
         ] {
-            assert_eq!(stat_key(metric, stat, "ms"), key);
-            assert_eq!(parse_stat_key(key), Some((metric, stat, "ms")));
+            let unit = key.rsplit_once('_').map_or("", |(_, u)| u);
+            assert_eq!(stat_key(metric, stat, unit), key);
+            assert_eq!(parse_stat_key(key), Some((metric, stat, unit)));
         }
         for not_stat in [
             "request_throughput_per_s",
@@ -272,6 +334,9 @@ mod tests {
             "ttft_p101_ms",
             "Ttft_mean_ms",
             "_mean_ms",
+            "goodput_per_s",
+            "good_fraction",
+            "ttft_sstdx_ms",
         ] {
             assert_eq!(parse_stat_key(not_stat), None, "{not_stat}");
         }

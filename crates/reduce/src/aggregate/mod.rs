@@ -4,6 +4,7 @@
 //! while the run goes on, and [`RunReducer`] drives them together.
 
 mod benchy;
+pub mod outcomes;
 mod reducer;
 mod summary;
 

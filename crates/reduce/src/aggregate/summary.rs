@@ -16,6 +16,8 @@ pub struct SummaryOptions {
     pub histograms: bool,
     /// Which runs get llama-benchy's figures, and its network latency.
     pub llama_benchy: super::LlamaBenchyOptions,
+    /// Per-request records, goodput and run metadata (`--per-request`, `--slo`, `--meta`).
+    pub outcomes: super::outcomes::OutcomeOptions,
 }
 
 impl Default for SummaryOptions {
@@ -24,6 +26,7 @@ impl Default for SummaryOptions {
             percentiles: vec![50.0, 90.0, 99.0],
             histograms: true,
             llama_benchy: super::LlamaBenchyOptions::default(),
+            outcomes: Default::default(),
         }
     }
 }
@@ -152,6 +155,7 @@ impl SummaryAggregator {
         };
         for (metric, stat) in self.metrics() {
             set_moments(&mut summary, metric, stat.moments(&opts.percentiles), opts);
+            summary.samples.insert(metric.into(), stat.count());
             if opts.histograms && stat.count() > 0 {
                 summary.histograms.insert(metric.into(), stat.to_state());
             }
@@ -175,6 +179,11 @@ impl SummaryAggregator {
 fn set_moments(s: &mut Summary, metric: &str, m: Option<Moments>, opts: &SummaryOptions) {
     s.set_stat(metric, StatName::Mean, m.as_ref().map(|m| m.mean_ms));
     s.set_stat(metric, StatName::Std, m.as_ref().map(|m| m.std_ms));
+    s.set_stat(
+        metric,
+        StatName::SampleStd,
+        m.as_ref().and_then(|m| m.sstd_ms),
+    );
     s.set_stat(metric, StatName::Min, m.as_ref().map(|m| m.min_ms));
     s.set_stat(metric, StatName::Max, m.as_ref().map(|m| m.max_ms));
     for &p in &opts.percentiles {

@@ -5,6 +5,7 @@
 mod bad_input;
 mod llama_benchy;
 mod metrics;
+mod outcomes;
 mod runs;
 
 pub(super) use crate::{fold_run, FoldOptions, SummaryAggregator, SummaryOptions};

@@ -1,0 +1,58 @@
+//! Goodput: the requests that were ok and met every SLO bound, per second of the run and as a
+//! share of the requests it held.
+
+use super::slo::SloBound;
+use crate::aggregate::Aggregator;
+use crate::request::RequestResult;
+use tokenpipe_format::{Record, Summary};
+
+/// Counts the good requests of a run against `bounds`.
+#[derive(Debug)]
+pub struct Goodput {
+    bounds: Vec<SloBound>,
+    good: u64,
+    requests: u64,
+}
+
+impl Goodput {
+    /// A count against `bounds` (at least one).
+    pub fn new(bounds: Vec<SloBound>) -> Self {
+        Goodput {
+            bounds,
+            good: 0,
+            requests: 0,
+        }
+    }
+
+    /// Whether `r` is good: ok, and within every bound.
+    pub fn is_good(&self, r: &RequestResult) -> bool {
+        r.ok && self.bounds.iter().all(|b| b.met_by(r))
+    }
+}
+
+impl Aggregator for Goodput {
+    fn add(&mut self, r: &RequestResult) -> Result<(), String> {
+        self.requests += 1;
+        if self.is_good(r) {
+            self.good += 1;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, summary: &mut Summary, _out: &mut Vec<Record>) {
+        summary.slo = self
+            .bounds
+            .iter()
+            .map(|b| (b.metric.name().to_string(), b.bound_ns / 1e6))
+            .collect();
+        summary.good_requests = Some(self.good);
+        // The same duration, and the same 0 for a run without one, as request_throughput_per_s.
+        summary.goodput_per_s = Some(if summary.duration_s > 0.0 {
+            self.good as f64 / summary.duration_s
+        } else {
+            0.0
+        });
+        summary.good_fraction =
+            (self.requests > 0).then(|| self.good as f64 / self.requests as f64);
+    }
+}
