@@ -1,6 +1,7 @@
 //! The `reduce` command line: flags, input files, and the loop that writes a header and a
 //! summary for every run of every input.
 
+use crate::aggregate::vllm::VllmAggregator;
 use crate::aggregate::{Aggregator, RunReducer, SummaryOptions};
 use crate::run::{fold_run, FoldOptions};
 use clap::Parser;
@@ -50,14 +51,39 @@ struct Args {
     #[arg(long, value_name = "NAME")]
     label: Vec<String>,
 
-    /// Percentiles of every latency metric, from 0 to 100, comma-separated.
-    #[arg(long, value_name = "P,...", value_delimiter = ',', default_value = "50,90,99",
-          value_parser = parse_percentile)]
+    /// Percentiles of every latency metric, from 0 to 100, comma-separated. Default: 50,90,99
+    /// (and 99 alone for the figures of --vllm-compatible, as vLLM's default).
+    #[arg(long, value_name = "P,...", value_delimiter = ',', value_parser = parse_percentile)]
     percentiles: Vec<f64>,
 
     /// Leave out the histograms that let summaries of shards or repeated runs merge exactly.
     #[arg(long)]
     no_histograms: bool,
+
+    // --- vllm-compatible ---
+    /// Also compute every figure of `vllm bench serve` with vLLM's own definitions (its
+    /// chunks, numpy's interpolated percentiles, duration from the run start, peaks, goodput)
+    /// into the summary's `vllm` member, under vLLM's key names; the other fields keep ours.
+    /// docs/metrics.md lists each difference.
+    #[arg(long)]
+    vllm_compatible: bool,
+
+    /// Service-level objectives for goodput, `metric=duration` comma-separated, from ttft,
+    /// tpot and e2el (`ttft=200ms,tpot=50ms`): a request is good when it meets every one.
+    /// vLLM's `--goodput ttft:200` is `--slo ttft=200ms`.
+    #[arg(long, value_name = "METRIC=DURATION,...", value_delimiter = ',',
+          value_parser = crate::slo::parse_slo)]
+    slo: Vec<crate::slo::Slo>,
+
+    /// A result file of `vllm bench serve --save-result --save-detailed` to read as a run, after
+    /// the FILEs; repeat for several. Its per-request arrays become our events.
+    #[arg(long, value_name = "FILE")]
+    from_vllm: Vec<PathBuf>,
+
+    /// Write the events imported with --from-vllm instead of reducing them, so that a vLLM run
+    /// can go through any tool that reads fire's output.
+    #[arg(long, requires = "from_vllm", conflicts_with = "files")]
+    emit_events: bool,
 }
 
 fn parse_percentile(s: &str) -> Result<f64, String> {
@@ -80,12 +106,40 @@ pub fn main() -> anyhow::Result<()> {
     let mut percentiles = args.percentiles.clone();
     percentiles.sort_by(f64::total_cmp);
     percentiles.dedup();
+    let vllm = args
+        .vllm_compatible
+        .then(|| crate::aggregate::vllm::options(&percentiles, &args.slo))
+        .transpose()
+        .map_err(|e| tokenpipe_cli::failure(2, format!("--slo: {e}")))?;
+    if percentiles.is_empty() {
+        percentiles = SummaryOptions::default().percentiles;
+    }
     let opts = SummaryOptions {
         percentiles,
         histograms: !args.no_histograms,
+        vllm,
     };
-    let inputs = tokenpipe_cli::open_inputs(&args.files)?;
     let mut out = RecordWriter::new(io::stdout().lock());
+    if args.emit_events {
+        for path in &args.from_vllm {
+            for record in crate::vllm_import::import_file(path, tokenpipe_cli::argv())? {
+                out.write(&record)?;
+            }
+        }
+        out.flush()?;
+        return Ok(());
+    }
+    let mut inputs = if args.files.is_empty() && !args.from_vllm.is_empty() {
+        Vec::new()
+    } else {
+        tokenpipe_cli::open_inputs(&args.files)?
+    };
+    for path in &args.from_vllm {
+        inputs.push(crate::vllm_import::import_input(
+            path,
+            tokenpipe_cli::argv(),
+        )?);
+    }
     reduce_inputs(
         inputs,
         &args.label,
@@ -98,9 +152,14 @@ pub fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The aggregators beyond the summary's own that `opts` asks for, fresh for one run.
-fn extras(_opts: &SummaryOptions) -> Vec<Box<dyn Aggregator>> {
-    Vec::new()
+/// The aggregators beyond the summary's own that `opts` asks for, fresh for the run that
+/// `header` starts.
+fn extras(opts: &SummaryOptions, header: &Header) -> Vec<Box<dyn Aggregator>> {
+    let mut extras: Vec<Box<dyn Aggregator>> = Vec::new();
+    if let Some(vllm) = &opts.vllm {
+        extras.push(Box::new(VllmAggregator::new(vllm.clone(), header)));
+    }
+    extras
 }
 
 /// What reduce reads; other tools' records are refused with a pointer to the right tool.
@@ -140,9 +199,10 @@ pub fn reduce_inputs<W: Write>(
         let mut reader = event_reader(input);
         let mut header = Some(reader.read_header()?);
         while let Some(run_header) = header.take() {
-            let mut agg = RunReducer::new(extras(opts));
+            let mut agg = RunReducer::new(extras(opts, &run_header));
             let fold = FoldOptions {
-                keep_events: false,
+                // vLLM's figures need every chunk's time.
+                keep_events: opts.vllm.is_some(),
                 offset_ns: 0,
             };
             // The reduce header goes first, so that records written while the run is read
@@ -239,8 +299,9 @@ mod tests {
     fn percentiles_parse_and_are_checked() {
         let a = Args::try_parse_from(["reduce", "--percentiles", "99.9,50"]).unwrap();
         assert_eq!(a.percentiles, [99.9, 50.0]);
+        // Not given: empty here, so that --vllm-compatible can tell; main applies 50,90,99.
         let a = Args::try_parse_from(["reduce"]).unwrap();
-        assert_eq!(a.percentiles, [50.0, 90.0, 99.0]);
+        assert!(a.percentiles.is_empty());
         for bad in ["101", "-1", "x", "nan"] {
             assert!(
                 Args::try_parse_from(["reduce", "--percentiles", bad]).is_err(),

@@ -9,11 +9,14 @@
 
 pub mod aggregate;
 pub mod cli;
+pub mod exact;
 pub mod request;
 pub mod run;
 pub mod running;
+pub mod slo;
 pub mod sparse;
 pub mod stat;
+pub mod vllm_import;
 
 pub use aggregate::{Aggregator, RunReducer, SummaryAggregator, SummaryOptions};
 pub use cli::{default_label, main, reduce_inputs};

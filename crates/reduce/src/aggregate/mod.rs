@@ -5,6 +5,7 @@
 
 mod reducer;
 mod summary;
+pub mod vllm;
 
 pub use reducer::RunReducer;
 pub use summary::{SummaryAggregator, SummaryOptions};

@@ -14,6 +14,8 @@ pub struct SummaryOptions {
     pub percentiles: Vec<f64>,
     /// Whether to carry each metric's histogram for exact merging later.
     pub histograms: bool,
+    /// `--vllm-compatible`: vLLM's figures too, with these settings.
+    pub vllm: Option<super::vllm::VllmOptions>,
 }
 
 impl Default for SummaryOptions {
@@ -21,6 +23,7 @@ impl Default for SummaryOptions {
         SummaryOptions {
             percentiles: vec![50.0, 90.0, 99.0],
             histograms: true,
+            vllm: None,
         }
     }
 }
