@@ -77,7 +77,6 @@ pub fn import(text: &[u8], source: &str, argv: Vec<String>) -> anyhow::Result<Ve
     };
     let requests = Detailed::read(&file).map_err(bad)?;
     let mut header = Header::new(TOOL, run_id(source), argv);
-    header.started_at = file.get("date").and_then(Value::as_str).map(String::from);
     for key in COPIED_PARAMS {
         if let Some(v) = file.get(*key).filter(|v| !v.is_null()) {
             header.params.insert((*key).into(), v.clone());
@@ -311,4 +310,74 @@ fn to_ns(s: f64, field: &str, i: usize) -> Result<u64, String> {
         ));
     }
     Ok((s * 1e9).round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fault(text: &str) -> String {
+        format!(
+            "{:#}",
+            import(text.as_bytes(), "r.json", vec![]).unwrap_err()
+        )
+    }
+
+    #[test]
+    fn chunks_become_token_events_at_vllms_cumulative_times() {
+        let text = r#"{"duration": 1.0, "input_lens": [3, 4], "output_lens": [3, 0],
+            "ttfts": [0.25, 0], "itls": [[0.125, 0.5], []], "errors": ["", "boom"]}"#;
+        let records = import(text.as_bytes(), "r.json", vec![]).unwrap();
+        let Record::Header(h) = &records[0] else {
+            panic!("a header first")
+        };
+        assert_eq!(h.params[PARAM_START_TIMES], Value::Bool(false));
+        assert_eq!(h.params["duration_s"], 1.0);
+        let tokens: Vec<u64> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Token(t) => Some(t.at_ns),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tokens, [250_000_000, 375_000_000, 875_000_000]);
+        let dones: Vec<&Done> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Done(d) => Some(d),
+                _ => None,
+            })
+            .collect();
+        // The failure ends at its send (0), before request 0's last chunk.
+        assert_eq!(dones[0].id, 1);
+        assert!(!dones[0].ok);
+        assert_eq!(dones[0].error.as_deref(), Some("boom"));
+        assert_eq!(dones[1].at_ns, 875_000_000);
+        assert_eq!(dones[1].completion_tokens, Some(3));
+    }
+
+    #[test]
+    fn bad_files_name_the_file_and_the_field() {
+        let e = fault("{\n  \"ttfts\": [0.1,\n");
+        assert!(e.contains("r.json: line 3"), "{e}");
+        let e = fault(r#"{"completed": 3, "mean_ttft_ms": 5}"#);
+        assert!(e.contains("--save-detailed"), "{e}");
+        let e = fault(r#"[1, 2]"#);
+        assert!(e.contains("one JSON object"), "{e}");
+        let e = fault(
+            r#"{"ttfts": [0.1, "x"], "itls": [[], []], "input_lens": [1, 1],
+                "output_lens": [1, 1], "errors": ["", ""]}"#,
+        );
+        assert!(e.contains("field \"ttfts\"[1]"), "{e}");
+        let e = fault(
+            r#"{"ttfts": [0.1], "itls": [[], []], "input_lens": [1],
+                "output_lens": [1], "errors": [""]}"#,
+        );
+        assert!(e.contains("\"itls\": 2 entries"), "{e}");
+        let e = fault(
+            r#"{"ttfts": [-0.1], "itls": [[]], "input_lens": [1],
+                "output_lens": [1], "errors": [""]}"#,
+        );
+        assert!(e.contains("request 0"), "{e}");
+    }
 }
