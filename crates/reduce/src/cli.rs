@@ -23,7 +23,10 @@ Examples:
     reduce --label fp8 --label awq --percentiles 50,90,99,99.9 run-fp8.ndjson run-awq.ndjson | table
 
     # Keep the summaries for later
-    reduce run.ndjson > run.summary.ndjson";
+    reduce run.ndjson > run.summary.ndjson
+
+    # vLLM's own figures beside ours, and a published vLLM run (--save-detailed) beside it
+    reduce --vllm-compatible --slo ttft=200ms run.ndjson --from-vllm vllm-result.json | table";
 
 /// Reduces fire's event streams to one summary of latency and throughput metrics per run.
 #[derive(Debug, Parser)]
