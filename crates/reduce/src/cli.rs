@@ -113,7 +113,9 @@ pub fn main() -> anyhow::Result<()> {
         .vllm_compatible
         .then(|| crate::aggregate::vllm::options(&percentiles, &args.slo))
         .transpose()
-        .map_err(|e| tokenpipe_cli::failure(2, format!("--slo: {e}")))?;
+        .map_err(|e| {
+            tokenpipe_cli::failure(tokenpipe_cli::EXIT_BAD_INPUT, format!("--slo: {e}"))
+        })?;
     if percentiles.is_empty() {
         percentiles = SummaryOptions::default().percentiles;
     }
