@@ -2,6 +2,7 @@
 //! summary for every run of every input.
 
 use crate::aggregate::outcomes::{self, meta, slo, OutcomeOptions};
+use crate::aggregate::vllm::VllmAggregator;
 use crate::aggregate::{
     Aggregator, LlamaBenchyAggregator, LlamaBenchyOptions, RunReducer, SummaryOptions,
 };
@@ -25,7 +26,10 @@ Examples:
     reduce --label fp8 --label awq --percentiles 50,90,99,99.9 run-fp8.ndjson run-awq.ndjson | table
 
     # Keep the summaries for later
-    reduce run.ndjson > run.summary.ndjson";
+    reduce run.ndjson > run.summary.ndjson
+
+    # vLLM's own figures beside ours, and a published vLLM run (--save-detailed) beside it
+    reduce --vllm-compatible --slo ttft=200ms run.ndjson --from-vllm vllm-result.json | table";
 
 /// Reduces fire's event streams to one summary of latency and throughput metrics per run.
 #[derive(Debug, Parser)]
@@ -53,9 +57,9 @@ struct Args {
     #[arg(long, value_name = "NAME")]
     label: Vec<String>,
 
-    /// Percentiles of every latency metric, from 0 to 100, comma-separated.
-    #[arg(long, value_name = "P,...", value_delimiter = ',', default_value = "50,90,99",
-          value_parser = parse_percentile)]
+    /// Percentiles of every latency metric, from 0 to 100, comma-separated. Default: 50,90,99
+    /// (and 99 alone for the figures of --vllm-compatible, as vLLM's default).
+    #[arg(long, value_name = "P,...", value_delimiter = ',', value_parser = parse_percentile)]
     percentiles: Vec<f64>,
 
     /// Leave out the histograms that let summaries of shards or repeated runs merge exactly.
@@ -84,7 +88,8 @@ struct Args {
     /// SLO bounds for goodput, METRIC=DURATION, comma-separated or repeated; METRIC is one of
     /// ttft, ttfr, tpot, e2el, itl (the request's mean gap), ttft_sched, e2el_sched. A request
     /// is good when it is ok and within every bound; one without a value for a metric (no TPOT
-    /// for a one-token answer) meets that bound.
+    /// for a one-token answer) meets that bound. With --vllm-compatible, vLLM's goodput takes
+    /// the ttft, tpot and e2el bounds (its `--goodput ttft:200` is `--slo ttft=200ms`).
     #[arg(long, value_name = "METRIC=DURATION,...", value_delimiter = ',',
           value_parser = slo::parse_slo_bound)]
     slo: Vec<slo::SloBound>,
@@ -93,6 +98,23 @@ struct Args {
     /// reduce header's `params.meta`; repeat for several keys, each once.
     #[arg(long, value_name = "KEY=VALUE", value_parser = meta::parse_meta_pair)]
     meta: Vec<(String, String)>,
+    // --- vllm-compatible ---
+    /// Also compute every figure of `vllm bench serve` with vLLM's own definitions (its
+    /// chunks, numpy's interpolated percentiles, duration from the run start, peaks, goodput)
+    /// into the summary's `vllm` member, under vLLM's key names; the other fields keep ours.
+    /// docs/metrics.md lists each difference.
+    #[arg(long)]
+    vllm_compatible: bool,
+
+    /// A result file of `vllm bench serve --save-result --save-detailed` to read as a run, after
+    /// the FILEs; repeat for several. Its per-request arrays become our events.
+    #[arg(long, value_name = "FILE")]
+    from_vllm: Vec<PathBuf>,
+
+    /// Write the events imported with --from-vllm instead of reducing them, so that a vLLM run
+    /// can go through any tool that reads fire's output.
+    #[arg(long, requires = "from_vllm", conflicts_with = "files")]
+    emit_events: bool,
 }
 
 fn parse_percentile(s: &str) -> Result<f64, String> {
@@ -116,6 +138,16 @@ pub fn main() -> anyhow::Result<()> {
     percentiles.sort_by(f64::total_cmp);
     percentiles.dedup();
     slo::check_unique(&args.slo).map_err(tokenpipe_cli::bad_input)?;
+    let vllm = args
+        .vllm_compatible
+        .then(|| crate::aggregate::vllm::options(&percentiles, &args.slo))
+        .transpose()
+        .map_err(|e| {
+            tokenpipe_cli::failure(tokenpipe_cli::EXIT_BAD_INPUT, format!("--slo: {e}"))
+        })?;
+    if percentiles.is_empty() {
+        percentiles = SummaryOptions::default().percentiles;
+    }
     let opts = SummaryOptions {
         percentiles,
         histograms: !args.no_histograms,
@@ -128,9 +160,29 @@ pub fn main() -> anyhow::Result<()> {
             slo: args.slo.clone(),
             meta: meta::collect_meta(&args.meta).map_err(tokenpipe_cli::bad_input)?,
         },
+        vllm,
     };
-    let inputs = tokenpipe_cli::open_inputs(&args.files)?;
     let mut out = RecordWriter::new(io::stdout().lock());
+    if args.emit_events {
+        for path in &args.from_vllm {
+            for record in crate::vllm_import::import_file(path, tokenpipe_cli::argv())? {
+                out.write(&record)?;
+            }
+        }
+        out.flush()?;
+        return Ok(());
+    }
+    let mut inputs = if args.files.is_empty() && !args.from_vllm.is_empty() {
+        Vec::new()
+    } else {
+        tokenpipe_cli::open_inputs(&args.files)?
+    };
+    for path in &args.from_vllm {
+        inputs.push(crate::vllm_import::import_input(
+            path,
+            tokenpipe_cli::argv(),
+        )?);
+    }
     reduce_inputs(
         inputs,
         &args.label,
@@ -151,6 +203,9 @@ fn extras(opts: &SummaryOptions, header: &Header) -> Vec<Box<dyn Aggregator>> {
     // llama-benchy's figures: cheap, and nothing is added to a run that is neither a batch run
     // nor asked for.
     extras.push(Box::new(LlamaBenchyAggregator::new(opts.llama_benchy, header)));
+    if let Some(vllm) = &opts.vllm {
+        extras.push(Box::new(VllmAggregator::new(vllm.clone(), header)));
+    }
     extras
 }
 
@@ -194,7 +249,8 @@ pub fn reduce_inputs<W: Write>(
         while let Some(run_header) = header.take() {
             let mut agg = RunReducer::new(extras(opts, &run_header));
             let fold = FoldOptions {
-                keep_events: false,
+                // vLLM's figures need every chunk's time.
+                keep_events: opts.vllm.is_some(),
                 offset_ns: 0,
             };
             // The reduce header goes first, so that records written while the run is read
@@ -293,8 +349,9 @@ mod tests {
     fn percentiles_parse_and_are_checked() {
         let a = Args::try_parse_from(["reduce", "--percentiles", "99.9,50"]).unwrap();
         assert_eq!(a.percentiles, [99.9, 50.0]);
+        // Not given: empty here, so that --vllm-compatible can tell; main applies 50,90,99.
         let a = Args::try_parse_from(["reduce"]).unwrap();
-        assert_eq!(a.percentiles, [50.0, 90.0, 99.0]);
+        assert!(a.percentiles.is_empty());
         for bad in ["101", "-1", "x", "nan"] {
             assert!(
                 Args::try_parse_from(["reduce", "--percentiles", bad]).is_err(),

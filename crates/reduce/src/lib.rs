@@ -9,11 +9,13 @@
 
 pub mod aggregate;
 pub mod cli;
+pub mod exact;
 pub mod request;
 pub mod run;
 pub mod running;
 pub mod sparse;
 pub mod stat;
+pub mod vllm_import;
 
 pub use aggregate::{
     llama_benchy_prompt_tokens, Aggregator, LlamaBenchyAggregator, LlamaBenchyOptions, RunReducer,

@@ -105,6 +105,16 @@ pub struct Summary {
     /// engine, so a summary read alone says what it describes.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub meta: BTreeMap<String, String>,
+    // --- vllm-compatible ---
+    /// Whose definitions the extra figures follow: `vllm` under `reduce --vllm-compatible`.
+    /// Omitted otherwise. The statistic members above always follow docs/metrics.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definitions: Option<String>,
+    /// `vllm bench serve`'s result figures under its own key names and units (`duration`,
+    /// `completed`, `mean_ttft_ms`, `p99_itl_ms`, `max_concurrent_requests`, ...), computed with
+    /// its definitions; omitted without `--vllm-compatible`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vllm: Option<BTreeMap<String, serde_json::Value>>,
     /// Every `{metric}_{stat}_{unit}` member; null where no request contributed a value.
     #[serde(flatten)]
     pub stats: Stats,

@@ -7,6 +7,7 @@ mod benchy;
 pub mod outcomes;
 mod reducer;
 mod summary;
+pub mod vllm;
 
 pub use benchy::{llama_benchy_prompt_tokens, LlamaBenchyAggregator, LlamaBenchyOptions};
 pub use reducer::RunReducer;

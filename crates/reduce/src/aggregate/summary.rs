@@ -18,6 +18,8 @@ pub struct SummaryOptions {
     pub llama_benchy: super::LlamaBenchyOptions,
     /// Per-request records, goodput and run metadata (`--per-request`, `--slo`, `--meta`).
     pub outcomes: super::outcomes::OutcomeOptions,
+    /// `--vllm-compatible`: vLLM's figures too, with these settings.
+    pub vllm: Option<super::vllm::VllmOptions>,
 }
 
 impl Default for SummaryOptions {
@@ -27,6 +29,7 @@ impl Default for SummaryOptions {
             histograms: true,
             llama_benchy: super::LlamaBenchyOptions::default(),
             outcomes: Default::default(),
+            vllm: None,
         }
     }
 }

@@ -7,6 +7,7 @@ mod llama_benchy;
 mod metrics;
 mod outcomes;
 mod runs;
+mod vllm;
 
 pub(super) use crate::{fold_run, FoldOptions, SummaryAggregator, SummaryOptions};
 pub(super) use tokenpipe_format::{RecordReader, StatName, Summary};

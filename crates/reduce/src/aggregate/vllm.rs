@@ -1,0 +1,273 @@
+//! `reduce --vllm-compatible`: every figure of a `vllm bench serve` result, computed from our
+//! events with vLLM's own definitions (its `calculate_metrics` and its streaming client), and
+//! written to the summary's `vllm` member under vLLM's key names and units. The summary's other
+//! fields keep our definitions; docs/metrics.md lists each difference.
+//!
+//! vLLM's client sees "chunks": every SSE event whose `choices` is not empty. Our events map
+//! onto them as the first event of the response (`done.first_event_ns`, the role-only chunk of
+//! a chat answer) when it came before the first `token` event, then every `token` event, empty
+//! ones included.
+
+mod peak;
+
+use super::Aggregator;
+use crate::exact::Samples;
+use crate::request::RequestResult;
+use crate::aggregate::outcomes::slo::{SloBound, SloMetric};
+use crate::vllm_import;
+use peak::PeakCounter;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use tokenpipe_format::{Header, Record, Summary};
+
+/// What `--vllm-compatible` computes beyond vLLM's fixed figures.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct VllmOptions {
+    /// Percentiles of every metric (vLLM's `--metric-percentiles`; its default is 99).
+    pub percentiles: Vec<f64>,
+    /// The objectives of `request_goodput` (vLLM's `--goodput`); none leaves it null.
+    pub slos: Vec<SloBound>,
+}
+
+/// The settings of `--vllm-compatible` from the command line's `--percentiles` (sorted; empty
+/// when not given, which takes vLLM's default, 99) and `--slo` (one bound per metric).
+pub fn options(percentiles: &[f64], slos: &[SloBound]) -> Result<VllmOptions, String> {
+    // vLLM's goodput knows three metrics; a bound on another has no vLLM figure to match.
+    if let Some(other) = slos.iter().find(|b| {
+        !matches!(
+            b.metric,
+            SloMetric::Ttft | SloMetric::Tpot | SloMetric::E2el
+        )
+    }) {
+        return Err(format!(
+            "`{}` has no counterpart in vLLM's goodput, which bounds ttft, tpot and e2el",
+            other.metric.name()
+        ));
+    }
+    Ok(VllmOptions {
+        percentiles: if percentiles.is_empty() {
+            vec![99.0]
+        } else {
+            percentiles.to_vec()
+        },
+        slos: slos.to_vec(),
+    })
+}
+
+/// The figures of an imported vLLM run that its events cannot give back.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct FromFile {
+    /// vLLM's `duration`, which starts before the first send.
+    duration_s: Option<f64>,
+    /// vLLM's own peaks, used when the file had no `start_times` (every send is then at 0).
+    peaks: Option<(f64, u64)>,
+}
+
+impl FromFile {
+    fn of(header: &Header) -> Self {
+        let Some(h) = header.find(vllm_import::TOOL) else {
+            return FromFile::default();
+        };
+        let num = |key: &str| h.params.get(key).and_then(Value::as_f64);
+        let had_start_times = h.params.get(vllm_import::PARAM_START_TIMES) == Some(&json!(true));
+        let peaks = match (
+            had_start_times,
+            num("max_output_tokens_per_s"),
+            num("max_concurrent_requests"),
+        ) {
+            (false, Some(tokens), Some(concurrent)) => Some((tokens, concurrent as u64)),
+            _ => None,
+        };
+        FromFile {
+            duration_s: num("duration_s"),
+            peaks,
+        }
+    }
+}
+
+/// Folds a run into vLLM's result figures.
+#[derive(Debug, Default)]
+pub struct VllmAggregator {
+    opts: VllmOptions,
+    from_file: FromFile,
+    completed: u64,
+    failed: u64,
+    good: u64,
+    total_input: u64,
+    total_output: u64,
+    last_done_ns: Option<u64>,
+    ttft_ms: Samples,
+    tpot_ms: Samples,
+    itl_ms: Samples,
+    e2el_ms: Samples,
+    peaks: PeakCounter,
+}
+
+const NS_PER_MS: f64 = 1e6;
+
+impl VllmAggregator {
+    /// An aggregator for the run `header` starts; an imported vLLM run brings the figures its
+    /// events cannot give back (see docs/metrics.md).
+    pub fn new(opts: VllmOptions, header: &Header) -> Self {
+        VllmAggregator {
+            opts,
+            from_file: FromFile::of(header),
+            ..Self::default()
+        }
+    }
+
+    fn is_good(&self, ttft_ns: f64, tpot_ns: f64, e2el_ns: f64) -> bool {
+        // The bound itself is met, as in vLLM.
+        self.opts.slos.iter().all(|slo| {
+            let value = match slo.metric {
+                SloMetric::Ttft => ttft_ns,
+                SloMetric::Tpot => tpot_ns,
+                _ => e2el_ns,
+            };
+            value <= slo.bound_ns
+        })
+    }
+}
+
+/// The times of the chunks vLLM's client would have seen: the first event when it came before
+/// the first token event, then every token event, empty ones included.
+pub fn vllm_chunks(r: &RequestResult) -> Result<Vec<u64>, String> {
+    let events = r.events.as_deref().ok_or_else(|| {
+        format!(
+            "request {}: vLLM's figures need every event; the run was read without them",
+            r.id
+        )
+    })?;
+    let mut chunks = Vec::with_capacity(events.len() + 1);
+    match (r.first_event_ns, events.first()) {
+        (Some(first), Some(e)) if first < e.at_ns => chunks.push(first),
+        (Some(first), None) => chunks.push(first),
+        _ => {}
+    }
+    chunks.extend(events.iter().map(|e| e.at_ns));
+    Ok(chunks)
+}
+
+impl Aggregator for VllmAggregator {
+    fn add(&mut self, r: &RequestResult) -> Result<(), String> {
+        if let Some(done) = r.done_ns {
+            self.last_done_ns = Some(self.last_done_ns.map_or(done, |t| t.max(done)));
+        }
+        let chunks = vllm_chunks(r)?;
+        // vLLM fails a response without a single chunk ("Never received a valid chunk").
+        let (Some(sent), Some(&first), Some(&last), true) =
+            (r.sent_ns, chunks.first(), chunks.last(), r.ok)
+        else {
+            self.failed += 1;
+            return Ok(());
+        };
+        let ttft = first.saturating_sub(sent) as f64;
+        let e2el = last.saturating_sub(sent) as f64;
+        let n = r.output_tokens;
+        let tpot = if n > 1 {
+            let t = (e2el - ttft) / (n - 1) as f64;
+            self.tpot_ms.push(t / NS_PER_MS);
+            t
+        } else {
+            0.0
+        };
+        self.ttft_ms.push(ttft / NS_PER_MS);
+        self.e2el_ms.push(e2el / NS_PER_MS);
+        self.itl_ms.extend(
+            chunks
+                .windows(2)
+                .map(|w| w[1].saturating_sub(w[0]) as f64 / NS_PER_MS),
+        );
+        if self.is_good(ttft, tpot, e2el) {
+            self.good += 1;
+        }
+        self.peaks.add(sent, &chunks);
+        self.total_input = self.total_input.saturating_add(r.input_tokens.unwrap_or(0));
+        self.total_output = self.total_output.saturating_add(n);
+        self.completed += 1;
+        Ok(())
+    }
+
+    fn finish(&mut self, summary: &mut Summary, _out: &mut Vec<Record>) {
+        summary.definitions = Some("vllm".into());
+        summary.vllm = Some(self.result());
+    }
+}
+
+impl VllmAggregator {
+    /// vLLM's result object: its keys, its units (seconds for the duration, milliseconds for
+    /// latencies), and 0 for the statistics of a metric without values (`np.mean(x or 0)`).
+    fn result(&mut self) -> BTreeMap<String, Value> {
+        let duration = self
+            .from_file
+            .duration_s
+            .unwrap_or_else(|| self.last_done_ns.unwrap_or(0) as f64 / 1e9);
+        let per_s = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
+        let (peak_tokens, peak_requests) = match self.from_file.peaks {
+            Some(p) => p,
+            None => {
+                let p = self.peaks.peaks();
+                (p.max_output_tokens_per_s, p.max_concurrent_requests)
+            }
+        };
+        let mut m = Map::new();
+        m.insert("duration".into(), json!(duration));
+        m.insert("completed".into(), json!(self.completed));
+        m.insert("failed".into(), json!(self.failed));
+        m.insert("total_input_tokens".into(), json!(self.total_input));
+        m.insert("total_output_tokens".into(), json!(self.total_output));
+        m.insert(
+            "request_throughput".into(),
+            json!(per_s(self.completed as f64)),
+        );
+        let goodput = (!self.opts.slos.is_empty()).then(|| per_s(self.good as f64));
+        m.insert("request_goodput".into(), json!(goodput));
+        m.insert(
+            "output_throughput".into(),
+            json!(per_s(self.total_output as f64)),
+        );
+        m.insert(
+            "total_token_throughput".into(),
+            json!(per_s((self.total_input + self.total_output) as f64)),
+        );
+        m.insert("max_output_tokens_per_s".into(), json!(peak_tokens));
+        m.insert("max_concurrent_requests".into(), json!(peak_requests));
+        let percentiles = self.opts.percentiles.clone();
+        for (name, samples) in [
+            ("ttft", &mut self.ttft_ms),
+            ("tpot", &mut self.tpot_ms),
+            ("itl", &mut self.itl_ms),
+            ("e2el", &mut self.e2el_ms),
+        ] {
+            m.insert(
+                format!("mean_{name}_ms"),
+                json!(samples.mean().unwrap_or(0.0)),
+            );
+            m.insert(
+                format!("median_{name}_ms"),
+                json!(samples.percentile(50.0).unwrap_or(0.0)),
+            );
+            m.insert(
+                format!("std_{name}_ms"),
+                json!(samples.std().unwrap_or(0.0)),
+            );
+            for &p in &percentiles {
+                m.insert(
+                    format!("p{}_{name}_ms", percentile_label(p)),
+                    json!(samples.percentile(p).unwrap_or(0.0)),
+                );
+            }
+        }
+        m.into_iter().collect()
+    }
+}
+
+/// A percentile as vLLM names it in its keys: `str(int(p)) if int(p) == p else str(p)`, so 99
+/// is `99` and 99.9 is `99.9`.
+pub fn percentile_label(p: f64) -> String {
+    if p.fract() == 0.0 {
+        format!("{}", p as i64)
+    } else {
+        format!("{p}")
+    }
+}

@@ -1,0 +1,383 @@
+//! Turns a `vllm bench serve --save-result --save-detailed` result file into our event stream
+//! (`reduce --from-vllm FILE`), so that a published vLLM run goes through `reduce`, `table` and
+//! every other tool like a run of `fire`. docs/metrics.md ("Importing vLLM results") gives the
+//! mapping and its limits.
+//!
+//! vLLM keeps, per request, seconds as floats: the time to its first chunk (`ttfts`), the gaps
+//! between later chunks (`itls`), and in some versions when it was sent (`start_times`). Each
+//! chunk becomes a `token` event at *start + ttft + Σ itl*, rounded to the nanosecond.
+
+use serde_json::{Map, Value};
+use std::io::{self, Read};
+use std::path::Path;
+use tokenpipe_cli::Input;
+use tokenpipe_format::writer::encode_record;
+use tokenpipe_format::{Done, ErrorKind, Header, OrOther, Record, Sent, Token};
+
+/// The `tool` of an imported run's header.
+pub const TOOL: &str = "vllm bench serve";
+
+/// The header parameter saying whether the file had `start_times` (without them every request
+/// is sent at 0, and vLLM's own peak figures are used).
+pub const PARAM_START_TIMES: &str = "start_times";
+
+/// Settings of the vLLM run copied into the imported header's `params`, under the same names.
+const COPIED_PARAMS: &[&str] = &[
+    "date",
+    "backend",
+    "endpoint_type",
+    "label",
+    "model_id",
+    "tokenizer_id",
+    "num_prompts",
+    "request_rate",
+    "burstiness",
+    "max_concurrency",
+    "max_output_tokens_per_s",
+    "max_concurrent_requests",
+];
+
+/// Reads the vLLM result file at `path` into records (see [`import`]).
+pub fn import_file(path: &Path, argv: Vec<String>) -> anyhow::Result<Vec<Record>> {
+    let mut text = Vec::new();
+    tokenpipe_cli::open_file(path)?
+        .read_to_end(&mut text)
+        .map_err(|e| tokenpipe_cli::bad_input(format!("cannot read {}: {e}", path.display())))?;
+    import(&text, &path.display().to_string(), argv)
+}
+
+/// The vLLM result file at `path` as an input of `reduce`, named by its path: its records
+/// encoded as the stream `fire` would have written.
+pub fn import_input(path: &Path, argv: Vec<String>) -> anyhow::Result<Input> {
+    let mut bytes = Vec::new();
+    for record in import_file(path, argv)? {
+        encode_record(&mut bytes, &record);
+    }
+    Ok(Input {
+        reader: Box::new(io::Cursor::new(bytes)),
+        name: path.display().to_string(),
+    })
+}
+
+/// Reads a vLLM result file's text into a header and every request's `sent`, `token` and
+/// `done`, in time order. `source` names the file in messages; `argv` is the importing command.
+pub fn import(text: &[u8], source: &str, argv: Vec<String>) -> anyhow::Result<Vec<Record>> {
+    let bad = |message: String| tokenpipe_cli::bad_input(format!("{source}: {message}"));
+    let value: Value = serde_json::from_slice(text).map_err(|e| {
+        bad(format!(
+            "line {}: column {}: not a vLLM result file (JSON): {e}",
+            e.line(),
+            e.column()
+        ))
+    })?;
+    let Value::Object(file) = value else {
+        return Err(bad(
+            "line 1: not a vLLM result file: expected one JSON object".into(),
+        ));
+    };
+    let requests = Detailed::read(&file).map_err(bad)?;
+    let mut header = Header::new(TOOL, run_id(source), argv);
+    for key in COPIED_PARAMS {
+        if let Some(v) = file.get(*key).filter(|v| !v.is_null()) {
+            header.params.insert((*key).into(), v.clone());
+        }
+    }
+    if let Some(model) = file.get("model_id").filter(|v| !v.is_null()) {
+        header.params.insert("model".into(), model.clone());
+    }
+    if let Some(d) = file.get("duration").filter(|v| !v.is_null()) {
+        header.params.insert("duration_s".into(), d.clone());
+    }
+    header.params.insert(
+        PARAM_START_TIMES.into(),
+        Value::Bool(requests.start_times.is_some()),
+    );
+    let duration = file.get("duration").and_then(Value::as_f64);
+    let mut timed = requests.events(duration).map_err(bad)?;
+    // Time order across requests; within one request, sent < tokens < done in stream order.
+    timed.sort_by_key(|(at, rank, seq, _)| (*at, *rank, *seq));
+    let mut records = vec![Record::Header(header)];
+    records.extend(timed.into_iter().map(|(_, _, _, r)| r));
+    Ok(records)
+}
+
+/// A run id for the import: vLLM has none, so the file's name.
+fn run_id(source: &str) -> String {
+    let name = std::path::Path::new(source)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| source.to_string());
+    format!("vllm-{name}")
+}
+
+/// The per-request arrays of a detailed result.
+struct Detailed {
+    input_lens: Vec<u64>,
+    output_lens: Vec<u64>,
+    ttfts: Vec<f64>,
+    itls: Vec<Vec<f64>>,
+    errors: Vec<String>,
+    texts: Option<Vec<Option<String>>>,
+    start_times: Option<Vec<f64>>,
+}
+
+/// One event with its sort key: time, rank (sent, token, done) and sequence.
+type Timed = (u64, u8, usize, Record);
+
+impl Detailed {
+    fn read(file: &Map<String, Value>) -> Result<Self, String> {
+        if !file.contains_key("ttfts") || !file.contains_key("itls") {
+            let what = if file.contains_key("mean_ttft_ms") || file.contains_key("completed") {
+                "a vLLM result without its per-request arrays (ttfts, itls)"
+            } else {
+                "not a vLLM result file (no ttfts or itls arrays)"
+            };
+            return Err(format!(
+                "{what}; rerun `vllm bench serve` with --save-result --save-detailed"
+            ));
+        }
+        let ttfts = array(file, "ttfts", finite)?;
+        let n = ttfts.len();
+        let sized = |name: &str, len: usize| {
+            if len == n {
+                Ok(())
+            } else {
+                Err(format!(
+                    "field \"{name}\": {len} entries, but \"ttfts\" has {n}"
+                ))
+            }
+        };
+        let itls = array(file, "itls", |v| {
+            v.as_array()
+                .ok_or("expected an array of seconds")?
+                .iter()
+                .map(finite)
+                .collect()
+        })?;
+        sized("itls", itls.len())?;
+        let count = |name: &str| {
+            array(file, name, |v| {
+                v.as_u64().ok_or_else(|| "expected a token count".into())
+            })
+        };
+        let input_lens = count("input_lens")?;
+        sized("input_lens", input_lens.len())?;
+        let output_lens = count("output_lens")?;
+        sized("output_lens", output_lens.len())?;
+        let errors = array(file, "errors", |v| match v {
+            Value::Null => Ok(String::new()),
+            Value::String(s) => Ok(s.clone()),
+            other => Ok(other.to_string()),
+        })?;
+        sized("errors", errors.len())?;
+        let texts = match file.get("generated_texts") {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(array(file, "generated_texts", |v| {
+                Ok(v.as_str().map(String::from))
+            })?),
+        };
+        if let Some(t) = &texts {
+            sized("generated_texts", t.len())?;
+        }
+        let start_times = match file.get("start_times") {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(array(file, "start_times", finite)?),
+        };
+        if let Some(s) = &start_times {
+            sized("start_times", s.len())?;
+        }
+        Ok(Detailed {
+            input_lens,
+            output_lens,
+            ttfts,
+            itls,
+            errors,
+            texts,
+            start_times,
+        })
+    }
+
+    /// Every request's events. `start_times` are taken as offsets from the run start when they
+    /// lie within `[0, duration]`; otherwise (clock readings) the earliest becomes 0.
+    fn events(&self, duration: Option<f64>) -> Result<Vec<Timed>, String> {
+        let origin = match &self.start_times {
+            Some(s) if !s.is_empty() => {
+                let (lo, hi) = s
+                    .iter()
+                    .fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+                let relative = lo >= 0.0 && duration.is_some_and(|d| hi <= d);
+                if relative {
+                    0.0
+                } else {
+                    lo
+                }
+            }
+            _ => 0.0,
+        };
+        let mut out = Vec::new();
+        for i in 0..self.ttfts.len() {
+            let start = self.start_times.as_ref().map_or(0.0, |s| s[i] - origin);
+            self.request(i, start, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    fn request(&self, i: usize, start: f64, out: &mut Vec<Timed>) -> Result<(), String> {
+        let id = i as u64;
+        let sent_ns = to_ns(start, "start_times", i)?;
+        out.push((
+            sent_ns,
+            0,
+            out.len(),
+            Record::Sent(Sent {
+                id,
+                scheduled_ns: None,
+                sent_ns,
+            }),
+        ));
+        let mut done = Done {
+            id,
+            at_ns: sent_ns,
+            prompt_tokens: Some(self.input_lens[i]),
+            ..Done::default()
+        };
+        if !self.errors[i].is_empty() {
+            done.error_kind = Some(OrOther::Known(ErrorKind::Server));
+            done.error = Some(self.errors[i].clone());
+            out.push((sent_ns, 2, out.len(), Record::Done(done)));
+            return Ok(());
+        }
+        // vLLM's own arithmetic: the first chunk at start + ttft, then each gap added on.
+        let mut t = start + self.ttfts[i];
+        let mut chunks = vec![to_ns(t, "ttfts", i)?];
+        for gap in &self.itls[i] {
+            t += gap;
+            chunks.push(to_ns(t, "itls", i)?.max(*chunks.last().unwrap_or(&0)));
+        }
+        for &at_ns in &chunks {
+            out.push((
+                at_ns,
+                1,
+                out.len(),
+                Record::Token(Token {
+                    id,
+                    at_ns,
+                    tokens: 1,
+                    empty: false,
+                }),
+            ));
+        }
+        done.ok = true;
+        done.at_ns = *chunks.last().unwrap_or(&sent_ns);
+        done.first_event_ns = chunks.first().copied();
+        done.events = chunks.len() as u64;
+        done.completion_tokens = Some(self.output_lens[i]);
+        done.text = self.texts.as_ref().and_then(|t| t[i].clone());
+        out.push((done.at_ns, 2, out.len(), Record::Done(done)));
+        Ok(())
+    }
+}
+
+/// The field `name` as an array, each entry read by `entry`; errors name the field and index.
+fn array<T>(
+    file: &Map<String, Value>,
+    name: &str,
+    entry: impl Fn(&Value) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    let items = file
+        .get(name)
+        .ok_or_else(|| format!("field \"{name}\" is missing"))?
+        .as_array()
+        .ok_or_else(|| format!("field \"{name}\": expected an array"))?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| entry(v).map_err(|e| format!("field \"{name}\"[{i}]: {e}")))
+        .collect()
+}
+
+fn finite(v: &Value) -> Result<f64, String> {
+    v.as_f64()
+        .filter(|x| x.is_finite())
+        .ok_or_else(|| format!("expected a number of seconds, got {v}"))
+}
+
+/// Seconds since the run start as nanoseconds; negative or absurd times are refused.
+fn to_ns(s: f64, field: &str, i: usize) -> Result<u64, String> {
+    if !(0.0..1.8e10).contains(&s) {
+        return Err(format!(
+            "request {i}: field \"{field}\" puts an event at {s} s from the run start"
+        ));
+    }
+    Ok((s * 1e9).round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fault(text: &str) -> String {
+        format!(
+            "{:#}",
+            import(text.as_bytes(), "r.json", vec![]).unwrap_err()
+        )
+    }
+
+    #[test]
+    fn chunks_become_token_events_at_vllms_cumulative_times() {
+        let text = r#"{"duration": 1.0, "input_lens": [3, 4], "output_lens": [3, 0],
+            "ttfts": [0.25, 0], "itls": [[0.125, 0.5], []], "errors": ["", "boom"]}"#;
+        let records = import(text.as_bytes(), "r.json", vec![]).unwrap();
+        let Record::Header(h) = &records[0] else {
+            panic!("a header first")
+        };
+        assert_eq!(h.params[PARAM_START_TIMES], Value::Bool(false));
+        assert_eq!(h.params["duration_s"], 1.0);
+        let tokens: Vec<u64> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Token(t) => Some(t.at_ns),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tokens, [250_000_000, 375_000_000, 875_000_000]);
+        let dones: Vec<&Done> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Done(d) => Some(d),
+                _ => None,
+            })
+            .collect();
+        // The failure ends at its send (0), before request 0's last chunk.
+        assert_eq!(dones[0].id, 1);
+        assert!(!dones[0].ok);
+        assert_eq!(dones[0].error.as_deref(), Some("boom"));
+        assert_eq!(dones[1].at_ns, 875_000_000);
+        assert_eq!(dones[1].completion_tokens, Some(3));
+    }
+
+    #[test]
+    fn bad_files_name_the_file_and_the_field() {
+        let e = fault("{\n  \"ttfts\": [0.1,\n");
+        assert!(e.contains("r.json: line 3"), "{e}");
+        let e = fault(r#"{"completed": 3, "mean_ttft_ms": 5}"#);
+        assert!(e.contains("--save-detailed"), "{e}");
+        let e = fault(r#"[1, 2]"#);
+        assert!(e.contains("one JSON object"), "{e}");
+        let e = fault(
+            r#"{"ttfts": [0.1, "x"], "itls": [[], []], "input_lens": [1, 1],
+                "output_lens": [1, 1], "errors": ["", ""]}"#,
+        );
+        assert!(e.contains("field \"ttfts\"[1]"), "{e}");
+        let e = fault(
+            r#"{"ttfts": [0.1], "itls": [[], []], "input_lens": [1],
+                "output_lens": [1], "errors": [""]}"#,
+        );
+        assert!(e.contains("\"itls\": 2 entries"), "{e}");
+        let e = fault(
+            r#"{"ttfts": [-0.1], "itls": [[]], "input_lens": [1],
+                "output_lens": [1], "errors": [""]}"#,
+        );
+        assert!(e.contains("request 0"), "{e}");
+    }
+}
