@@ -6,16 +6,20 @@
 mod client;
 mod events;
 mod header;
+mod interval;
 mod schedule;
 mod stamp;
 mod summary;
+mod window;
 
 pub use client::Client;
 pub use events::{Done, ErrorKind, Sent, Stall, Token};
 pub use header::{Header, Shard};
+pub use interval::Interval;
 pub use schedule::{Grouping, LoopMode, Phase, Request, Salt, Schedule};
 pub use stamp::Stamp;
 pub use summary::{stat_key, MetricState, StatName, Summary};
+pub use window::MeasuredWindow;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -109,6 +113,8 @@ record_types! {
     Stamp(Stamp) = "stamp", written by "simserve", read by "the benchmarks";
     /// `fire`'s account of its own cost and timing, last in its output.
     Client(Client) = "client", written by "fire", read by "reduce";
+    /// What happened in one slice of a run's clock (`reduce --every`).
+    Interval(Interval) = "interval", written by "reduce", read by "people watching a run";
 }
 
 impl Record {

@@ -5,6 +5,7 @@
 
 mod reducer;
 mod summary;
+pub mod timing;
 
 pub use reducer::RunReducer;
 pub use summary::{SummaryAggregator, SummaryOptions};

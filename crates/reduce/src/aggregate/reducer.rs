@@ -47,6 +47,7 @@ impl Aggregator for RunReducer {
     }
 
     fn token(&mut self, token: &Token) {
+        self.summary.token(token);
         for extra in &mut self.extras {
             extra.token(token);
         }

@@ -2,10 +2,11 @@
 //! each latency metric. docs/metrics.md defines each field; this file is the code of those
 //! definitions.
 
+use super::timing::window::{Window, WindowChoice, WindowCounter};
 use super::Aggregator;
 use crate::request::RequestResult;
 use crate::stat::{Moments, Stat};
-use tokenpipe_format::{Client, Stall, StatName, Summary};
+use tokenpipe_format::{Client, Stall, StatName, Summary, Token};
 
 /// What a summary carries beyond the fixed fields.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,6 +15,10 @@ pub struct SummaryOptions {
     pub percentiles: Vec<f64>,
     /// Whether to carry each metric's histogram for exact merging later.
     pub histograms: bool,
+    /// Which part of each run is measured (docs/metrics.md, "Windows").
+    pub window: WindowChoice,
+    /// Write an `interval` record per this many ns of the run clock.
+    pub every_ns: Option<u64>,
 }
 
 impl Default for SummaryOptions {
@@ -21,6 +26,8 @@ impl Default for SummaryOptions {
         SummaryOptions {
             percentiles: vec![50.0, 90.0, 99.0],
             histograms: true,
+            window: WindowChoice::Default,
+            every_ns: None,
         }
     }
 }
@@ -43,10 +50,16 @@ pub struct SummaryAggregator {
     stalls: u64,
     stall_ns: u64,
     client: Option<Client>,
+    window: Option<WindowCounter>,
 }
 
 impl Aggregator for SummaryAggregator {
     fn add(&mut self, r: &RequestResult) -> Result<(), String> {
+        if let Some(w) = &mut self.window {
+            if !w.admit(r) {
+                return Ok(());
+            }
+        }
         if let Some(sent) = r.sent_ns {
             self.first_sent_ns = Some(self.first_sent_ns.map_or(sent, |t| t.min(sent)));
         }
@@ -88,6 +101,12 @@ impl Aggregator for SummaryAggregator {
         Ok(())
     }
 
+    fn token(&mut self, token: &Token) {
+        if let Some(w) = &mut self.window {
+            w.token(token);
+        }
+    }
+
     fn stall(&mut self, stall: &Stall) {
         self.stalls += 1;
         self.stall_ns = self.stall_ns.saturating_add(stall.duration_ns);
@@ -99,6 +118,11 @@ impl Aggregator for SummaryAggregator {
 }
 
 impl SummaryAggregator {
+    /// Counts only the requests sent in `window`, and divides throughputs by its span.
+    pub fn set_window(&mut self, window: Option<Window>) {
+        self.window = window.map(WindowCounter::new);
+    }
+
     /// The summary record of the run.
     pub fn finish(&self, label: String, run_id: String, opts: &SummaryOptions) -> Summary {
         let duration_ns = match (self.first_sent_ns, self.last_done_ns) {
@@ -152,6 +176,9 @@ impl SummaryAggregator {
             if opts.histograms && stat.count() > 0 {
                 summary.histograms.insert(metric.into(), stat.to_state());
             }
+        }
+        if let Some(w) = &self.window {
+            w.apply(&mut summary);
         }
         summary
     }

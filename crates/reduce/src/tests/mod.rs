@@ -5,6 +5,7 @@
 mod bad_input;
 mod metrics;
 mod runs;
+mod timing;
 
 pub(super) use crate::{fold_run, FoldOptions, SummaryAggregator, SummaryOptions};
 pub(super) use tokenpipe_format::{RecordReader, StatName, Summary};
@@ -43,7 +44,13 @@ pub(super) fn summary_of(text: &str) -> anyhow::Result<Summary> {
     let mut reader = RecordReader::new(text.as_bytes(), "<test>");
     let header = reader.read_header()?;
     let mut agg = SummaryAggregator::default();
-    fold_run(&mut reader, &header, &mut agg, &FoldOptions::default(), &mut |_| Ok(()))?;
+    fold_run(
+        &mut reader,
+        &header,
+        &mut agg,
+        &FoldOptions::default(),
+        &mut |_| Ok(()),
+    )?;
     Ok(agg.finish("l".into(), header.run_id, &SummaryOptions::default()))
 }
 
