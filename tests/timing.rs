@@ -168,3 +168,62 @@ fn table_reads_past_intervals() {
     assert_ok(&outs[1], "table");
     assert!(!outs[1].stdout.is_empty());
 }
+
+/// A saved run whose arrivals marked fill [0, 1 s), measure [1 s, 2 s) and drain: one request
+/// sent in each.
+fn phased_run() -> String {
+    let lines = [
+        r#"{"type":"header","format_major":1,"tool":"fire","tool_version":"0.1.0","run_id":"p","params":{},"upstream":[{"format_major":1,"tool":"arrivals","tool_version":"0.1.0","run_id":"a","params":{"phases":[{"name":"fill","start_ns":0,"end_ns":1000000000},{"name":"measure","start_ns":1000000000,"end_ns":2000000000},{"name":"drain","start_ns":2000000000,"end_ns":null}]}}]}"#,
+        r#"{"type":"sent","id":1,"sent_ns":500000000}"#,
+        r#"{"type":"done","id":1,"at_ns":600000000,"ok":true,"events":0}"#,
+        r#"{"type":"sent","id":2,"sent_ns":1500000000}"#,
+        r#"{"type":"done","id":2,"at_ns":1600000000,"ok":true,"events":0}"#,
+        r#"{"type":"sent","id":3,"sent_ns":2500000000}"#,
+        r#"{"type":"done","id":3,"at_ns":2600000000,"ok":true,"events":0}"#,
+    ];
+    lines.join("\n") + "\n"
+}
+
+fn summary_of_reduce(args: &[&str]) -> serde_json::Value {
+    let out = run(&cmd("reduce", args), phased_run().as_bytes());
+    assert_ok(&out, "reduce");
+    of_type(&records(&out.stdout), "summary")[0].clone()
+}
+
+#[test]
+fn phase_and_by_hand_window_flags() {
+    let s = summary_of_reduce(&[]);
+    assert_eq!(s["window"]["name"], "measure");
+    assert_eq!(
+        (
+            s["requests_ok"].as_u64(),
+            s["requests_outside_window"].as_u64()
+        ),
+        (Some(1), Some(2))
+    );
+    let s = summary_of_reduce(&["--phase", "drain"]);
+    assert_eq!(s["window"]["name"], "drain");
+    assert_eq!(s["requests_ok"], 1);
+    let s = summary_of_reduce(&["--phase", "all"]);
+    assert!(s.get("window").is_none(), "{s}");
+    assert_eq!(s["requests_ok"], 3);
+    let s = summary_of_reduce(&["--warmup", "500ms", "--measure", "1.5s"]);
+    assert_eq!(s["window"]["name"], "manual");
+    assert_eq!(s["requests_ok"], 2, "sent at 0.5 s and 1.5 s");
+    let out = run(
+        &cmd("reduce", &["--phase", "steady"]),
+        phased_run().as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("fill, measure, drain"), "{stderr}");
+    let out = run(
+        &cmd("reduce", &["--phase", "measure", "--warmup", "1s"]),
+        phased_run().as_bytes(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "--phase conflicts with --warmup"
+    );
+}
