@@ -2,6 +2,9 @@
 //! summary for every run of every input.
 
 use crate::aggregate::outcomes::{self, meta, slo, OutcomeOptions};
+use crate::aggregate::timing::intervals::IntervalAggregator;
+use crate::aggregate::timing::load::LoadAggregator;
+use crate::aggregate::timing::window::{Window, WindowChoice};
 use crate::aggregate::vllm::VllmAggregator;
 use crate::aggregate::{
     Aggregator, LlamaBenchyAggregator, LlamaBenchyOptions, RunReducer, SummaryOptions,
@@ -10,6 +13,7 @@ use crate::run::{fold_run, FoldOptions};
 use clap::Parser;
 use std::io::{self, Write};
 use std::path::PathBuf;
+use std::time::Duration;
 use tokenpipe_cli::Input;
 use tokenpipe_format::{clock, Header, Record, RecordReader, RecordType, RecordWriter};
 
@@ -115,6 +119,49 @@ struct Args {
     /// can go through any tool that reads fire's output.
     #[arg(long, requires = "from_vllm", conflicts_with = "files")]
     emit_events: bool,
+
+    // --- windows and intervals ---
+    /// Measure only this phase of each run: one that arrivals marked (`fill`, `stabilize`,
+    /// `measure`, `drain`), or `all` for the whole run. Default: `measure` when the run marks
+    /// one, else the whole run. A request belongs to the phase it was sent in and is measured
+    /// whole; throughputs count what was stamped in the phase (docs/metrics.md, "Windows").
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["warmup", "measure"])]
+    phase: Option<String>,
+
+    /// Leave out requests sent in this first stretch of each run (`60s`); measure from there.
+    #[arg(long, value_name = "DURATION", value_parser = tokenpipe_cli::parse_duration)]
+    warmup: Option<Duration>,
+
+    /// Measure this long after --warmup (or the run start); default: to the end of the run.
+    #[arg(long, value_name = "DURATION", value_parser = tokenpipe_cli::parse_duration)]
+    measure: Option<Duration>,
+
+    /// Also write an `interval` record for every DURATION of the run clock (`10s`), as soon as
+    /// the run has passed it by a second, so a live pipe shows the run as it goes.
+    #[arg(long, value_name = "DURATION", value_parser = parse_every)]
+    every: Option<Duration>,
+}
+
+fn parse_every(s: &str) -> Result<Duration, String> {
+    let d = tokenpipe_cli::parse_duration(s)?;
+    if d.as_nanos() == 0 {
+        return Err(format!("--every needs a duration above zero, got `{s}`"));
+    }
+    Ok(d)
+}
+
+/// The window the flags ask for.
+fn window_choice(args: &Args) -> WindowChoice {
+    let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+    match (&args.phase, args.warmup, args.measure) {
+        (Some(p), _, _) if p == "all" => WindowChoice::All,
+        (Some(p), _, _) => WindowChoice::Phase(p.clone()),
+        (None, None, None) => WindowChoice::Default,
+        (None, warmup, measure) => WindowChoice::Manual {
+            warmup_ns: warmup.map_or(0, ns),
+            measure_ns: measure.map(ns),
+        },
+    }
 }
 
 fn parse_percentile(s: &str) -> Result<f64, String> {
@@ -161,6 +208,10 @@ pub fn main() -> anyhow::Result<()> {
             meta: meta::collect_meta(&args.meta).map_err(tokenpipe_cli::bad_input)?,
         },
         vllm,
+        window: window_choice(&args),
+        every_ns: args
+            .every
+            .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
     };
     let mut out = RecordWriter::new(io::stdout().lock());
     if args.emit_events {
@@ -195,9 +246,14 @@ pub fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The aggregators beyond the summary's own that `opts` asks for, fresh for the run that
-/// `header` starts (some read its schedule's parameters).
-fn extras(opts: &SummaryOptions, header: &Header) -> Vec<Box<dyn Aggregator>> {
+/// The aggregators beyond the summary's own that `opts` asks for, fresh for the run `header`
+/// starts (some read its schedule's parameters), whose measured window is `window` (the whole
+/// run when `None`).
+fn extras(
+    opts: &SummaryOptions,
+    header: &Header,
+    window: Option<&Window>,
+) -> Vec<Box<dyn Aggregator>> {
     let mut extras: Vec<Box<dyn Aggregator>> = Vec::new();
     extras.extend(outcomes::aggregators(opts));
     // llama-benchy's figures: cheap, and nothing is added to a run that is neither a batch run
@@ -205,6 +261,10 @@ fn extras(opts: &SummaryOptions, header: &Header) -> Vec<Box<dyn Aggregator>> {
     extras.push(Box::new(LlamaBenchyAggregator::new(opts.llama_benchy, header)));
     if let Some(vllm) = &opts.vllm {
         extras.push(Box::new(VllmAggregator::new(vllm.clone(), header)));
+    }
+    extras.push(Box::new(LoadAggregator::new(header, window.cloned())));
+    if let Some(every_ns) = opts.every_ns {
+        extras.push(Box::new(IntervalAggregator::new(every_ns)));
     }
     extras
 }
@@ -247,7 +307,15 @@ pub fn reduce_inputs<W: Write>(
         let mut reader = event_reader(input);
         let mut header = Some(reader.read_header()?);
         while let Some(run_header) = header.take() {
-            let mut agg = RunReducer::new(extras(opts, &run_header));
+            let window = opts.window.resolve(&run_header).map_err(|m| {
+                tokenpipe_cli::bad_input(format!(
+                    "{}: run {}: {m}",
+                    reader.source_name(),
+                    run_header.run_id
+                ))
+            })?;
+            let mut agg = RunReducer::new(extras(opts, &run_header, window.as_ref()));
+            agg.summary.set_window(window);
             let fold = FoldOptions {
                 // vLLM's figures need every chunk's time.
                 keep_events: opts.vllm.is_some(),
@@ -261,6 +329,10 @@ pub fn reduce_inputs<W: Write>(
             let end = {
                 let mut emit = |record: Record| -> anyhow::Result<()> {
                     out.write(&record)?;
+                    // An interval is for someone watching the run: let them see it now.
+                    if matches!(record, Record::Interval(_)) {
+                        out.flush()?;
+                    }
                     Ok(())
                 };
                 fold_run(&mut reader, &run_header, &mut agg, &fold, &mut emit)?

@@ -8,18 +8,22 @@ mod events;
 mod header;
 mod llama_benchy;
 mod result;
+mod interval;
 mod schedule;
 mod stamp;
 mod summary;
+mod window;
 
 pub use client::Client;
 pub use events::{Done, ErrorKind, Sent, Stall, Token};
 pub use header::{Header, Shard};
 pub use llama_benchy::{LlamaBenchy, MeanStd, SpreadFigure};
 pub use result::ResultRecord;
+pub use interval::Interval;
 pub use schedule::{Grouping, LoopMode, Phase, Request, Salt, Schedule};
 pub use stamp::Stamp;
 pub use summary::{stat_key, MetricState, StatName, Summary};
+pub use window::MeasuredWindow;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -115,6 +119,8 @@ record_types! {
     Client(Client) = "client", written by "fire", read by "reduce";
     /// One request's values (`reduce --per-request`), before its run's summary.
     Result(Box<ResultRecord>) = "result", written by "reduce", read by "jq or a notebook";
+    /// What happened in one slice of a run's clock (`reduce --every`).
+    Interval(Interval) = "interval", written by "reduce", read by "people watching a run";
 }
 
 impl Record {

@@ -115,6 +115,36 @@ pub struct Summary {
     /// its definitions; omitted without `--vllm-compatible`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vllm: Option<BTreeMap<String, serde_json::Value>>,
+    // --- windows, peak throughput and concurrency ---
+    /// The measured window, when the summary is not over the whole run (reduce's `--phase`,
+    /// a run's `measure` phase, or `--warmup`/`--measure`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<crate::MeasuredWindow>,
+    /// Requests sent outside the window, left out of every count and latency above; present
+    /// exactly when `window` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_outside_window: Option<u64>,
+    /// Most output tokens stamped in any 1 s of the measured span (1 ms steps); omitted when
+    /// the span is shorter than 1 s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_output_tps: Option<f64>,
+    /// Where that busiest second begins, seconds from the run start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_output_tps_at_s: Option<f64>,
+    /// Requests in flight (sent, not yet done), averaged over the measured span's time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_concurrency: Option<f64>,
+    /// Most requests in flight at once within the measured span.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_concurrency: Option<u64>,
+    /// Server output tokens/s derived from the users' view: mean `user_tps` of the successful
+    /// requests times the concurrency named by `server_tps_concurrency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_tps_from_users: Option<f64>,
+    /// Which concurrency `server_tps_from_users` used: `closed_loop` (the loop's N) or
+    /// `mean_concurrency` (measured, open loop and batches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_tps_concurrency: Option<String>,
     /// Every `{metric}_{stat}_{unit}` member; null where no request contributed a value.
     #[serde(flatten)]
     pub stats: Stats,

@@ -8,6 +8,7 @@ pub mod outcomes;
 mod reducer;
 mod summary;
 pub mod vllm;
+pub mod timing;
 
 pub use benchy::{llama_benchy_prompt_tokens, LlamaBenchyAggregator, LlamaBenchyOptions};
 pub use reducer::RunReducer;
@@ -27,6 +28,13 @@ pub trait Aggregator {
 
     /// Adds one request's result, in the order requests ended.
     fn add(&mut self, result: &RequestResult) -> Result<(), String>;
+
+    /// True for aggregators that describe the run's clock (what was in flight, what streamed
+    /// when) rather than a population of requests: they see every request, also those sent
+    /// outside the measured window.
+    fn sees_whole_run(&self) -> bool {
+        false
+    }
 
     /// Notes that `fire`'s output was blocked for a while (its stamps may be late then).
     fn stall(&mut self, _stall: &Stall) {}

@@ -47,15 +47,23 @@ impl Aggregator for RunReducer {
     }
 
     fn token(&mut self, token: &Token) {
+        self.summary.token(token);
         for extra in &mut self.extras {
             extra.token(token);
         }
     }
 
     fn add(&mut self, result: &RequestResult) -> Result<(), String> {
-        self.summary.add(result)?;
+        // The measured window is one population for every figure: a request sent outside it
+        // reaches only the aggregators of the run's clock (docs/metrics.md, "Windows").
+        let admitted = self.summary.admit(result);
+        if admitted {
+            self.summary.add_admitted(result)?;
+        }
         for extra in &mut self.extras {
-            extra.add(result)?;
+            if admitted || extra.sees_whole_run() {
+                extra.add(result)?;
+            }
         }
         Ok(())
     }

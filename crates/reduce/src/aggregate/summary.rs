@@ -2,10 +2,11 @@
 //! each latency metric. docs/metrics.md defines each field; this file is the code of those
 //! definitions.
 
+use super::timing::window::{Window, WindowChoice, WindowCounter};
 use super::Aggregator;
 use crate::request::RequestResult;
 use crate::stat::{Moments, Stat};
-use tokenpipe_format::{Client, Stall, StatName, Summary};
+use tokenpipe_format::{Client, Stall, StatName, Summary, Token};
 
 /// What a summary carries beyond the fixed fields.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +21,10 @@ pub struct SummaryOptions {
     pub outcomes: super::outcomes::OutcomeOptions,
     /// `--vllm-compatible`: vLLM's figures too, with these settings.
     pub vllm: Option<super::vllm::VllmOptions>,
+    /// Which part of each run is measured (docs/metrics.md, "Windows").
+    pub window: WindowChoice,
+    /// Write an `interval` record per this many ns of the run clock.
+    pub every_ns: Option<u64>,
 }
 
 impl Default for SummaryOptions {
@@ -30,6 +35,8 @@ impl Default for SummaryOptions {
             llama_benchy: super::LlamaBenchyOptions::default(),
             outcomes: Default::default(),
             vllm: None,
+            window: WindowChoice::Default,
+            every_ns: None,
         }
     }
 }
@@ -52,10 +59,42 @@ pub struct SummaryAggregator {
     stalls: u64,
     stall_ns: u64,
     client: Option<Client>,
+    window: Option<WindowCounter>,
 }
 
 impl Aggregator for SummaryAggregator {
     fn add(&mut self, r: &RequestResult) -> Result<(), String> {
+        if self.admit(r) {
+            self.add_admitted(r)?;
+        }
+        Ok(())
+    }
+
+    fn token(&mut self, token: &Token) {
+        if let Some(w) = &mut self.window {
+            w.token(token);
+        }
+    }
+
+    fn stall(&mut self, stall: &Stall) {
+        self.stalls += 1;
+        self.stall_ns = self.stall_ns.saturating_add(stall.duration_ns);
+    }
+
+    fn client(&mut self, client: &Client) {
+        self.client = Some(client.clone());
+    }
+}
+
+impl SummaryAggregator {
+    /// Whether `r` belongs to the measured window (always, without one); the requests left
+    /// out are counted in `requests_outside_window`. Call once per request.
+    pub fn admit(&mut self, r: &RequestResult) -> bool {
+        self.window.as_mut().is_none_or(|w| w.admit(r))
+    }
+
+    /// Adds a request that [`SummaryAggregator::admit`] let in.
+    pub fn add_admitted(&mut self, r: &RequestResult) -> Result<(), String> {
         if let Some(sent) = r.sent_ns {
             self.first_sent_ns = Some(self.first_sent_ns.map_or(sent, |t| t.min(sent)));
         }
@@ -97,17 +136,11 @@ impl Aggregator for SummaryAggregator {
         Ok(())
     }
 
-    fn stall(&mut self, stall: &Stall) {
-        self.stalls += 1;
-        self.stall_ns = self.stall_ns.saturating_add(stall.duration_ns);
+    /// Counts only the requests sent in `window`, and divides throughputs by its span.
+    pub fn set_window(&mut self, window: Option<Window>) {
+        self.window = window.map(WindowCounter::new);
     }
 
-    fn client(&mut self, client: &Client) {
-        self.client = Some(client.clone());
-    }
-}
-
-impl SummaryAggregator {
     /// The summary record of the run.
     pub fn finish(&self, label: String, run_id: String, opts: &SummaryOptions) -> Summary {
         let duration_ns = match (self.first_sent_ns, self.last_done_ns) {
@@ -162,6 +195,9 @@ impl SummaryAggregator {
             if opts.histograms && stat.count() > 0 {
                 summary.histograms.insert(metric.into(), stat.to_state());
             }
+        }
+        if let Some(w) = &self.window {
+            w.apply(&mut summary);
         }
         summary
     }

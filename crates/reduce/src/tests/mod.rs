@@ -8,6 +8,7 @@ mod metrics;
 mod outcomes;
 mod runs;
 mod vllm;
+mod timing;
 
 pub(super) use crate::{fold_run, FoldOptions, SummaryAggregator, SummaryOptions};
 pub(super) use tokenpipe_format::{RecordReader, StatName, Summary};

@@ -1,0 +1,118 @@
+//! How hard the run loaded the server: peak output tokens/s over 1 s, requests in flight (mean
+//! and peak), and the closed-loop framework's server throughput derived from per-user rates.
+//! All over the measured span (the window, else first send → last `done`); docs/metrics.md
+//! defines each.
+
+use super::concurrency::InFlightIntervals;
+use super::peak::PeakTokens;
+use super::window::{measured_span, Window};
+use crate::aggregate::Aggregator;
+use crate::request::RequestResult;
+use crate::running::Running;
+use tokenpipe_format::{Header, Record, Summary, Token};
+
+const NS_PER_S: f64 = 1e9;
+
+/// Adds `peak_output_tps`, `mean_concurrency`, `peak_concurrency` and `server_tps_from_users`
+/// to a run's summary.
+#[derive(Debug)]
+pub struct LoadAggregator {
+    window: Option<Window>,
+    /// The closed loop's N, when the run is a closed loop.
+    closed_loop_n: Option<u64>,
+    peak: PeakTokens,
+    in_flight: InFlightIntervals,
+    user_tps: Running,
+    first_sent_ns: Option<u64>,
+    last_done_ns: Option<u64>,
+    last_event_ns: Option<u64>,
+}
+
+impl LoadAggregator {
+    /// The aggregator of the run `header` starts, measured over `window` (the whole run when
+    /// `None`).
+    pub fn new(header: &Header, window: Option<Window>) -> Self {
+        let closed = header.param("mode").and_then(|m| m.as_str()) == Some("closed");
+        LoadAggregator {
+            window,
+            closed_loop_n: header
+                .param("concurrency")
+                .and_then(|c| c.as_u64())
+                .filter(|_| closed),
+            peak: PeakTokens::default(),
+            in_flight: InFlightIntervals::default(),
+            user_tps: Running::default(),
+            first_sent_ns: None,
+            last_done_ns: None,
+            last_event_ns: None,
+        }
+    }
+
+    fn saw(&mut self, at_ns: u64) {
+        self.last_event_ns = Some(self.last_event_ns.map_or(at_ns, |t| t.max(at_ns)));
+    }
+}
+
+impl Aggregator for LoadAggregator {
+    fn sees_whole_run(&self) -> bool {
+        true
+    }
+
+    fn token(&mut self, t: &Token) {
+        self.saw(t.at_ns);
+        if self.window.as_ref().is_none_or(|w| w.contains(t.at_ns)) {
+            self.peak.add(t.at_ns, t.tokens);
+        }
+    }
+
+    fn add(&mut self, r: &RequestResult) -> Result<(), String> {
+        if let Some(sent) = r.sent_ns {
+            self.first_sent_ns = Some(self.first_sent_ns.map_or(sent, |t| t.min(sent)));
+            self.saw(sent);
+            // Still in flight at the end of the run: it ends with the run's last event, which
+            // the span never passes.
+            self.in_flight.push(sent, r.done_ns.unwrap_or(u64::MAX));
+        }
+        if let Some(done) = r.done_ns {
+            self.last_done_ns = Some(self.last_done_ns.map_or(done, |t| t.max(done)));
+            self.saw(done);
+        }
+        if let Some(t) = r.last_event_ns {
+            self.saw(t);
+        }
+        let admitted = self.window.as_ref().is_none_or(|w| w.admits(r));
+        if let Some(tps) = r.user_tps().filter(|_| r.ok && admitted) {
+            self.user_tps.push(tps);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, s: &mut Summary, _out: &mut Vec<Record>) {
+        let Some((start, end)) = measured_span(
+            self.window.as_ref(),
+            self.first_sent_ns,
+            self.last_done_ns,
+            self.last_event_ns,
+        ) else {
+            return;
+        };
+        if let Some(p) = self.peak.peak(start, end) {
+            s.peak_output_tps = Some(p.tokens as f64);
+            s.peak_output_tps_at_s = Some(p.start_ns as f64 / NS_PER_S);
+        }
+        let concurrency = self.in_flight.over(start, end);
+        if let Some(c) = concurrency {
+            s.mean_concurrency = Some(c.mean);
+            s.peak_concurrency = Some(c.peak);
+        }
+        let mean_user_tps = (self.user_tps.count() > 0).then(|| self.user_tps.mean());
+        let n = match self.closed_loop_n {
+            Some(n) => Some((n as f64, "closed_loop")),
+            None => concurrency.map(|c| (c.mean, "mean_concurrency")),
+        };
+        if let (Some(tps), Some((n, source))) = (mean_user_tps, n) {
+            s.server_tps_from_users = Some(tps * n);
+            s.server_tps_concurrency = Some(source.into());
+        }
+    }
+}

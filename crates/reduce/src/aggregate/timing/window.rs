@@ -1,0 +1,229 @@
+//! The measured window of a run: which stretch of the run clock its summary reports on, chosen
+//! from the phases `arrivals` marked or from reduce's `--warmup`/`--measure`, and the counts
+//! its throughputs are computed from. docs/metrics.md ("Windows") states the straddle rule
+//! this file implements: a request belongs to the window it was sent in, and is measured whole.
+
+use crate::request::RequestResult;
+use tokenpipe_format::{Header, MeasuredWindow, Phase, Summary, Token};
+
+const NS_PER_S: f64 = 1e9;
+
+/// A stretch `[start_ns, end_ns)` of the run clock; `end_ns` `None` runs to the end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    /// The phase's name, or `manual` for `--warmup`/`--measure`.
+    pub name: String,
+    /// Where it begins, ns from the run start.
+    pub start_ns: u64,
+    /// Where it ends (exclusive).
+    pub end_ns: Option<u64>,
+}
+
+impl Window {
+    /// Whether a stamp falls inside.
+    pub fn contains(&self, at_ns: u64) -> bool {
+        at_ns >= self.start_ns && self.end_ns.is_none_or(|end| at_ns < end)
+    }
+
+    /// Whether a request belongs to the window: it was sent in it (a request never sent is
+    /// placed by its `done`). Extras that want the summary's population ask this.
+    pub fn admits(&self, r: &RequestResult) -> bool {
+        r.sent_ns.or(r.done_ns).is_none_or(|t| self.contains(t))
+    }
+}
+
+/// How the command line chose each run's window.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum WindowChoice {
+    /// The `measure` phase when the run marks one, else the whole run.
+    #[default]
+    Default,
+    /// The whole run (`--phase all`).
+    All,
+    /// A phase the run must mark (`--phase NAME`).
+    Phase(String),
+    /// `--warmup`/`--measure`: from `warmup_ns` for `measure_ns` (to the end when `None`).
+    Manual {
+        /// Left out at the start.
+        warmup_ns: u64,
+        /// Measured after it.
+        measure_ns: Option<u64>,
+    },
+}
+
+impl WindowChoice {
+    /// The window of the run that `header` starts, or `None` for the whole run. A phase the
+    /// run does not mark, or unreadable phases, are an error naming what the run has.
+    pub fn resolve(&self, header: &Header) -> Result<Option<Window>, String> {
+        match self {
+            WindowChoice::All => Ok(None),
+            WindowChoice::Manual {
+                warmup_ns,
+                measure_ns,
+            } => Ok(Some(Window {
+                name: "manual".into(),
+                start_ns: *warmup_ns,
+                end_ns: measure_ns.map(|m| warmup_ns.saturating_add(m)),
+            })),
+            WindowChoice::Default => Ok(phases(header)?
+                .into_iter()
+                .find(|p| p.name == "measure")
+                .map(from_phase)),
+            WindowChoice::Phase(name) => {
+                let phases = phases(header)?;
+                if let Some(p) = phases.iter().find(|p| &p.name == name) {
+                    return Ok(Some(from_phase(p.clone())));
+                }
+                let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
+                Err(if names.is_empty() {
+                    format!(
+                        "--phase {name}: the run marks no phases (arrivals marks them with \
+                         --fill, --stabilize and --measure); use --phase all or --warmup/--measure"
+                    )
+                } else {
+                    format!(
+                        "--phase {name}: the run marks no such phase; it has {} (or use all)",
+                        names.join(", ")
+                    )
+                })
+            }
+        }
+    }
+}
+
+fn from_phase(p: Phase) -> Window {
+    Window {
+        name: p.name,
+        start_ns: p.start_ns,
+        end_ns: p.end_ns,
+    }
+}
+
+/// The phases in the header chain (arrivals' `phases` parameter); none when absent.
+fn phases(header: &Header) -> Result<Vec<Phase>, String> {
+    match header.param("phases") {
+        None | Some(serde_json::Value::Null) => Ok(Vec::new()),
+        Some(v) => {
+            serde_json::from_value(v.clone()).map_err(|e| format!("header: field \"phases\": {e}"))
+        }
+    }
+}
+
+/// The stretch the run's throughputs are divided by: the window cut to the run's activity
+/// (from the later of its start and the first send to the earlier of its end and the last
+/// event), or without a window first send → last `done`. `None` when the run has no send.
+pub fn measured_span(
+    window: Option<&Window>,
+    first_sent_ns: Option<u64>,
+    last_done_ns: Option<u64>,
+    last_event_ns: Option<u64>,
+) -> Option<(u64, u64)> {
+    let first = first_sent_ns?;
+    let (start, end) = match window {
+        None => (first, last_done_ns.unwrap_or(first)),
+        Some(w) => {
+            let last = last_event_ns.unwrap_or(first);
+            (
+                w.start_ns.max(first),
+                w.end_ns.map_or(last, |end| end.min(last)),
+            )
+        }
+    };
+    Some((start, end.max(start)))
+}
+
+/// Follows the stamps of a run and lets its summary count only the window's requests. Keeps
+/// counts, not requests.
+#[derive(Debug)]
+pub struct WindowCounter {
+    window: Window,
+    outside: u64,
+    first_sent_ns: Option<u64>,
+    last_event_ns: Option<u64>,
+    /// `tokens` of token events stamped in the window.
+    tokens: u64,
+    /// Requests whose ok `done` is stamped in the window, and their prompt tokens.
+    ok_done: u64,
+    ok_done_input_tokens: u64,
+}
+
+impl WindowCounter {
+    /// A counter for `window`.
+    pub fn new(window: Window) -> Self {
+        WindowCounter {
+            window,
+            outside: 0,
+            first_sent_ns: None,
+            last_event_ns: None,
+            tokens: 0,
+            ok_done: 0,
+            ok_done_input_tokens: 0,
+        }
+    }
+
+    /// Counts a token event toward the window's throughput when it is stamped inside.
+    pub fn token(&mut self, t: &Token) {
+        self.saw(t.at_ns);
+        if self.window.contains(t.at_ns) {
+            self.tokens = self.tokens.saturating_add(u64::from(t.tokens));
+        }
+    }
+
+    /// Notes a request's stamps and its `done`, and says whether its latencies and counts
+    /// belong to the summary (sent in the window).
+    pub fn admit(&mut self, r: &RequestResult) -> bool {
+        if let Some(sent) = r.sent_ns {
+            self.first_sent_ns = Some(self.first_sent_ns.map_or(sent, |t| t.min(sent)));
+            self.saw(sent);
+        }
+        for t in [r.done_ns, r.last_event_ns].into_iter().flatten() {
+            self.saw(t);
+        }
+        if r.ok && r.done_ns.is_some_and(|d| self.window.contains(d)) {
+            self.ok_done += 1;
+            self.ok_done_input_tokens = self
+                .ok_done_input_tokens
+                .saturating_add(r.input_tokens.unwrap_or(0));
+        }
+        let inside = self.window.admits(r);
+        if !inside {
+            self.outside += 1;
+        }
+        inside
+    }
+
+    fn saw(&mut self, at_ns: u64) {
+        self.last_event_ns = Some(self.last_event_ns.map_or(at_ns, |t| t.max(at_ns)));
+    }
+
+    /// Replaces the summary's whole-run duration and throughputs with the window's, and
+    /// records the window.
+    pub fn apply(&self, s: &mut Summary) {
+        let (start, end) = measured_span(
+            Some(&self.window),
+            self.first_sent_ns,
+            None,
+            self.last_event_ns,
+        )
+        .unwrap_or((self.window.start_ns, self.window.start_ns));
+        let duration_ns = end - start;
+        let per_s = |x: u64| {
+            if duration_ns == 0 {
+                0.0
+            } else {
+                x as f64 * NS_PER_S / duration_ns as f64
+            }
+        };
+        s.duration_s = duration_ns as f64 / NS_PER_S;
+        s.request_throughput_per_s = per_s(self.ok_done);
+        s.output_throughput_tokens_per_s = per_s(self.tokens);
+        s.total_throughput_tokens_per_s =
+            per_s(self.tokens.saturating_add(self.ok_done_input_tokens));
+        s.window = Some(MeasuredWindow {
+            name: self.window.name.clone(),
+            start_s: start as f64 / NS_PER_S,
+            end_s: end as f64 / NS_PER_S,
+        });
+        s.requests_outside_window = Some(self.outside);
+    }
+}
