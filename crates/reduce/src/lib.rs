@@ -9,15 +9,19 @@
 
 pub mod aggregate;
 pub mod cli;
+pub mod group;
 pub mod request;
 pub mod run;
 pub mod running;
+pub mod shard;
+pub mod sink;
 pub mod sparse;
 pub mod stat;
 
 pub use aggregate::{Aggregator, RunReducer, SummaryAggregator, SummaryOptions};
-pub use cli::{default_label, main, reduce_inputs};
+pub use cli::{default_label, main, reduce_inputs, reduce_runs};
 pub use run::{fold_run, Emit, FoldOptions, RunEnd};
+pub use sink::RunsOptions;
 
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,7 @@ mod client;
 mod events;
 mod header;
 mod schedule;
+mod spread;
 mod stamp;
 mod summary;
 
@@ -14,6 +15,7 @@ pub use client::Client;
 pub use events::{Done, ErrorKind, Sent, Stall, Token};
 pub use header::{Header, Shard};
 pub use schedule::{Grouping, LoopMode, Phase, Request, Salt, Schedule};
+pub use spread::AcrossRuns;
 pub use stamp::Stamp;
 pub use summary::{stat_key, MetricState, StatName, Summary};
 

@@ -3,8 +3,10 @@
 //! rule with its line number ([`bad_input`]). This file holds the stream-building helpers.
 
 mod bad_input;
+mod groups;
 mod metrics;
 mod runs;
+mod shards;
 
 pub(super) use crate::{fold_run, FoldOptions, SummaryAggregator, SummaryOptions};
 pub(super) use tokenpipe_format::{RecordReader, StatName, Summary};
@@ -43,7 +45,13 @@ pub(super) fn summary_of(text: &str) -> anyhow::Result<Summary> {
     let mut reader = RecordReader::new(text.as_bytes(), "<test>");
     let header = reader.read_header()?;
     let mut agg = SummaryAggregator::default();
-    fold_run(&mut reader, &header, &mut agg, &FoldOptions::default(), &mut |_| Ok(()))?;
+    fold_run(
+        &mut reader,
+        &header,
+        &mut agg,
+        &FoldOptions::default(),
+        &mut |_| Ok(()),
+    )?;
     Ok(agg.finish("l".into(), header.run_id, &SummaryOptions::default()))
 }
 
