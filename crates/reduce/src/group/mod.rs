@@ -47,12 +47,20 @@ pub struct GroupOptions<'a> {
     pub argv: Vec<String>,
 }
 
-/// The configuration a run belongs to: its label and the parameters of its header chain, as
-/// canonical JSON (object keys sorted).
+/// Parameters that differ between repeats of one configuration by design: fire draws a fresh
+/// prompt `salt` per run so that repeats do not hit each other's prefix cache.
+const PER_RUN_PARAMS: &[&str] = &["salt"];
+
+/// The configuration a run belongs to: its label and the parameters of its header chain (less
+/// [`PER_RUN_PARAMS`]), as canonical JSON (object keys sorted).
 pub fn group_key(label: &str, header: &Header) -> String {
     let params: Vec<serde_json::Value> = Header::chain(header)
         .iter()
-        .map(|h| serde_json::json!([h.tool, canonical(&serde_json::json!(h.params))]))
+        .map(|h| {
+            let mut params = h.params.clone();
+            params.retain(|k, _| !PER_RUN_PARAMS.contains(&k.as_str()));
+            serde_json::json!([h.tool, canonical(&serde_json::json!(params))])
+        })
         .collect();
     format!("{label}\n{}", serde_json::Value::Array(params))
 }

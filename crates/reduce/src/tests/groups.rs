@@ -9,10 +9,11 @@ use tokenpipe_format::{Record, RecordWriter};
 
 /// A fire header of run `run_id` whose arrivals ran at `concurrency`.
 fn header_at(run_id: &str, concurrency: u32) -> String {
-    // Repeats differ in seed, start, argv and run ids; none of them splits a group.
+    // Repeats differ in seed, start, argv, run ids and fire's prompt salt; none of them splits a
+    // group.
     let seed: u32 = run_id.bytes().map(u32::from).sum();
     format!(
-        r#"{{"type":"header","format_major":1,"tool":"fire","tool_version":"0.1.0","run_id":"{run_id}","seed":{seed},"started_at":"2026-11-18T11:06:4{concurrency}.000000000Z","params":{{"url":"http://x"}},"upstream":[{{"format_major":1,"tool":"arrivals","tool_version":"0.1.0","run_id":"a-{run_id}","argv":["arrivals","{run_id}"],"params":{{"model":"m-7b","concurrency":{concurrency}}}}}]}}"#
+        r#"{{"type":"header","format_major":1,"tool":"fire","tool_version":"0.1.0","run_id":"{run_id}","seed":{seed},"started_at":"2026-11-18T11:06:4{concurrency}.000000000Z","params":{{"url":"http://x","salt":"{run_id} words"}},"upstream":[{{"format_major":1,"tool":"arrivals","tool_version":"0.1.0","run_id":"a-{run_id}","argv":["arrivals","{run_id}"],"params":{{"model":"m-7b","concurrency":{concurrency}}}}}]}}"#
     )
 }
 
