@@ -191,7 +191,7 @@ pub fn reduce_runs<W: Write>(
                 };
                 // The reduce header goes first, so that records written while the run is read
                 // (per-request results, intervals) follow the header of their run.
-                sink.write_header(out, &output_header(&run_header, argv.clone()))?;
+                sink.start_run(out, &output_header(&run_header, argv.clone()))?;
                 let end = {
                     let mut emit = |record: Record| -> anyhow::Result<()> {
                         out.write(&record)?;

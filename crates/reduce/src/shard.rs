@@ -66,14 +66,16 @@ pub struct OpenPlan {
 
 impl OpenPlan {
     /// A plan opened by its first part, `header`.
+    /// `output` is reduce's header for it, whose run id becomes the merged run's.
     pub fn new(
         header: &Header,
-        output: Header,
+        mut output: Header,
         label: String,
         reducer: RunReducer,
     ) -> Result<Self, String> {
         let (key, count) =
             plan_key(header).ok_or_else(|| format!("run {} is not a shard", header.run_id))?;
+        output.run_id = format!("{}-reduce", merged_run_id(header));
         Ok(OpenPlan {
             key,
             count,
@@ -146,7 +148,7 @@ impl OpenPlan {
 
     /// The merged run's summary, and the extras' last records in `out`.
     pub fn finish(&mut self, opts: &SummaryOptions, out: &mut Vec<Record>) -> Summary {
-        let run_id = format!("{}-merged", self.header.run_id);
+        let run_id = merged_run_id(&self.header);
         let mut summary = self
             .reducer
             .finish_summary(self.label.clone(), run_id, opts, out);
@@ -155,6 +157,11 @@ impl OpenPlan {
         summary.shards_missing = self.missing();
         summary
     }
+}
+
+/// The run id of the run merged from a plan whose first part read is `first`.
+fn merged_run_id(first: &Header) -> String {
+    format!("{}-merged", first.run_id)
 }
 
 /// A header's `started_at` in nanoseconds since the Unix epoch.

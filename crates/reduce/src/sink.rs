@@ -79,9 +79,20 @@ impl<'a> RunSink<'a> {
         label
     }
 
+    /// Writes the output header of a run that is not a shard: every such run starts with its
+    /// own header, even one whose run id repeats the last one's.
+    pub fn start_run<W: Write>(
+        &mut self,
+        out: &mut RecordWriter<W>,
+        header: &Header,
+    ) -> anyhow::Result<()> {
+        self.current = None;
+        self.write_header(out, header)
+    }
+
     /// Writes `header` (the output header of run `header.run_id`'s results) unless it is the
     /// last one written.
-    pub fn write_header<W: Write>(
+    fn write_header<W: Write>(
         &mut self,
         out: &mut RecordWriter<W>,
         header: &Header,

@@ -185,3 +185,35 @@ fn a_part_too_far_before_the_first_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn a_run_between_two_parts_keeps_every_record_under_its_own_header() {
+    let part0 = text(part_header("p0", 0, 2, 0), &[0, 2], 0);
+    let between = stream(&two_requests());
+    let part1 = text(part_header("p1", 1, 2, 3), &[1, 3], 3);
+    let (records, warn) = reduce_text(
+        &[part0, between, part1],
+        &SummaryOptions::default(),
+        RunsOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(warn, "");
+    let ids: Vec<String> = records
+        .iter()
+        .map(|r| match r {
+            tokenpipe_format::Record::Header(h) => format!("header {}", h.run_id),
+            tokenpipe_format::Record::Summary(s) => format!("summary {}", s.run_id),
+            other => other.type_name().to_string(),
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "header p0-merged-reduce",
+            "header run-1-reduce",
+            "summary run-1",
+            "header p0-merged-reduce",
+            "summary p0-merged",
+        ]
+    );
+}
