@@ -134,6 +134,86 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
+/// Reads a header's `started_at` back: RFC 3339 (`2026-11-18T11:06:40.123456789Z`, or with a
+/// `+hh:mm`/`-hh:mm` offset) to nanoseconds since the Unix epoch, so that reduce can put runs of
+/// several hosts on one clock. The error says what is wrong.
+pub fn parse_rfc3339_ns(text: &str) -> Result<i128, String> {
+    let bad = |why: &str| format!("`{text}` is not an RFC 3339 time: {why}");
+    let b = text.as_bytes();
+    let digits = |from: usize, len: usize| -> Result<i64, String> {
+        let part = b.get(from..from + len).ok_or_else(|| bad("too short"))?;
+        if !part.iter().all(u8::is_ascii_digit) {
+            return Err(bad("expected digits"));
+        }
+        Ok(part.iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0')))
+    };
+    let sep = |at: usize, want: &[u8]| -> Result<(), String> {
+        match b.get(at) {
+            Some(c) if want.contains(c) => Ok(()),
+            _ => Err(bad("misplaced separator")),
+        }
+    };
+    let (year, month, day) = (digits(0, 4)?, digits(5, 2)?, digits(8, 2)?);
+    sep(4, b"-")?;
+    sep(7, b"-")?;
+    sep(10, b"Tt ")?;
+    let (hour, minute, second) = (digits(11, 2)?, digits(14, 2)?, digits(17, 2)?);
+    sep(13, b":")?;
+    sep(16, b":")?;
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return Err(bad("a field is out of range"));
+    }
+    // Leap seconds (:60) are read as the next second, as most clocks smear them.
+    if second > 60 {
+        return Err(bad("a field is out of range"));
+    }
+    let mut at = 19;
+    let mut nanos: i128 = 0;
+    if b.get(at) == Some(&b'.') {
+        at += 1;
+        let start = at;
+        while b.get(at).is_some_and(u8::is_ascii_digit) {
+            if at - start < 9 {
+                nanos = nanos * 10 + i128::from(b[at] - b'0');
+            }
+            at += 1;
+        }
+        if at == start {
+            return Err(bad("no digits after the decimal point"));
+        }
+        for _ in (at - start)..9 {
+            nanos *= 10;
+        }
+    }
+    let offset_s = match b.get(at) {
+        Some(b'Z' | b'z') if at + 1 == b.len() => 0,
+        Some(sign @ (b'+' | b'-')) if at + 6 == b.len() => {
+            sep(at + 3, b":")?;
+            let minutes = digits(at + 1, 2)? * 60 + digits(at + 4, 2)?;
+            if *sign == b'+' {
+                minutes * 60
+            } else {
+                -minutes * 60
+            }
+        }
+        _ => return Err(bad("expected `Z` or an offset such as `+02:00` at the end")),
+    };
+    let days = days_from_civil(year, month as u32, day as u32);
+    let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_s;
+    Ok(i128::from(secs) * 1_000_000_000 + nanos)
+}
+
+/// The inverse of [`civil_from_days`]: a proleptic Gregorian date to days since 1970-01-01.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = i64::from((m + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,5 +240,34 @@ mod tests {
         let anchor = clock.anchor();
         assert!(anchor.len() == 30 && anchor.ends_with('Z'), "{anchor}");
         assert!(host_name().is_some());
+    }
+
+    #[test]
+    fn rfc3339_reads_back_what_it_writes() {
+        for (secs, nanos) in [(0i64, 0u32), (951_782_400, 5), (1_795_000_000, 123_456_789)] {
+            let text = rfc3339_nanos(secs, nanos);
+            let want = i128::from(secs) * 1_000_000_000 + i128::from(nanos);
+            assert_eq!(parse_rfc3339_ns(&text), Ok(want), "{text}");
+        }
+        assert_eq!(
+            parse_rfc3339_ns("2026-11-18T11:06:40.5Z"),
+            Ok(1_795_000_000_500_000_000)
+        );
+        assert_eq!(
+            parse_rfc3339_ns("2026-11-18T13:06:40+02:00"),
+            Ok(1_795_000_000_000_000_000)
+        );
+        assert_eq!(parse_rfc3339_ns("1969-12-31T23:59:59Z"), Ok(-1_000_000_000));
+        for bad in [
+            "",
+            "2026-11-18",
+            "2026-13-01T00:00:00Z",
+            "2026-11-18T11:06:40",
+            "2026-11-18T11:06:40.Z",
+            "x026-11-18T11:06:40Z",
+        ] {
+            let err = parse_rfc3339_ns(bad).unwrap_err();
+            assert!(err.contains("RFC 3339"), "{bad}: {err}");
+        }
     }
 }

@@ -10,6 +10,7 @@ use crate::aggregate::{
     Aggregator, LlamaBenchyAggregator, LlamaBenchyOptions, RunReducer, SummaryOptions,
 };
 use crate::run::{fold_run, FoldOptions};
+use crate::sink::{warn_unfinished, RunSink, RunsOptions};
 use clap::Parser;
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -140,6 +141,14 @@ struct Args {
     /// the run has passed it by a second, so a live pipe shows the run as it goes.
     #[arg(long, value_name = "DURATION", value_parser = parse_every)]
     every: Option<Duration>,
+
+    // --- several runs ---
+    /// Write no group summaries. By default, after the last input, every configuration run two
+    /// or more times (same label and same parameters in every header of the chain) gets a
+    /// header and a group summary: latencies pooled over its runs, every figure's mean, sample
+    /// sd, CV % and 95 % t interval over the runs, and bootstrap intervals of the percentiles.
+    #[arg(long)]
+    no_group: bool,
 }
 
 fn parse_every(s: &str) -> Result<Duration, String> {
@@ -234,10 +243,13 @@ pub fn main() -> anyhow::Result<()> {
             tokenpipe_cli::argv(),
         )?);
     }
-    reduce_inputs(
+    reduce_runs(
         inputs,
         &args.label,
         &opts,
+        RunsOptions {
+            groups: !args.no_group,
+        },
         tokenpipe_cli::argv(),
         &mut out,
         &mut io::stderr(),
@@ -291,9 +303,9 @@ fn event_reader(input: Input) -> RecordReader<Box<dyn io::BufRead + Send>> {
         )
 }
 
-/// Reduces every run of every input to a header and a summary. Warnings (runs cut short, a
-/// stalled output) go to `warn`. `labels[i]` names run i; runs past the end get their default
-/// label.
+/// Reduces every run of every input to a header and a summary, then writes a group summary
+/// for every configuration run more than once. Warnings (runs cut short, a stalled output) go
+/// to `warn`. `labels[i]` names run i; runs past the end get their default label.
 pub fn reduce_inputs<W: Write>(
     inputs: Vec<Input>,
     labels: &[String],
@@ -302,7 +314,29 @@ pub fn reduce_inputs<W: Write>(
     out: &mut RecordWriter<W>,
     warn: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let mut runs = 0usize;
+    reduce_runs(
+        inputs,
+        labels,
+        opts,
+        RunsOptions::default(),
+        argv,
+        out,
+        warn,
+    )
+}
+
+/// [`reduce_inputs`] with the choices across runs: the parts of a sharded plan are merged into
+/// one run, and `runs` says whether repeated runs get a group summary.
+pub fn reduce_runs<W: Write>(
+    inputs: Vec<Input>,
+    labels: &[String],
+    opts: &SummaryOptions,
+    runs: RunsOptions,
+    argv: Vec<String>,
+    out: &mut RecordWriter<W>,
+    warn: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let mut sink = RunSink::new(labels, opts, runs, argv.clone());
     for input in inputs {
         let mut reader = event_reader(input);
         let mut header = Some(reader.read_header()?);
@@ -314,65 +348,59 @@ pub fn reduce_inputs<W: Write>(
                     run_header.run_id
                 ))
             })?;
-            let mut agg = RunReducer::new(extras(opts, &run_header, window.as_ref()));
-            agg.summary.set_window(window);
-            let fold = FoldOptions {
-                // vLLM's figures need every chunk's time.
-                keep_events: opts.vllm.is_some(),
-                offset_ns: 0,
+            let reduce_header = |h: &Header| {
+                let mut header = output_header(h, argv.clone());
+                outcomes::meta::add_to_header(&mut header, &opts.outcomes.meta);
+                header
             };
-            // The reduce header goes first, so that records written while the run is read
-            // (per-request results, intervals) follow the header of their run.
-            let mut reduce_header = output_header(&run_header, argv.clone());
-            outcomes::meta::add_to_header(&mut reduce_header, &opts.outcomes.meta);
-            out.write(&Record::Header(reduce_header))?;
-            let end = {
-                let mut emit = |record: Record| -> anyhow::Result<()> {
-                    out.write(&record)?;
-                    // An interval is for someone watching the run: let them see it now.
-                    if matches!(record, Record::Interval(_)) {
-                        out.flush()?;
-                    }
-                    Ok(())
+            let end = if run_header.shard.is_some() {
+                // The parts of a plan share one clock whose zero lies `SLACK_NS` before the
+                // first part's start (see crate::shard): the window moves with it.
+                let window = window.map(|w| w.shifted(crate::shard::SLACK_NS as u64));
+                sink.fold_shard(
+                    &mut reader,
+                    &run_header,
+                    &|| {
+                        let mut agg =
+                            RunReducer::new(extras(opts, &run_header, window.as_ref()));
+                        agg.summary.set_window(window.clone());
+                        agg
+                    },
+                    &reduce_header,
+                    out,
+                    warn,
+                )?
+            } else {
+                let mut agg = RunReducer::new(extras(opts, &run_header, window.as_ref()));
+                agg.summary.set_window(window);
+                let fold = FoldOptions {
+                    // vLLM's figures need every chunk's time.
+                    keep_events: opts.vllm.is_some(),
+                    offset_ns: 0,
                 };
-                fold_run(&mut reader, &run_header, &mut agg, &fold, &mut emit)?
+                // The reduce header goes first, so that records written while the run is read
+                // (per-request results, intervals) follow the header of their run.
+                sink.start_run(out, &reduce_header(&run_header))?;
+                let end = {
+                    let mut emit = |record: Record| -> anyhow::Result<()> {
+                        out.write(&record)?;
+                        // An interval is for someone watching the run: let them see it now.
+                        if matches!(record, Record::Interval(_)) {
+                            out.flush()?;
+                        }
+                        Ok(())
+                    };
+                    fold_run(&mut reader, &run_header, &mut agg, &fold, &mut emit)?
+                };
+                let source = reader.source_name().to_string();
+                warn_unfinished(warn, &source, &run_header, &end)?;
+                let label = sink.next_label(&run_header);
+                let mut last = Vec::new();
+                let run_id = run_header.run_id.clone();
+                let summary = agg.finish_summary(label, run_id, sink.build_options(), &mut last);
+                sink.write_run(out, warn, &source, &run_header, summary, last)?;
+                end
             };
-            let source = reader.source_name().to_string();
-            if end.unfinished > 0 {
-                writeln!(
-                    warn,
-                    "reduce: {source}: run {}: {} requests had no done record; counted as failed",
-                    run_header.run_id, end.unfinished
-                )?;
-            }
-            let label = labels
-                .get(runs)
-                .cloned()
-                .unwrap_or_else(|| default_label(&run_header));
-            let mut last = Vec::new();
-            let summary = agg.finish_summary(label, run_header.run_id.clone(), opts, &mut last);
-            if summary.output_stalls > 0 {
-                writeln!(
-                    warn,
-                    "reduce: {source}: run {}: fire's output was blocked {} times for {:.1} ms in all; token stamps taken then may be late",
-                    run_header.run_id, summary.output_stalls, summary.output_stall_ms
-                )?;
-            }
-            if summary.client_kept_up == Some(false) {
-                writeln!(
-                    warn,
-                    "reduce: {source}: run {}: the client did not keep up, so its latencies may be distorted: {}",
-                    run_header.run_id,
-                    summary.client_warnings.join("; ")
-                )?;
-            }
-            for record in last {
-                out.write(&record)?;
-            }
-            out.write(&Record::Summary(Box::new(summary)))?;
-            // A summary is the end of a run's work: let a consumer see it now.
-            out.flush()?;
-            runs += 1;
             header = end.next_header;
         }
         if let Some(line) = reader.truncated_tail() {
@@ -380,14 +408,7 @@ pub fn reduce_inputs<W: Write>(
             writeln!(warn, "reduce: warning: {message}")?;
         }
     }
-    if labels.len() > runs {
-        writeln!(
-            warn,
-            "reduce: warning: {} --label values for {runs} run(s); the extra ones were not used",
-            labels.len()
-        )?;
-    }
-    Ok(())
+    sink.end(out, warn)
 }
 
 /// The label a run gets without `--label`: the model named in its header chain (fire's `model`

@@ -145,13 +145,33 @@ impl Stat {
     /// interval, so the error is at most half a bucket (0.05%) either way, and a metric whose
     /// samples are all equal reports that value exactly.
     fn quantile_ns(&self, q: f64) -> f64 {
-        let bucket = self.hist.value_at_quantile(q);
+        self.bucket_value_ns(self.hist.value_at_quantile(q))
+    }
+
+    /// The value a percentile that falls in the histogram bucket holding `bucket` reports (see
+    /// [`Stat::quantile_ns`]).
+    fn bucket_value_ns(&self, bucket: u64) -> f64 {
         let lo = (self.hist.lowest_equivalent(bucket) as f64).max(self.run.min());
         let hi = (self.hist.highest_equivalent(bucket) as f64).min(self.run.max());
         if lo >= hi {
             return lo.min(self.run.max());
         }
         lo + (hi - lo) / 2.0
+    }
+
+    /// Every recorded histogram bucket in ascending order, as the value in nanoseconds a
+    /// percentile falling in it reports and the number of samples in it: what a bootstrap of
+    /// the percentiles resamples.
+    pub fn buckets(&self) -> Vec<(f64, u64)> {
+        self.hist
+            .iter_recorded()
+            .map(|v| {
+                (
+                    self.bucket_value_ns(v.value_iterated_to()),
+                    v.count_at_value(),
+                )
+            })
+            .collect()
     }
 
     /// The accumulator in the form a summary carries, for exact merging later.

@@ -145,6 +145,29 @@ pub struct Summary {
     /// `mean_concurrency` (measured, open loop and batches).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_tps_concurrency: Option<String>,
+    // --- runs: repeats and shards ---
+    /// A group summary: the run ids of the repeated runs of one configuration it pools, in
+    /// order. Omitted on the summary of a single run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<String>,
+    /// A group summary: per numeric member of its runs' summaries, its mean, sample standard
+    /// deviation, CV % and the 95 % interval of the mean over the runs.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub across_runs: BTreeMap<String, super::AcrossRuns>,
+    /// A group summary: per latency percentile member (`ttft_p99_ms`), a 95 % bootstrap
+    /// interval `[lo, hi]` over the pooled samples.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub percentile_ci95: BTreeMap<String, [f64; 2]>,
+    /// A run merged from the shards of one plan: how many parts the plan was split into.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<u32>,
+    /// The run ids of the parts merged, in the order they were read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shard_runs: Vec<String>,
+    /// The indices of the plan's parts that were not in the input (the figures cover the
+    /// others only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards_missing: Vec<u32>,
     /// Every `{metric}_{stat}_{unit}` member; null where no request contributed a value.
     #[serde(flatten)]
     pub stats: Stats,

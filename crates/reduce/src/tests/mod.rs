@@ -4,11 +4,13 @@
 
 mod bad_input;
 mod llama_benchy;
+mod groups;
 mod metrics;
 mod outcomes;
 mod runs;
 mod vllm;
 mod timing;
+mod shards;
 
 pub(super) use crate::{fold_run, FoldOptions, SummaryAggregator, SummaryOptions};
 pub(super) use tokenpipe_format::{RecordReader, StatName, Summary};

@@ -102,7 +102,11 @@ fn every_header_starts_a_run_with_its_own_summary_and_provenance() {
     let (records, warn) = run_inputs(vec![input("-", first + &second)], &[]).unwrap();
     assert_eq!(warn, "");
     let kinds: Vec<&str> = records.iter().map(Record::type_name).collect();
-    assert_eq!(kinds, ["header", "summary", "header", "summary"]);
+    // Two runs of one configuration: their own summaries, then the group's.
+    assert_eq!(
+        kinds,
+        ["header", "summary", "header", "summary", "header", "summary"]
+    );
     let (Record::Header(h1), Record::Header(h2)) = (&records[0], &records[2]) else {
         panic!("{records:?}")
     };

@@ -20,6 +20,16 @@ pub struct Window {
 }
 
 impl Window {
+    /// The same window on a clock whose zero lies `ns` earlier (the merged clock of a sharded
+    /// run).
+    pub fn shifted(&self, ns: u64) -> Window {
+        Window {
+            name: self.name.clone(),
+            start_ns: self.start_ns.saturating_add(ns),
+            end_ns: self.end_ns.map(|e| e.saturating_add(ns)),
+        }
+    }
+
     /// Whether a stamp falls inside.
     pub fn contains(&self, at_ns: u64) -> bool {
         at_ns >= self.start_ns && self.end_ns.is_none_or(|end| at_ns < end)

@@ -1,0 +1,182 @@
+//! Repeated runs of one configuration, grouped: after every run has its own summary, each group
+//! of two or more runs gets a group summary with the runs' latencies pooled, the spread of
+//! every figure over the runs (`across_runs`) and bootstrap intervals of the pooled
+//! percentiles (docs/metrics.md, "Several runs").
+//!
+//! Runs are of one configuration when they have the same label and the same `params` in every
+//! header of their chain; what differs between repeats (run ids, start times, hosts, argv,
+//! seeds) is not a parameter, so it does not split a group. Memory: one summary, with its
+//! histograms, per run.
+
+mod bootstrap;
+mod pool;
+mod spread;
+
+pub use bootstrap::{percentile_intervals, REPLICATES};
+pub use spread::{across, t975};
+
+use std::collections::{BTreeMap, HashMap};
+use tokenpipe_format::{clock, Header, Record, StatName, Summary};
+
+/// Summary members that describe how a run was put together rather than measure it, so they
+/// have no spread worth reporting.
+const NOT_FIGURES: &[&str] = &["shards"];
+
+/// The runs of one configuration, in the order they were read.
+struct Group {
+    key: String,
+    label: String,
+    header: Header,
+    runs: Vec<Summary>,
+}
+
+/// Collects every run's summary and writes the group summaries at the end.
+#[derive(Default)]
+pub struct Grouper {
+    groups: Vec<Group>,
+    index: HashMap<String, usize>,
+}
+
+/// What a group summary is built with.
+pub struct GroupOptions<'a> {
+    /// Percentiles of every latency metric.
+    pub percentiles: &'a [f64],
+    /// Whether the group summary carries its merged histograms.
+    pub histograms: bool,
+    /// reduce's command line, for the group's header.
+    pub argv: Vec<String>,
+}
+
+/// Parameters that differ between repeats of one configuration by design: fire draws a fresh
+/// prompt `salt` per run so that repeats do not hit each other's prefix cache.
+const PER_RUN_PARAMS: &[&str] = &["salt"];
+
+/// The configuration a run belongs to: its label and the parameters of its header chain (less
+/// [`PER_RUN_PARAMS`]), as canonical JSON (object keys sorted).
+pub fn group_key(label: &str, header: &Header) -> String {
+    let params: Vec<serde_json::Value> = Header::chain(header)
+        .iter()
+        .map(|h| {
+            let mut params = h.params.clone();
+            params.retain(|k, _| !PER_RUN_PARAMS.contains(&k.as_str()));
+            serde_json::json!([h.tool, canonical(&serde_json::json!(params))])
+        })
+        .collect();
+    format!("{label}\n{}", serde_json::Value::Array(params))
+}
+
+/// `value` with every object's keys in sorted order, whatever map the JSON library uses.
+fn canonical(value: &serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(map) => {
+            let sorted: BTreeMap<&String, serde_json::Value> =
+                map.iter().map(|(k, v)| (k, canonical(v))).collect();
+            serde_json::Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect())
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.iter().map(canonical).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+impl Grouper {
+    /// Files a finished run (its input `header`, and its summary with histograms).
+    pub fn add(&mut self, header: &Header, summary: Summary) {
+        let key = group_key(&summary.label, header);
+        let at = *self.index.entry(key.clone()).or_insert_with(|| {
+            self.groups.push(Group {
+                key,
+                label: summary.label.clone(),
+                header: header.clone(),
+                runs: Vec::new(),
+            });
+            self.groups.len() - 1
+        });
+        self.groups[at].runs.push(summary);
+    }
+
+    /// A header and a group summary for every group of two or more runs, in the order the
+    /// groups' first runs were read.
+    pub fn finish(self, opts: &GroupOptions<'_>) -> Result<Vec<Record>, String> {
+        let mut out = Vec::new();
+        for group in self.groups.iter().filter(|g| g.runs.len() >= 2) {
+            let summary = group_summary(group, opts)?;
+            let mut header = Header::new(
+                "reduce",
+                format!("{}-reduce", summary.run_id),
+                opts.argv.clone(),
+            );
+            header.started_at = Some(clock::rfc3339_now());
+            header.upstream = Header::chain(&group.header);
+            out.push(Record::Header(header));
+            out.push(Record::Summary(Box::new(summary)));
+        }
+        Ok(out)
+    }
+}
+
+/// The group summary of `group`'s runs.
+fn group_summary(group: &Group, opts: &GroupOptions<'_>) -> Result<Summary, String> {
+    let runs = &group.runs;
+    let hash = tokenpipe_format::ids::fnv1a([group.key.as_bytes()]);
+    let mut s = Summary {
+        label: group.label.clone(),
+        run_id: format!("group-{hash:016x}"),
+        runs: runs.iter().map(|r| r.run_id.clone()).collect(),
+        percentiles: opts.percentiles.to_vec(),
+        ..Summary::default()
+    };
+    pool::pooled_counts(runs, &mut s);
+    let merged = pool::merged_metrics(runs)?;
+    for metric in ["ttft", "tpot", "itl", "e2el", "dispatch_lag"] {
+        let empty = crate::stat::Stat::new();
+        let stat = merged.get(metric).unwrap_or(&empty);
+        pool::set_metric(&mut s, metric, stat, opts.percentiles);
+    }
+    for (metric, stat) in &merged {
+        if !s
+            .stats
+            .0
+            .contains_key(&tokenpipe_format::stat_key(metric, StatName::Mean, "ms"))
+        {
+            pool::set_metric(&mut s, metric, stat, opts.percentiles);
+        }
+        if let Some(intervals) = percentile_intervals(stat, opts.percentiles, metric) {
+            for (&p, ci) in opts.percentiles.iter().zip(intervals) {
+                let key = tokenpipe_format::stat_key(metric, StatName::Percentile(p), "ms");
+                s.percentile_ci95.insert(key, ci);
+            }
+        }
+        if opts.histograms && stat.count() > 0 {
+            s.histograms.insert(metric.clone(), stat.to_state());
+        }
+    }
+    s.itl_jitter = pool::jitter(merged.get("itl"));
+    s.across_runs = across_runs(runs)?;
+    Ok(s)
+}
+
+/// For every numeric top-level member of the runs' summaries, its spread over the runs that
+/// carry a number for it (at least two).
+fn across_runs(runs: &[Summary]) -> Result<BTreeMap<String, tokenpipe_format::AcrossRuns>, String> {
+    let mut values: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for run in runs {
+        let json = serde_json::to_value(run).map_err(|e| format!("run {}: {e}", run.run_id))?;
+        let serde_json::Value::Object(members) = json else {
+            continue;
+        };
+        for (key, value) in members {
+            if let Some(x) = value
+                .as_f64()
+                .filter(|_| !NOT_FIGURES.contains(&key.as_str()))
+            {
+                values.entry(key).or_default().push(x);
+            }
+        }
+    }
+    Ok(values
+        .into_iter()
+        .filter_map(|(key, xs)| Some((key, across(&xs)?)))
+        .collect())
+}

@@ -1,0 +1,68 @@
+//! The pooled figures of a group summary: counts summed over its runs, and every latency
+//! metric recomputed from the runs' merged histograms and moments, never averaged.
+
+use crate::stat::Stat;
+use std::collections::BTreeMap;
+use tokenpipe_format::{StatName, Summary};
+
+/// The runs' latency metrics merged: each run's saved state read back and added.
+pub fn merged_metrics(runs: &[Summary]) -> Result<BTreeMap<String, Stat>, String> {
+    let mut merged: BTreeMap<String, Stat> = BTreeMap::new();
+    for run in runs {
+        for (metric, state) in &run.histograms {
+            let stat = Stat::from_state(state)
+                .map_err(|e| format!("run {}: histogram of {metric}: {e}", run.run_id))?;
+            merged.entry(metric.clone()).or_default().merge(&stat);
+        }
+    }
+    Ok(merged)
+}
+
+/// The counts and throughputs of the runs pooled: counts and durations summed, throughputs
+/// the summed counts over the summed durations (the rate over all the time measured).
+pub fn pooled_counts(runs: &[Summary], into: &mut Summary) {
+    let sum_u = |f: fn(&Summary) -> u64| runs.iter().map(f).fold(0u64, u64::saturating_add);
+    let sum_f = |f: fn(&Summary) -> f64| runs.iter().map(f).sum::<f64>();
+    into.requests_ok = sum_u(|s| s.requests_ok);
+    into.requests_failed = sum_u(|s| s.requests_failed);
+    into.input_tokens = sum_u(|s| s.input_tokens);
+    into.output_tokens = sum_u(|s| s.output_tokens);
+    into.output_stalls = sum_u(|s| s.output_stalls);
+    into.output_stall_ms = sum_f(|s| s.output_stall_ms);
+    into.duration_s = sum_f(|s| s.duration_s);
+    let per_s = |x: f64| {
+        if into.duration_s > 0.0 {
+            x / into.duration_s
+        } else {
+            0.0
+        }
+    };
+    into.request_throughput_per_s = per_s(into.requests_ok as f64);
+    into.output_throughput_tokens_per_s = per_s(into.output_tokens as f64);
+    into.total_throughput_tokens_per_s =
+        per_s(into.input_tokens as f64 + into.output_tokens as f64);
+    let kept_up: Vec<bool> = runs.iter().filter_map(|s| s.client_kept_up).collect();
+    into.client_kept_up = (!kept_up.is_empty()).then(|| kept_up.iter().all(|&k| k));
+    let cpu: Vec<f64> = runs.iter().filter_map(|s| s.client_cpu_s).collect();
+    into.client_cpu_s = (!cpu.is_empty()).then(|| cpu.iter().sum());
+}
+
+/// Writes the statistics of one merged metric into `into`, as a run's summary carries them.
+pub fn set_metric(into: &mut Summary, metric: &str, stat: &Stat, percentiles: &[f64]) {
+    let m = stat.moments(percentiles);
+    into.set_stat(metric, StatName::Mean, m.as_ref().map(|m| m.mean_ms));
+    into.set_stat(metric, StatName::Std, m.as_ref().map(|m| m.std_ms));
+    into.set_stat(metric, StatName::Min, m.as_ref().map(|m| m.min_ms));
+    into.set_stat(metric, StatName::Max, m.as_ref().map(|m| m.max_ms));
+    for &p in percentiles {
+        let value = m.as_ref().and_then(|m| m.p(p));
+        into.set_stat(metric, StatName::Percentile(p), value);
+    }
+}
+
+/// ITL p99 over ITL p50 of the merged gaps, as a run's `itl_jitter`.
+pub fn jitter(itl: Option<&Stat>) -> Option<f64> {
+    let m = itl?.moments(&[50.0, 99.0])?;
+    let (p50, p99) = (m.p(50.0)?, m.p(99.0)?);
+    (p50 > 0.0).then(|| p99 / p50)
+}

@@ -1,0 +1,303 @@
+//! Shards merged into one run: the parts of one plan (`arrivals --shard i/n`, each sent by its
+//! own `fire`, possibly on another host) are folded into one [`RunReducer`], on one clock, so
+//! the plan gets one summary whose percentiles come from all its requests (docs/metrics.md,
+//! "Shards").
+//!
+//! **Which parts belong together.** A part's plan is the nearest `arrivals` header of its chain:
+//! its `params` and `seed`, and the shard count. Parts may come one after another in a stream
+//! or in separate files. A part whose index the open plan already holds starts a new plan of
+//! the same key (the next repeat of a sharded benchmark).
+//!
+//! **One clock.** Each part's times are shifted by its `started_at` minus a reference, so that
+//! all parts line up on the wall clock. Times are unsigned, and a part read later may have
+//! started earlier, so the reference is [`SLACK_NS`] before the start of the first part read: a
+//! part that started more than that before it is refused. The merged run's time zero is
+//! therefore the reference, not any part's start; figures that are differences of times
+//! (latencies, the duration from the first send to the last done) do not depend on it.
+
+use crate::aggregate::{Aggregator, RunReducer, SummaryOptions};
+use crate::request::RequestResult;
+use crate::run::{fold_run, Emit, FoldOptions, RunEnd};
+use std::collections::BTreeSet;
+use std::io::BufRead;
+use tokenpipe_format::{
+    clock, Client, Header, IdSet, Record, RecordReader, Sent, Stall, Summary, Token,
+};
+
+/// How long before the start of the first part read another part may have started: one minute,
+/// far more than parts launched together on hosts with synchronised clocks are apart.
+pub const SLACK_NS: i128 = 60_000_000_000;
+
+/// The plan a sharded run is part of, and how many parts it has; `None` for a run that is not a
+/// shard.
+pub fn plan_key(header: &Header) -> Option<(String, u32)> {
+    let shard = header.shard?;
+    let plan = header
+        .find("arrivals")
+        .or_else(|| header.upstream.first())
+        .unwrap_or(header);
+    let key = serde_json::json!({
+        "params": plan.params,
+        "seed": plan.seed,
+        "count": shard.count,
+    });
+    Some((key.to_string(), shard.count))
+}
+
+/// One plan whose parts are being folded.
+pub struct OpenPlan {
+    key: String,
+    /// How many parts the plan has.
+    pub count: u32,
+    parts: BTreeSet<u32>,
+    reducer: RunReducer,
+    ids: IdSet,
+    client: Option<Client>,
+    reference_ns: i128,
+    /// The input header of the first part read: the merged run's configuration.
+    pub header: Header,
+    /// The merged run's header in reduce's output.
+    pub output: Header,
+    /// The merged run's label.
+    pub label: String,
+    /// The parts' run ids, in the order read.
+    pub part_runs: Vec<String>,
+}
+
+impl OpenPlan {
+    /// A plan opened by its first part, `header`.
+    /// `output` is reduce's header for it, whose run id becomes the merged run's.
+    pub fn new(
+        header: &Header,
+        mut output: Header,
+        label: String,
+        reducer: RunReducer,
+    ) -> Result<Self, String> {
+        let (key, count) =
+            plan_key(header).ok_or_else(|| format!("run {} is not a shard", header.run_id))?;
+        output.run_id = format!("{}-reduce", merged_run_id(header));
+        Ok(OpenPlan {
+            key,
+            count,
+            parts: BTreeSet::new(),
+            reducer,
+            ids: IdSet::new(),
+            client: None,
+            reference_ns: started_at_ns(header)? - SLACK_NS,
+            header: header.clone(),
+            output,
+            label,
+            part_runs: Vec::new(),
+        })
+    }
+
+    /// Whether the part `header` belongs to this plan and is not in it yet.
+    pub fn takes(&self, header: &Header) -> bool {
+        let index = header.shard.map(|s| s.index);
+        plan_key(header).is_some_and(|(key, _)| key == self.key)
+            && index.is_some_and(|i| !self.parts.contains(&i))
+    }
+
+    /// Folds the part that `header` starts from `reader` into the plan, shifted onto the plan's
+    /// clock. A request id that another part already held is bad input.
+    pub fn fold<R: BufRead>(
+        &mut self,
+        reader: &mut RecordReader<R>,
+        header: &Header,
+        keep_events: bool,
+        emit: &mut Emit<'_>,
+    ) -> anyhow::Result<RunEnd> {
+        let source = reader.source_name().to_string();
+        let bad =
+            |e: String| tokenpipe_cli::bad_input(format!("{source}: run {}: {e}", header.run_id));
+        let start = started_at_ns(header).map_err(bad)?;
+        let offset = u64::try_from(start - self.reference_ns).map_err(|_| {
+            bad(format!(
+                "this shard started {:.3} s before shard {} of its plan; parts more than {} s apart are not merged",
+                (self.reference_ns + SLACK_NS - start) as f64 / 1e9,
+                self.header.shard.map_or(0, |s| s.index),
+                SLACK_NS / 1_000_000_000
+            ))
+        })?;
+        if let Some(shard) = header.shard {
+            self.parts.insert(shard.index);
+        }
+        self.part_runs.push(header.run_id.clone());
+        let opts = FoldOptions {
+            keep_events,
+            offset_ns: offset,
+        };
+        let mut unique = UniqueIds {
+            inner: &mut self.reducer,
+            ids: &mut self.ids,
+            client: &mut self.client,
+        };
+        fold_run(reader, header, &mut unique, &opts, emit)
+    }
+
+    /// Whether every part of the plan has been folded.
+    pub fn complete(&self) -> bool {
+        self.parts.len() as u64 >= u64::from(self.count)
+    }
+
+    /// The indices of the parts not folded.
+    pub fn missing(&self) -> Vec<u32> {
+        (0..self.count)
+            .filter(|i| !self.parts.contains(i))
+            .collect()
+    }
+
+    /// The merged run's summary, and the extras' last records in `out`.
+    pub fn finish(&mut self, opts: &SummaryOptions, out: &mut Vec<Record>) -> Summary {
+        let run_id = merged_run_id(&self.header);
+        let mut summary = self
+            .reducer
+            .finish_summary(self.label.clone(), run_id, opts, out);
+        summary.shards = Some(self.count);
+        summary.shard_runs = self.part_runs.clone();
+        summary.shards_missing = self.missing();
+        summary
+    }
+}
+
+/// The run id of the run merged from a plan whose first part read is `first`.
+fn merged_run_id(first: &Header) -> String {
+    format!("{}-merged", first.run_id)
+}
+
+/// A header's `started_at` in nanoseconds since the Unix epoch.
+fn started_at_ns(header: &Header) -> Result<i128, String> {
+    let at = header.started_at.as_deref().ok_or(
+        "a shard's header has no started_at, so its times cannot be lined up with the other parts",
+    )?;
+    clock::parse_rfc3339_ns(at).map_err(|e| format!("started_at: {e}"))
+}
+
+/// The open plans, by key.
+#[derive(Default)]
+pub struct ShardPlans {
+    open: Vec<OpenPlan>,
+}
+
+impl ShardPlans {
+    /// Where the open plan that takes part `header` is, if there is one.
+    pub fn position(&self, header: &Header) -> Option<usize> {
+        self.open.iter().position(|p| p.takes(header))
+    }
+
+    /// The open plan at `at`, as [`ShardPlans::position`] or [`ShardPlans::open`] gave it.
+    pub fn get(&mut self, at: usize) -> &mut OpenPlan {
+        &mut self.open[at]
+    }
+
+    /// The open plan of the same key as `header` that already holds its index: that plan is
+    /// over (a new one of the same configuration starts), so it is taken out.
+    pub fn displaced_by(&mut self, header: &Header) -> Option<OpenPlan> {
+        let (key, _) = plan_key(header)?;
+        let at = self.open.iter().position(|p| p.key == key)?;
+        Some(self.open.remove(at))
+    }
+
+    /// Adds a newly opened plan; returns where it is.
+    pub fn open(&mut self, plan: OpenPlan) -> usize {
+        self.open.push(plan);
+        self.open.len() - 1
+    }
+
+    /// Takes out the plan that `header`'s part completed, if it did.
+    pub fn take_complete(&mut self, header: &Header) -> Option<OpenPlan> {
+        let (key, _) = plan_key(header)?;
+        let at = self
+            .open
+            .iter()
+            .position(|p| p.key == key && p.complete())?;
+        Some(self.open.remove(at))
+    }
+
+    /// Every plan still open, in the order they were opened.
+    pub fn into_open(self) -> Vec<OpenPlan> {
+        self.open
+    }
+}
+
+/// Passes everything to the plan's reducer, refusing a request id that an earlier part held:
+/// the parts of a plan are disjoint slices of one schedule.
+/// Each part's `client` record is combined with the earlier parts' ones, so the merged run's
+/// reflects every client.
+struct UniqueIds<'a> {
+    inner: &'a mut RunReducer,
+    ids: &'a mut IdSet,
+    client: &'a mut Option<Client>,
+}
+
+impl Aggregator for UniqueIds<'_> {
+    fn sent(&mut self, sent: &Sent) {
+        self.inner.sent(sent);
+    }
+
+    fn token(&mut self, token: &Token) {
+        self.inner.token(token);
+    }
+
+    fn add(&mut self, result: &RequestResult) -> Result<(), String> {
+        if !self.ids.insert(result.id) {
+            return Err(format!(
+                "request {} is also in another shard of this plan; the parts of one plan hold disjoint requests",
+                result.id
+            ));
+        }
+        self.inner.add(result)
+    }
+
+    fn stall(&mut self, stall: &Stall) {
+        self.inner.stall(stall);
+    }
+
+    fn client(&mut self, client: &Client) {
+        let combined = match self.client.take() {
+            Some(earlier) => combine_clients(earlier, client),
+            None => client.clone(),
+        };
+        self.inner.client(&combined);
+        *self.client = Some(combined);
+    }
+
+    fn drain(&mut self, out: &mut Vec<Record>) {
+        self.inner.drain(out);
+    }
+
+    fn finish(&mut self, summary: &mut Summary, out: &mut Vec<Record>) {
+        self.inner.finish(summary, out);
+    }
+}
+
+/// The clients of two parts as one: kept up only if both did; their warnings, CPU time, threads,
+/// request counts and peaks in flight added (the plan's peak is at most that sum); their worst
+/// lags and memory the larger.
+fn combine_clients(a: Client, b: &Client) -> Client {
+    let max = |x: Option<u64>, y: Option<u64>| x.max(y);
+    Client {
+        wall_ns: a.wall_ns.max(b.wall_ns),
+        cpu_user_ns: a.cpu_user_ns.saturating_add(b.cpu_user_ns),
+        cpu_system_ns: a.cpu_system_ns.saturating_add(b.cpu_system_ns),
+        cpu_busy: a.cpu_busy.max(b.cpu_busy),
+        threads: a.threads.saturating_add(b.threads),
+        max_rss_bytes: max(a.max_rss_bytes, b.max_rss_bytes),
+        sent: a.sent.saturating_add(b.sent),
+        ok: a.ok.saturating_add(b.ok),
+        failed: a.failed.saturating_add(b.failed),
+        cancelled: a.cancelled.saturating_add(b.cancelled),
+        not_sent: a.not_sent.saturating_add(b.not_sent),
+        peak_in_flight: a.peak_in_flight.saturating_add(b.peak_in_flight),
+        dispatch_lag_p50_ns: max(a.dispatch_lag_p50_ns, b.dispatch_lag_p50_ns),
+        dispatch_lag_p99_ns: max(a.dispatch_lag_p99_ns, b.dispatch_lag_p99_ns),
+        dispatch_lag_max_ns: max(a.dispatch_lag_max_ns, b.dispatch_lag_max_ns),
+        dispatcher_behind_max_ns: a.dispatcher_behind_max_ns.max(b.dispatcher_behind_max_ns),
+        kept_up: a.kept_up && b.kept_up,
+        warnings: a
+            .warnings
+            .into_iter()
+            .chain(b.warnings.iter().cloned())
+            .collect(),
+    }
+}
