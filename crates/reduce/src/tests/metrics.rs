@@ -174,7 +174,14 @@ fn any_percentile_set_and_mergeable_histograms() {
     let mut reader = RecordReader::new(text.as_bytes(), "<test>");
     let header = reader.read_header().unwrap();
     let mut agg = SummaryAggregator::default();
-    fold_run(&mut reader, &header, &mut agg, &FoldOptions::default(), &mut |_| Ok(())).unwrap();
+    fold_run(
+        &mut reader,
+        &header,
+        &mut agg,
+        &FoldOptions::default(),
+        &mut |_| Ok(()),
+    )
+    .unwrap();
     let opts = SummaryOptions {
         percentiles: vec![95.0, 99.9],
         histograms: true,

@@ -43,7 +43,13 @@ pub(super) fn summary_of(text: &str) -> anyhow::Result<Summary> {
     let mut reader = RecordReader::new(text.as_bytes(), "<test>");
     let header = reader.read_header()?;
     let mut agg = SummaryAggregator::default();
-    fold_run(&mut reader, &header, &mut agg, &FoldOptions::default(), &mut |_| Ok(()))?;
+    fold_run(
+        &mut reader,
+        &header,
+        &mut agg,
+        &FoldOptions::default(),
+        &mut |_| Ok(()),
+    )?;
     Ok(agg.finish("l".into(), header.run_id, &SummaryOptions::default()))
 }
 
