@@ -3,6 +3,7 @@
 //! rule with its line number ([`bad_input`]). This file holds the stream-building helpers.
 
 mod bad_input;
+mod fast_path;
 mod metrics;
 mod runs;
 
