@@ -13,7 +13,7 @@ help:
 	@echo "make build        release binaries in $(RELEASE)/"
 	@echo "make test         every test (unit, integration through real pipes, generated files)"
 	@echo "make demo         start the simulated server, run the whole pipe against it, print the table"
-	@echo "make bench        measure fire's own timing error and CPU cost against a floor client, its parsing speed, and arrivals' output rate (see BENCHMARKS.md)"
+	@echo "make bench        measure fire's own timing error and CPU cost against a floor client, its parsing speed, arrivals' output rate, and reduce's events per second and memory (see BENCHMARKS.md)"
 	@echo "make generated    regenerate man/, completions/ and docs/schema.json from the binaries"
 	@echo "make install      install binaries, man pages and completions under DESTDIR/PREFIX"
 	@echo "make lint         rustfmt and clippy, warnings as errors"
@@ -41,6 +41,7 @@ bench:
 	$(CARGO) bench --locked --bench fire_overhead
 	$(CARGO) bench --locked --bench arrivals_throughput
 	$(CARGO) bench --locked --bench sse_parse
+	$(CARGO) bench --locked --bench reduce_throughput
 
 generated: man completions schema
 

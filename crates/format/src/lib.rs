@@ -10,6 +10,7 @@
 pub mod clock;
 pub mod ids;
 pub mod idset;
+pub mod int_hash;
 pub mod or_other;
 pub mod reader;
 pub mod records;
@@ -19,6 +20,7 @@ pub mod words;
 pub mod writer;
 
 pub use idset::IdSet;
+pub use int_hash::IntMap;
 pub use or_other::OrOther;
 pub use reader::{ReadError, RecordReader};
 pub use records::*;

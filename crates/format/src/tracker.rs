@@ -7,8 +7,7 @@
 //! `done`, so that memory grows with the requests in flight, not with the run: finished ids are
 //! kept as ranges in an [`IdSet`].
 
-use crate::{Done, IdSet, Sent, Token};
-use std::collections::HashMap;
+use crate::{Done, IdSet, IntMap, Sent, Token};
 
 /// A record that breaks the ordering rules; the message names the request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -23,14 +22,14 @@ struct Entry<S> {
 
 /// Follows each request of one run from `sent` to `done`, with the caller's state `S` for each.
 pub struct RequestTracker<S> {
-    in_flight: HashMap<u64, Entry<S>>,
+    in_flight: IntMap<u64, Entry<S>>,
     finished: IdSet,
 }
 
 impl<S> Default for RequestTracker<S> {
     fn default() -> Self {
         Self {
-            in_flight: HashMap::new(),
+            in_flight: IntMap::default(),
             finished: IdSet::new(),
         }
     }

@@ -6,15 +6,15 @@
 use crate::running::Running;
 use crate::stat::empty_histogram;
 use hdrhistogram::Histogram;
-use std::collections::HashMap;
 use std::sync::OnceLock;
+use tokenpipe_format::IntMap;
 
 /// Moments and bucket counts of one request's samples, in nanoseconds.
 #[derive(Debug, Clone, Default)]
 pub struct SparseStat {
     run: Running,
     /// The lowest value of each histogram bucket that holds a sample, and how many it holds.
-    buckets: HashMap<u64, u64>,
+    buckets: IntMap<u64, u64>,
 }
 
 /// The bucket grid of every run histogram (same precision), for finding a sample's bucket.

@@ -5,6 +5,7 @@
 mod bad_input;
 mod llama_benchy;
 mod groups;
+mod fast_path;
 mod metrics;
 mod outcomes;
 mod runs;
