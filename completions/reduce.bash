@@ -23,7 +23,7 @@ _reduce() {
 
     case "${cmd}" in
         reduce)
-            opts="-h -V --label --percentiles --no-histograms --generate --help --version"
+            opts="-h -V --label --percentiles --no-histograms --llama-benchy --net-latency --per-request --slo --meta --vllm-compatible --from-vllm --emit-events --phase --warmup --measure --every --no-group --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -34,6 +34,38 @@ _reduce() {
                     return 0
                     ;;
                 --percentiles)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --net-latency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --slo)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --meta)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from-vllm)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --phase)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --warmup)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --measure)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --every)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -270,7 +270,10 @@ fn extras(
     extras.extend(outcomes::aggregators(opts));
     // llama-benchy's figures: cheap, and nothing is added to a run that is neither a batch run
     // nor asked for.
-    extras.push(Box::new(LlamaBenchyAggregator::new(opts.llama_benchy, header)));
+    extras.push(Box::new(LlamaBenchyAggregator::new(
+        opts.llama_benchy,
+        header,
+    )));
     if let Some(vllm) = &opts.vllm {
         extras.push(Box::new(VllmAggregator::new(vllm.clone(), header)));
     }
@@ -361,8 +364,7 @@ pub fn reduce_runs<W: Write>(
                     &mut reader,
                     &run_header,
                     &|| {
-                        let mut agg =
-                            RunReducer::new(extras(opts, &run_header, window.as_ref()));
+                        let mut agg = RunReducer::new(extras(opts, &run_header, window.as_ref()));
                         agg.summary.set_window(window.clone());
                         agg
                     },

@@ -183,7 +183,9 @@ impl<'a> RunSink<'a> {
             };
             // vLLM's figures need every chunk's time.
             let keep_events = self.opts.vllm.is_some();
-            self.plans.get(at).fold(reader, header, keep_events, &mut emit)?
+            self.plans
+                .get(at)
+                .fold(reader, header, keep_events, &mut emit)?
         };
         warn_unfinished(warn, &source, header, &end)?;
         if let Some(done) = self.plans.take_complete(header) {

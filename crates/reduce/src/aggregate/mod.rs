@@ -7,8 +7,8 @@ mod benchy;
 pub mod outcomes;
 mod reducer;
 mod summary;
-pub mod vllm;
 pub mod timing;
+pub mod vllm;
 
 pub use benchy::{llama_benchy_prompt_tokens, LlamaBenchyAggregator, LlamaBenchyOptions};
 pub use reducer::RunReducer;

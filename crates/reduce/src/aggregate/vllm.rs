@@ -11,9 +11,9 @@
 mod peak;
 
 use super::Aggregator;
+use crate::aggregate::outcomes::slo::{SloBound, SloMetric};
 use crate::exact::Samples;
 use crate::request::RequestResult;
-use crate::aggregate::outcomes::slo::{SloBound, SloMetric};
 use crate::vllm_import;
 use peak::PeakCounter;
 use serde_json::{json, Map, Value};

@@ -3,15 +3,15 @@
 //! rule with its line number ([`bad_input`]). This file holds the stream-building helpers.
 
 mod bad_input;
-mod llama_benchy;
-mod groups;
 mod fast_path;
+mod groups;
+mod llama_benchy;
 mod metrics;
 mod outcomes;
 mod runs;
-mod vllm;
-mod timing;
 mod shards;
+mod timing;
+mod vllm;
 
 pub(super) use crate::{fold_run, FoldOptions, SummaryAggregator, SummaryOptions};
 pub(super) use tokenpipe_format::{RecordReader, StatName, Summary};

@@ -3,8 +3,8 @@
 //! without any chunk, each with vLLM's figures worked out by hand and checked with numpy.
 
 use super::*;
-use crate::aggregate::vllm::{options, VllmAggregator};
 use crate::aggregate::outcomes::slo::parse_slo_bound;
+use crate::aggregate::vllm::{options, VllmAggregator};
 use crate::RunReducer;
 use serde_json::Value;
 use std::collections::BTreeMap;
