@@ -27,11 +27,23 @@ Examples:
     for c in 1 2 4 8; do arrivals --concurrency $c -n 64 | fire --url http://127.0.0.1:8000/v1; done \\
       | reduce | table
 
+    # Three repeats of one configuration: three summaries, then their mean ± sd and 95 % CI
+    for i in 1 2 3; do arrivals --rate 2 -n 100 --seed 42 | fire --url http://127.0.0.1:8000/v1; done \\
+      | reduce --meta model=llama-3-8b --meta gpu=h100 > repeats.ndjson
+
+    # A closed loop with fill, stabilize, measure and drain: the measure phase is what counts
+    arrivals --concurrency 32 --fill 1s --stabilize 60s --measure 120s \\
+      | fire --url http://127.0.0.1:8000/v1 | reduce | table
+
+    # Live tokens/s every second while the run goes on
+    arrivals --rate 5 --duration 10m | fire --url http://127.0.0.1:8000/v1 \\
+      | reduce --every 1s | jq -c 'select(.type == \"interval\") | [.end_s, .output_tps]'
+
+    # One record per request, failures included, for jq or pandas; goodput against SLOs
+    reduce --per-request --slo ttft=200ms,tpot=50ms run.ndjson | jq -c 'select(.type == \"result\")'
+
     # Summarise saved runs, with names for the table and the tail percentiles
     reduce --label fp8 --label awq --percentiles 50,90,99,99.9 run-fp8.ndjson run-awq.ndjson | table
-
-    # Keep the summaries for later
-    reduce run.ndjson > run.summary.ndjson
 
     # vLLM's own figures beside ours, and a published vLLM run (--save-detailed) beside it
     reduce --vllm-compatible --slo ttft=200ms run.ndjson --from-vllm vllm-result.json | table";
@@ -42,14 +54,19 @@ Examples:
     name = "reduce",
     version,
     about = "Reduce fire's event streams to one summary record per run",
-    long_about = "Reads the sent/token/done records that fire writes and computes, per run, the \
-        metrics of `vllm bench serve` (TTFT, TPOT, ITL, E2EL: mean, std, min, max and \
-        percentiles; request and token throughput) plus ITL jitter and dispatch lag. Every \
+    long_about = "Reads the sent/token/done records that fire writes and computes, per run, \
+        TTFT, time to first response, TPOT, ITL (per event and per token), E2EL, latencies from \
+        the scheduled instant, queue time and per-request token rates (mean, population and \
+        sample std, min, max, percentiles), counts by error kind, throughput, peak tokens/s and \
+        concurrency, jitter, goodput against --slo, and llama-benchy's batch figures. Every \
         header in the input starts a run, so several runs may come in one stream or in several \
-        files; each gives a header and a summary record, in order. Only successful requests \
-        contribute to latencies and token counts; docs/metrics.md defines every field.\n\n\
+        files; each gives a header and a summary record, in order. Runs of one configuration \
+        also get a group summary (mean ± sd, CV %, 95 % intervals); the parts of a sharded plan \
+        merge into one run. A run whose schedule marks a measure phase is summarised over that \
+        phase. --vllm-compatible adds vLLM's own figures under its key names, and --from-vllm \
+        reads a `vllm bench serve` result as a run. docs/metrics.md defines every field.\n\n\
         Memory grows with the number of requests in flight, not with the length of the run or \
-        of its answers.",
+        of its answers (--vllm-compatible holds every chunk's time).",
     after_help = EXAMPLES
 )]
 struct Args {
