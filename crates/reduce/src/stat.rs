@@ -10,6 +10,15 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use hdrhistogram::Histogram;
 use tokenpipe_format::MetricState;
 
+/// The rank (from 1) of percentile `p` (0 to 100) among `n` samples: ⌈p·n/100⌉, at least 1.
+/// `p·n/100` is computed in floating point, where `99.9 · 1000 / 100` comes out just above 999;
+/// a margin far below one rank keeps such products on their whole number.
+pub fn nearest_rank(p: f64, n: u64) -> u64 {
+    let x = p * n as f64 / 100.0;
+    let rank = (x - 1e-9 * x.max(1.0)).ceil();
+    (rank.max(1.0) as u64).min(n.max(1))
+}
+
 /// Significant decimal digits the histograms keep: a percentile is within 0.1% of the exact order
 /// statistic.
 pub const SIGFIG: u8 = 3;
@@ -134,17 +143,21 @@ impl Stat {
             max_ms: self.run.max() / per_unit,
             percentiles: percentiles
                 .iter()
-                .map(|&p| (p, self.quantile_ns(p / 100.0) / per_unit))
+                .map(|&p| (p, self.percentile_ns(p) / per_unit))
                 .collect(),
         })
     }
 
-    /// The percentile `q`. The histogram finds the bucket holding the smallest sample with at
-    /// least a fraction `q` of samples at or below it (`value_at_quantile`); that sample lies in
-    /// the bucket's range, and within the exact minimum and maximum. We report the middle of that
-    /// interval, so the error is at most half a bucket (0.05%) either way, and a metric whose
-    /// samples are all equal reports that value exactly.
-    fn quantile_ns(&self, q: f64) -> f64 {
+    /// The percentile `p` (0 to 100): the bucket holding the [`nearest_rank`]-th smallest
+    /// sample; that sample lies in the bucket's range, and within the exact minimum and maximum.
+    /// We report the middle of that interval, so the error is at most half a bucket (0.05%)
+    /// either way, and a metric whose samples are all equal reports that value exactly.
+    fn percentile_ns(&self, p: f64) -> f64 {
+        let n = self.hist.len();
+        let rank = nearest_rank(p, n);
+        // `value_at_quantile` takes the ⌈q·N⌉-th sample; asking for the middle of the rank's
+        // slot keeps float rounding of q·N from moving it by one.
+        let q = (rank as f64 - 0.5) / n.max(1) as f64;
         self.bucket_value_ns(self.hist.value_at_quantile(q))
     }
 

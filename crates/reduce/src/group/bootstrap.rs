@@ -8,7 +8,7 @@
 //! many samples there are. The percentile of a replicate is read as the summary reads it
 //! (the bucket holding the ⌈q·N⌉-th smallest value, reported at that bucket's value).
 
-use crate::stat::Stat;
+use crate::stat::{nearest_rank, Stat};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Binomial, Distribution};
@@ -19,11 +19,11 @@ pub const REPLICATES: usize = 1000;
 /// The seed of every bootstrap, mixed with the metric's name, so output is reproducible.
 const SEED: u64 = 0x7031_3162_6f6f_7473;
 
-/// The value of quantile `q` (0 to 1) of samples counted per bucket: the bucket holding the
-/// ⌈q·N⌉-th smallest (at least the first), as HDR's `value_at_quantile` finds it.
-fn quantile(buckets: &[(f64, u64)], counts: &[u64], q: f64) -> f64 {
+/// The value of percentile `p` (0 to 100) of samples counted per bucket: the bucket holding the
+/// [`nearest_rank`]-th smallest, as the summary reads it.
+fn quantile(buckets: &[(f64, u64)], counts: &[u64], p: f64) -> f64 {
     let total: u64 = counts.iter().sum();
-    let rank = ((q * total as f64).ceil() as u64).max(1);
+    let rank = nearest_rank(p, total);
     let mut seen = 0;
     for (&(value, _), &count) in buckets.iter().zip(counts) {
         seen += count;
@@ -71,7 +71,7 @@ pub fn percentile_intervals(
             left -= *count;
         }
         for (values, &p) in replicates.iter_mut().zip(percentiles) {
-            values.push(quantile(&buckets, &counts, p / 100.0));
+            values.push(quantile(&buckets, &counts, p));
         }
     }
     let ranked = |values: &mut Vec<f64>| {
@@ -102,7 +102,7 @@ mod tests {
         let counts: Vec<u64> = buckets.iter().map(|b| b.1).collect();
         let m = stat.moments(&[0.0, 50.0, 90.0, 99.0, 100.0]).unwrap();
         for (p, want) in m.percentiles {
-            assert_eq!(quantile(&buckets, &counts, p / 100.0) / 1e6, want, "p{p}");
+            assert_eq!(quantile(&buckets, &counts, p) / 1e6, want, "p{p}");
         }
     }
 

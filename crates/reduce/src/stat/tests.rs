@@ -134,3 +134,23 @@ fn a_damaged_saved_histogram_is_refused() {
     state.hdr = "not base64!".into();
     assert!(Stat::from_state(&state).is_err());
 }
+
+#[test]
+fn nearest_rank_is_not_moved_by_float_rounding() {
+    // 0.999 · 1000 is 999.0000000000001 in floating point: the rank is still 999.
+    assert_eq!(super::nearest_rank(99.9, 1000), 999);
+    assert_eq!(super::nearest_rank(7.0, 100), 7);
+    assert_eq!(super::nearest_rank(50.0, 2), 1);
+    assert_eq!(super::nearest_rank(99.0, 40), 40);
+    assert_eq!(super::nearest_rank(0.0, 10), 1);
+    assert_eq!(super::nearest_rank(100.0, 10), 10);
+    assert_eq!(super::nearest_rank(50.0, 0), 1);
+    // p99.9 of the values 1 … 1000 ms is the 999th, not the largest.
+    let mut s = super::Stat::new();
+    for v in 1..=1000u64 {
+        s.push_ns(v * 1_000_000);
+    }
+    let m = s.moments(&[99.9]).unwrap();
+    let p = m.p(99.9).unwrap();
+    assert!((p - 999.0).abs() <= 999.0 * 5e-4, "{p}");
+}

@@ -261,6 +261,7 @@ fn intervals_are_written_once_the_run_is_a_grace_past_them() {
     let done = |id, at, ok| crate::request::RequestResult {
         id,
         ok,
+        sent_ns: Some(0),
         done_ns: Some(at),
         ..Default::default()
     };
@@ -280,6 +281,13 @@ fn intervals_are_written_once_the_run_is_a_grace_past_them() {
     agg.sent(&sent(3, ms(800)));
     agg.add(&done(3, ms(2200), false)).unwrap();
     agg.add(&done(2, ms(2300), true)).unwrap();
+    // A request the client never sent ends too, but was never in flight.
+    let never_sent = crate::request::RequestResult {
+        id: 9,
+        done_ns: Some(ms(2250)),
+        ..Default::default()
+    };
+    agg.add(&never_sent).unwrap();
     let mut last = Vec::new();
     agg.finish(&mut Summary::default(), &mut last);
     assert_eq!(last.len(), 2);
@@ -301,7 +309,7 @@ fn intervals_are_written_once_the_run_is_a_grace_past_them() {
     );
     assert_eq!(
         (third.ended_ok, third.ended_failed, third.in_flight),
-        (1, 1, 0)
+        (1, 2, 0)
     );
     near(Some(third.output_tps), 1.0 / 0.3);
     assert_eq!(third.ttft_p50_ms, None);

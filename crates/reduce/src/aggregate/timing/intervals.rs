@@ -9,11 +9,15 @@
 use crate::aggregate::Aggregator;
 use crate::request::RequestResult;
 use crate::stat::Stat;
-use std::collections::{HashMap, VecDeque};
-use tokenpipe_format::{Interval, Record, Sent, Summary, Token};
+use std::collections::VecDeque;
+use tokenpipe_format::{IntMap, Interval, Record, Sent, Summary, Token};
 
 /// How far past a slice's end the newest stamp must be before the slice is written.
 pub const GRACE_NS: u64 = 1_000_000_000;
+
+/// A stamp more slices than this past the oldest open one is not sliced: no run has a million
+/// slices' gap between two events, and a corrupt stamp must not fill memory with empty ones.
+pub const MAX_AHEAD: u64 = 1_000_000;
 
 const NS_PER_S: f64 = 1e9;
 
@@ -30,11 +34,30 @@ struct Slice {
     sent: u64,
     ended_ok: u64,
     ended_failed: u64,
+    /// Requests ended here that had been sent (`in_flight` leaves out the never-sent ones).
+    ended_sent: u64,
     output_tokens: u64,
     /// Made at the first sample: most slices of a fine `--every` have none.
     ttft: Option<Stat>,
     itl: Option<Stat>,
     late_events: u64,
+}
+
+impl Slice {
+    /// Adds every count of `other` (a slice of no length merged into the one it ends).
+    fn absorb(&mut self, other: Slice) {
+        self.sent += other.sent;
+        self.ended_ok += other.ended_ok;
+        self.ended_failed += other.ended_failed;
+        self.ended_sent += other.ended_sent;
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.late_events += other.late_events;
+        for (mine, theirs) in [(&mut self.ttft, other.ttft), (&mut self.itl, other.itl)] {
+            if let Some(theirs) = theirs {
+                mine.get_or_insert_with(Stat::new).merge(&theirs);
+            }
+        }
+    }
 }
 
 /// Adds a sample to a statistic made on first use.
@@ -46,7 +69,7 @@ fn push(stat: &mut Option<Stat>, ns: u64) {
 #[derive(Debug)]
 pub struct IntervalAggregator {
     every_ns: u64,
-    flights: HashMap<u64, Flight>,
+    flights: IntMap<u64, Flight>,
     /// Slices from index `first_open` on, not yet written.
     open: VecDeque<Slice>,
     first_open: u64,
@@ -62,7 +85,7 @@ impl IntervalAggregator {
     pub fn new(every_ns: u64) -> Self {
         IntervalAggregator {
             every_ns: every_ns.max(1),
-            flights: HashMap::new(),
+            flights: IntMap::default(),
             open: VecDeque::new(),
             first_open: 0,
             newest_ns: None,
@@ -94,6 +117,11 @@ impl IntervalAggregator {
         &mut self.open[0]
     }
 
+    /// Whether a stamp is too far ahead to slice (see [`MAX_AHEAD`]).
+    fn out_of_reach(&self, at_ns: u64) -> bool {
+        at_ns / self.every_ns > self.first_open.saturating_add(MAX_AHEAD)
+    }
+
     /// Notes the newest stamp and writes every slice that ends a grace before it.
     fn advance(&mut self, at_ns: u64) {
         let newest = self.newest_ns.map_or(at_ns, |t| t.max(at_ns));
@@ -115,7 +143,7 @@ impl IntervalAggregator {
         let end_ns = cut_ns.map_or(full_end, |c| c.clamp(start_ns, full_end));
         self.first_open += 1;
         self.sent_before += slice.sent;
-        self.ended_before += slice.ended_ok + slice.ended_failed;
+        self.ended_before += slice.ended_sent;
         let seconds = (end_ns - start_ns) as f64 / NS_PER_S;
         let ttft = slice.ttft.and_then(|s| s.moments(&[50.0, 99.0]));
         let itl = slice.itl.and_then(|s| s.moments(&[50.0, 99.0]));
@@ -147,6 +175,9 @@ impl Aggregator for IntervalAggregator {
     }
 
     fn sent(&mut self, s: &Sent) {
+        if self.out_of_reach(s.sent_ns) {
+            return;
+        }
         self.flights.insert(
             s.id,
             Flight {
@@ -162,18 +193,16 @@ impl Aggregator for IntervalAggregator {
     }
 
     fn token(&mut self, t: &Token) {
-        let flight = self.flights.get(&t.id).copied();
-        if !t.empty {
-            if let Some(f) = flight {
-                self.flights.insert(
-                    t.id,
-                    Flight {
-                        last_content_ns: Some(t.at_ns),
-                        ..f
-                    },
-                );
-            }
+        if self.out_of_reach(t.at_ns) {
+            return;
         }
+        let flight = self.flights.get_mut(&t.id).map(|f| {
+            let before = *f;
+            if !t.empty {
+                f.last_content_ns = Some(t.at_ns);
+            }
+            before
+        });
         self.advance(t.at_ns);
         if let Some(slice) = self.slice(t.at_ns) {
             slice.output_tokens = slice.output_tokens.saturating_add(u64::from(t.tokens));
@@ -189,14 +218,21 @@ impl Aggregator for IntervalAggregator {
     fn add(&mut self, r: &RequestResult) -> Result<(), String> {
         self.flights.remove(&r.id);
         // A request still in flight when the run ended has not ended in any slice.
-        let Some(done) = r.done_ns else {
+        let Some(done) = r.done_ns.filter(|&d| !self.out_of_reach(d)) else {
             return Ok(());
         };
+        let was_sent = u64::from(r.sent_ns.is_some());
         self.advance(done);
         match self.slice(done) {
-            Some(slice) if r.ok => slice.ended_ok += 1,
-            Some(slice) => slice.ended_failed += 1,
-            None => self.ended_before += 1,
+            Some(slice) => {
+                if r.ok {
+                    slice.ended_ok += 1;
+                } else {
+                    slice.ended_failed += 1;
+                }
+                slice.ended_sent += was_sent;
+            }
+            None => self.ended_before += was_sent,
         }
         Ok(())
     }
@@ -207,7 +243,19 @@ impl Aggregator for IntervalAggregator {
 
     fn finish(&mut self, _summary: &mut Summary, out: &mut Vec<Record>) {
         if let Some(newest) = self.newest_ns {
-            while self.first_open <= newest / self.every_ns {
+            // A run whose last event falls exactly on a slice boundary would end in a slice of
+            // no length: what was stamped at that instant joins the slice before, whose end it is.
+            let mut last = newest / self.every_ns;
+            if newest % self.every_ns == 0 && last > self.first_open {
+                let offset = (last - self.first_open) as usize;
+                if let Some(tail) = self.open.remove(offset) {
+                    if let Some(before) = self.open.get_mut(offset - 1) {
+                        before.absorb(tail);
+                    }
+                }
+                last -= 1;
+            }
+            while self.first_open <= last {
                 self.close_front(Some(newest));
             }
         }
