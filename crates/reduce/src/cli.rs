@@ -277,11 +277,13 @@ pub fn main() -> anyhow::Result<()> {
 
 /// The aggregators beyond the summary's own that `opts` asks for, fresh for the run `header`
 /// starts (some read its schedule's parameters), whose measured window is `window` (the whole
-/// run when `None`).
+/// run when `None`) and whose own t = 0 lies at `origin_ns` of the clock its events are read
+/// on (later than 0 only on the merged clock of a sharded run).
 fn extras(
     opts: &SummaryOptions,
     header: &Header,
     window: Option<&Window>,
+    origin_ns: u64,
 ) -> Vec<Box<dyn Aggregator>> {
     let mut extras: Vec<Box<dyn Aggregator>> = Vec::new();
     extras.extend(outcomes::aggregators(opts));
@@ -292,9 +294,11 @@ fn extras(
         header,
     )));
     if let Some(vllm) = &opts.vllm {
-        extras.push(Box::new(VllmAggregator::new(vllm.clone(), header)));
+        // vLLM's duration runs from its clock's start: the run's, or the measured window's.
+        let start_ns = window.map_or(origin_ns, |w| w.start_ns);
+        extras.push(Box::new(VllmAggregator::new(vllm.clone(), header, start_ns)));
     }
-    extras.push(Box::new(LoadAggregator::new(header, window.cloned())));
+    extras.push(Box::new(LoadAggregator::new(header, window.cloned(), origin_ns)));
     if let Some(every_ns) = opts.every_ns {
         extras.push(Box::new(IntervalAggregator::new(every_ns)));
     }
@@ -357,6 +361,7 @@ pub fn reduce_runs<W: Write>(
     warn: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let mut sink = RunSink::new(labels, opts, runs, argv.clone());
+    let mut warned_every = false;
     for input in inputs {
         let mut reader = event_reader(input);
         let mut header = Some(reader.read_header()?);
@@ -376,12 +381,31 @@ pub fn reduce_runs<W: Write>(
             let end = if run_header.shard.is_some() {
                 // The parts of a plan share one clock whose zero lies `SLACK_NS` before the
                 // first part's start (see crate::shard): the window moves with it.
-                let window = window.map(|w| w.shifted(crate::shard::SLACK_NS as u64));
+                let origin_ns = crate::shard::SLACK_NS as u64;
+                let window = window.map(|w| w.shifted(origin_ns));
+                // The parts are read one after another, so no slice of a merged run could be
+                // written before every part has been read: --every follows single runs only.
+                if opts.every_ns.is_some() && !warned_every {
+                    writeln!(
+                        warn,
+                        "reduce: warning: --every writes no intervals for the parts of a sharded run; reduce each part's output alone to watch it"
+                    )?;
+                    warned_every = true;
+                }
+                let part_opts = SummaryOptions {
+                    every_ns: None,
+                    ..opts.clone()
+                };
                 sink.fold_shard(
                     &mut reader,
                     &run_header,
                     &|| {
-                        let mut agg = RunReducer::new(extras(opts, &run_header, window.as_ref()));
+                        let mut agg = RunReducer::new(extras(
+                            &part_opts,
+                            &run_header,
+                            window.as_ref(),
+                            origin_ns,
+                        ));
                         agg.summary.set_window(window.clone());
                         agg
                     },
@@ -390,7 +414,7 @@ pub fn reduce_runs<W: Write>(
                     warn,
                 )?
             } else {
-                let mut agg = RunReducer::new(extras(opts, &run_header, window.as_ref()));
+                let mut agg = RunReducer::new(extras(opts, &run_header, window.as_ref(), 0));
                 agg.summary.set_window(window);
                 let fold = FoldOptions {
                     // vLLM's figures need every chunk's time.

@@ -96,6 +96,9 @@ pub struct VllmAggregator {
     total_input: u64,
     total_output: u64,
     last_done_ns: Option<u64>,
+    /// Where vLLM's benchmark clock would have started: the run's t = 0, or the start of the
+    /// measured window.
+    origin_ns: u64,
     ttft_ms: Samples,
     tpot_ms: Samples,
     itl_ms: Samples,
@@ -106,12 +109,14 @@ pub struct VllmAggregator {
 const NS_PER_MS: f64 = 1e6;
 
 impl VllmAggregator {
-    /// An aggregator for the run `header` starts; an imported vLLM run brings the figures its
-    /// events cannot give back (see docs/metrics.md).
-    pub fn new(opts: VllmOptions, header: &Header) -> Self {
+    /// An aggregator for the run `header` starts, whose duration counts from `origin_ns` (the
+    /// run's t = 0, or the start of its measured window); an imported vLLM run brings the
+    /// figures its events cannot give back (see docs/metrics.md).
+    pub fn new(opts: VllmOptions, header: &Header, origin_ns: u64) -> Self {
         VllmAggregator {
             opts,
             from_file: FromFile::of(header),
+            origin_ns,
             ..Self::default()
         }
     }
@@ -152,6 +157,12 @@ impl Aggregator for VllmAggregator {
     fn add(&mut self, r: &RequestResult) -> Result<(), String> {
         if let Some(done) = r.done_ns {
             self.last_done_ns = Some(self.last_done_ns.map_or(done, |t| t.max(done)));
+        }
+        // A failed request, or one never sent (a stopped run's rest), is one of vLLM's failures
+        // whatever it streamed.
+        if !r.ok || r.sent_ns.is_none() {
+            self.failed += 1;
+            return Ok(());
         }
         let chunks = vllm_chunks(r)?;
         // vLLM fails a response without a single chunk ("Never received a valid chunk").
@@ -201,7 +212,11 @@ impl VllmAggregator {
         let duration = self
             .from_file
             .duration_s
-            .unwrap_or_else(|| self.last_done_ns.unwrap_or(0) as f64 / 1e9);
+            .unwrap_or_else(|| {
+                self.last_done_ns
+                    .map_or(0, |d| d.saturating_sub(self.origin_ns)) as f64
+                    / 1e9
+            });
         let per_s = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
         let (peak_tokens, peak_requests) = match self.from_file.peaks {
             Some(p) => p,

@@ -76,7 +76,7 @@ fn vllm_of(text: &str, percentiles: &[f64], slo: &str) -> (Summary, BTreeMap<Str
         .map(|s| parse_slo_bound(s).unwrap())
         .collect();
     let opts = options(percentiles, &slos).unwrap();
-    let mut agg = RunReducer::new(vec![Box::new(VllmAggregator::new(opts, &header))]);
+    let mut agg = RunReducer::new(vec![Box::new(VllmAggregator::new(opts, &header, 0))]);
     let fold = FoldOptions {
         keep_events: true,
         offset_ns: 0,
@@ -196,7 +196,7 @@ fn without_kept_events_the_aggregator_says_so() {
     let text = five_requests();
     let mut reader = RecordReader::new(text.as_bytes(), "<test>");
     let header = reader.read_header().unwrap();
-    let mut agg = VllmAggregator::new(options(&[], &[]).unwrap(), &header);
+    let mut agg = VllmAggregator::new(options(&[], &[]).unwrap(), &header, 0);
     let e = fold_run(
         &mut reader,
         &header,
@@ -206,4 +206,20 @@ fn without_kept_events_the_aggregator_says_so() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("need every event"), "{e}");
+}
+
+#[test]
+fn a_request_never_sent_is_one_of_vllms_failures() {
+    // A stopped run ends its unsent rest with a `done` and no `sent`.
+    let mut text = five_requests();
+    text.push_str(&done(
+        9,
+        900 * MS,
+        false,
+        r#","error_kind":"not_sent","error":"stopped""#,
+    ));
+    text.push('\n');
+    let (_, v) = vllm_of(&text, &[], "");
+    assert_eq!(num(&v, "completed"), 3.0);
+    assert_eq!(num(&v, "failed"), 3.0);
 }

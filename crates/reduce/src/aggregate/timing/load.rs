@@ -26,12 +26,14 @@ pub struct LoadAggregator {
     first_sent_ns: Option<u64>,
     last_done_ns: Option<u64>,
     last_event_ns: Option<u64>,
+    /// Where the run's t = 0 lies on its clock (see `Window::origin_ns`).
+    origin_ns: u64,
 }
 
 impl LoadAggregator {
     /// The aggregator of the run `header` starts, measured over `window` (the whole run when
-    /// `None`).
-    pub fn new(header: &Header, window: Option<Window>) -> Self {
+    /// `None`), on a clock whose t = 0 is at `origin_ns`.
+    pub fn new(header: &Header, window: Option<Window>, origin_ns: u64) -> Self {
         let closed = header.param("mode").and_then(|m| m.as_str()) == Some("closed");
         LoadAggregator {
             window,
@@ -45,6 +47,7 @@ impl LoadAggregator {
             first_sent_ns: None,
             last_done_ns: None,
             last_event_ns: None,
+            origin_ns,
         }
     }
 
@@ -98,7 +101,8 @@ impl Aggregator for LoadAggregator {
         };
         if let Some(p) = self.peak.peak(start, end) {
             s.peak_output_tps = Some(p.tokens as f64);
-            s.peak_output_tps_at_s = Some(p.start_ns as f64 / NS_PER_S);
+            s.peak_output_tps_at_s =
+                Some(p.start_ns.saturating_sub(self.origin_ns) as f64 / NS_PER_S);
         }
         let concurrency = self.in_flight.over(start, end);
         if let Some(c) = concurrency {

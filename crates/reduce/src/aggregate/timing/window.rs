@@ -17,6 +17,9 @@ pub struct Window {
     pub start_ns: u64,
     /// Where it ends (exclusive).
     pub end_ns: Option<u64>,
+    /// Where the run's own t = 0 lies on this clock: 0, except on the merged clock of a
+    /// sharded run. Reported positions are taken from here.
+    pub origin_ns: u64,
 }
 
 impl Window {
@@ -27,6 +30,7 @@ impl Window {
             name: self.name.clone(),
             start_ns: self.start_ns.saturating_add(ns),
             end_ns: self.end_ns.map(|e| e.saturating_add(ns)),
+            origin_ns: self.origin_ns.saturating_add(ns),
         }
     }
 
@@ -74,6 +78,7 @@ impl WindowChoice {
                 name: "manual".into(),
                 start_ns: *warmup_ns,
                 end_ns: measure_ns.map(|m| warmup_ns.saturating_add(m)),
+                origin_ns: 0,
             })),
             WindowChoice::Default => Ok(phases(header)?
                 .into_iter()
@@ -106,6 +111,7 @@ fn from_phase(p: Phase) -> Window {
         name: p.name,
         start_ns: p.start_ns,
         end_ns: p.end_ns,
+        origin_ns: 0,
     }
 }
 
@@ -231,8 +237,8 @@ impl WindowCounter {
             per_s(self.tokens.saturating_add(self.ok_done_input_tokens));
         s.window = Some(MeasuredWindow {
             name: self.window.name.clone(),
-            start_s: start as f64 / NS_PER_S,
-            end_s: end as f64 / NS_PER_S,
+            start_s: start.saturating_sub(self.window.origin_ns) as f64 / NS_PER_S,
+            end_s: end.saturating_sub(self.window.origin_ns) as f64 / NS_PER_S,
         });
         s.requests_outside_window = Some(self.outside);
     }
