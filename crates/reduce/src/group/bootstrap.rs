@@ -35,7 +35,7 @@ fn quantile(buckets: &[(f64, u64)], counts: &[u64], p: f64) -> f64 {
 }
 
 /// For each percentile in `percentiles` (0 to 100), the 95 % bootstrap interval `[lo, hi]` in
-/// milliseconds of that percentile of `stat`'s samples: the 2.5th and 97.5th percentiles
+/// histogram units (ns for latencies) of that percentile of `stat`'s samples: the 2.5th and 97.5th percentiles
 /// (ranks 25 and 975 of 1000) of the replicates' values. `None` without samples.
 pub fn percentile_intervals(
     stat: &Stat,
@@ -76,7 +76,7 @@ pub fn percentile_intervals(
     }
     let ranked = |values: &mut Vec<f64>| {
         values.sort_by(f64::total_cmp);
-        let at = |q: f64| values[(q * REPLICATES as f64).ceil() as usize - 1] / 1e6;
+        let at = |q: f64| values[(q * REPLICATES as f64).ceil() as usize - 1];
         [at(0.025), at(0.975)]
     };
     Some(replicates.iter_mut().map(ranked).collect())
@@ -110,7 +110,12 @@ mod tests {
     fn intervals_hold_the_pooled_value_and_repeat_exactly() {
         let stat = spread_stat();
         let ps = [50.0, 90.0, 99.0];
-        let ci = percentile_intervals(&stat, &ps, "ttft").unwrap();
+        // Histogram units (ns) back to the summary's ms.
+        let ci: Vec<[f64; 2]> = percentile_intervals(&stat, &ps, "ttft")
+            .unwrap()
+            .into_iter()
+            .map(|[lo, hi]| [lo / 1e6, hi / 1e6])
+            .collect();
         let m = stat.moments(&ps).unwrap();
         for ((p, value), [lo, hi]) in m.percentiles.iter().zip(&ci) {
             assert!(
@@ -125,7 +130,9 @@ mod tests {
             (170.0..=190.0).contains(&lo) && (210.0..=230.0).contains(&hi),
             "{lo} {hi}"
         );
-        assert_eq!(percentile_intervals(&stat, &ps, "ttft").unwrap(), ci);
+        let again = percentile_intervals(&stat, &ps, "ttft").unwrap();
+        let again: Vec<[f64; 2]> = again.into_iter().map(|[l, h]| [l / 1e6, h / 1e6]).collect();
+        assert_eq!(again, ci, "the same seed draws the same replicates");
         assert_eq!(percentile_intervals(&Stat::new(), &ps, "ttft"), None);
     }
 }

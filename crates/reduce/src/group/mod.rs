@@ -15,6 +15,7 @@ mod spread;
 pub use bootstrap::{percentile_intervals, REPLICATES};
 pub use spread::{across, t975};
 
+use crate::aggregate::outcomes::latency::metric_unit;
 use std::collections::{BTreeMap, HashMap};
 use tokenpipe_format::{clock, Header, Record, StatName, Summary};
 
@@ -135,17 +136,18 @@ fn group_summary(group: &Group, opts: &GroupOptions<'_>) -> Result<Summary, Stri
         pool::set_metric(&mut s, metric, stat, opts.percentiles);
     }
     for (metric, stat) in &merged {
+        let (unit, per_unit) = metric_unit(metric);
         if !s
             .stats
             .0
-            .contains_key(&tokenpipe_format::stat_key(metric, StatName::Mean, "ms"))
+            .contains_key(&tokenpipe_format::stat_key(metric, StatName::Mean, unit))
         {
             pool::set_metric(&mut s, metric, stat, opts.percentiles);
         }
         if let Some(intervals) = percentile_intervals(stat, opts.percentiles, metric) {
-            for (&p, ci) in opts.percentiles.iter().zip(intervals) {
-                let key = tokenpipe_format::stat_key(metric, StatName::Percentile(p), "ms");
-                s.percentile_ci95.insert(key, ci);
+            for (&p, [lo, hi]) in opts.percentiles.iter().zip(intervals) {
+                let key = tokenpipe_format::stat_key(metric, StatName::Percentile(p), unit);
+                s.percentile_ci95.insert(key, [lo / per_unit, hi / per_unit]);
             }
         }
         if opts.histograms && stat.count() > 0 {

@@ -1,6 +1,7 @@
 //! The pooled figures of a group summary: counts summed over its runs, and every latency
 //! metric recomputed from the runs' merged histograms and moments, never averaged.
 
+use crate::aggregate::outcomes::latency::metric_unit;
 use crate::stat::Stat;
 use std::collections::BTreeMap;
 use tokenpipe_format::{StatName, Summary};
@@ -47,16 +48,19 @@ pub fn pooled_counts(runs: &[Summary], into: &mut Summary) {
     into.client_cpu_s = (!cpu.is_empty()).then(|| cpu.iter().sum());
 }
 
-/// Writes the statistics of one merged metric into `into`, as a run's summary carries them.
+/// Writes the statistics of one merged metric into `into`, as a run's summary carries them:
+/// in the metric's own unit (`metric_unit`).
 pub fn set_metric(into: &mut Summary, metric: &str, stat: &Stat, percentiles: &[f64]) {
-    let m = stat.moments(percentiles);
-    into.set_stat(metric, StatName::Mean, m.as_ref().map(|m| m.mean_ms));
-    into.set_stat(metric, StatName::Std, m.as_ref().map(|m| m.std_ms));
-    into.set_stat(metric, StatName::Min, m.as_ref().map(|m| m.min_ms));
-    into.set_stat(metric, StatName::Max, m.as_ref().map(|m| m.max_ms));
+    let (unit, per_unit) = metric_unit(metric);
+    let m = stat.moments_scaled(percentiles, per_unit);
+    let mut set = |name: StatName, value: Option<f64>| into.set_stat_in(metric, name, unit, value);
+    set(StatName::Mean, m.as_ref().map(|m| m.mean_ms));
+    set(StatName::Std, m.as_ref().map(|m| m.std_ms));
+    set(StatName::SampleStd, m.as_ref().and_then(|m| m.sstd_ms));
+    set(StatName::Min, m.as_ref().map(|m| m.min_ms));
+    set(StatName::Max, m.as_ref().map(|m| m.max_ms));
     for &p in percentiles {
-        let value = m.as_ref().and_then(|m| m.p(p));
-        into.set_stat(metric, StatName::Percentile(p), value);
+        set(StatName::Percentile(p), m.as_ref().and_then(|m| m.p(p)));
     }
 }
 

@@ -195,6 +195,22 @@ fn pooled_percentiles_equal_one_run_holding_every_request() {
             assert!(same, "{metric} {stat:?}: group {g:?}, one run {s:?}");
         }
     }
+    // Rates and ratios keep their own units in the group, as in each run.
+    assert!(single.stat_in("user_tps", StatName::Mean, "tps").is_some());
+    for (metric, unit) in [("user_tps", "tps"), ("prefill_tps", "tps"), ("itl_cv", "ratio")] {
+        for stat in [StatName::Mean, StatName::Max, StatName::Percentile(50.0)] {
+            let (g, s) = (
+                group.stat_in(metric, stat, unit),
+                single.stat_in(metric, stat, unit),
+            );
+            let same = match (g, s) {
+                (Some(g), Some(s)) => (g - s).abs() <= 1e-9 * s.abs().max(1.0),
+                (g, s) => g == s,
+            };
+            assert!(same, "{metric} {stat:?}: group {g:?}, one run {s:?}");
+        }
+        assert_eq!(group.stat(metric, StatName::Mean), None, "no {metric}_mean_ms");
+    }
     // Pooled p50 is the middle request's, not an average of the runs' p50s.
     assert_pct(group.stat("ttft", StatName::Percentile(50.0)), 20.0);
     assert_eq!(group.histograms["ttft"].count, 3);

@@ -19,6 +19,18 @@ struct Unit {
     per_unit: f64,
 }
 
+/// The unit a metric's statistics are written in and its histogram units per summary unit:
+/// `("tps", 1000)` for the per-request token rates, `("ratio", 10⁶)` for `itl_cv`, `("ms", 10⁶)`
+/// for every latency. Whoever reads a summary's `histograms` back (group summaries) asks here.
+pub fn metric_unit(metric: &str) -> (&'static str, f64) {
+    let unit = match metric {
+        "user_tps" | "user_gen_tps" | "prefill_tps" => TPS,
+        "itl_cv" => RATIO,
+        _ => MS,
+    };
+    (unit.name, unit.per_unit)
+}
+
 const MS: Unit = Unit {
     name: "ms",
     per_unit: 1e6,
