@@ -160,7 +160,15 @@ pub fn parse_rfc3339_ns(text: &str) -> Result<i128, String> {
     let (hour, minute, second) = (digits(11, 2)?, digits(14, 2)?, digits(17, 2)?);
     sep(13, b":")?;
     sep(16, b":")?;
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    if !(1..=12).contains(&month) || !(1..=month_days).contains(&day) || hour > 23 || minute > 59
+    {
         return Err(bad("a field is out of range"));
     }
     // Leap seconds (:60) are read as the next second, as most clocks smear them.
@@ -189,7 +197,11 @@ pub fn parse_rfc3339_ns(text: &str) -> Result<i128, String> {
         Some(b'Z' | b'z') if at + 1 == b.len() => 0,
         Some(sign @ (b'+' | b'-')) if at + 6 == b.len() => {
             sep(at + 3, b":")?;
-            let minutes = digits(at + 1, 2)? * 60 + digits(at + 4, 2)?;
+            let (oh, om) = (digits(at + 1, 2)?, digits(at + 4, 2)?);
+            if oh > 23 || om > 59 {
+                return Err(bad("the offset is out of range"));
+            }
+            let minutes = oh * 60 + om;
             if *sign == b'+' {
                 minutes * 60
             } else {
@@ -227,6 +239,21 @@ mod tests {
             rfc3339_nanos(1_795_000_000, 123_456_789),
             "2026-11-18T11:06:40.123456789Z"
         );
+    }
+
+    #[test]
+    fn rfc3339_refuses_days_and_offsets_that_do_not_exist() {
+        assert!(parse_rfc3339_ns("2024-02-29T00:00:00Z").is_ok(), "a leap day");
+        for bad in [
+            "2026-02-29T00:00:00Z",
+            "2026-02-31T00:00:00Z",
+            "2026-04-31T00:00:00Z",
+            "1900-02-29T00:00:00Z",
+            "2026-01-01T00:00:00+24:00",
+            "2026-01-01T00:00:00-05:60",
+        ] {
+            assert!(parse_rfc3339_ns(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -122,6 +122,14 @@ impl<'a> RunSink<'a> {
                 summary.run_id, summary.output_stalls, summary.output_stall_ms
             )?;
         }
+        let outside = summary.requests_outside_window.unwrap_or(0);
+        if summary.requests_ok + summary.requests_failed == 0 && outside > 0 {
+            writeln!(
+                warn,
+                "reduce: {source}: run {}: the measured window holds none of its {outside} requests (see --phase, --warmup and --measure); its summary is empty",
+                summary.run_id
+            )?;
+        }
         if summary.client_kept_up == Some(false) {
             writeln!(
                 warn,

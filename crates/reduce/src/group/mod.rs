@@ -49,8 +49,15 @@ pub struct GroupOptions<'a> {
 }
 
 /// Parameters that differ between repeats of one configuration by design: fire draws a fresh
-/// prompt `salt` per run so that repeats do not hit each other's prefix cache.
-const PER_RUN_PARAMS: &[&str] = &["salt"];
+/// prompt `salt` per run so that repeats do not hit each other's prefix cache; a `vllm bench
+/// serve` result imported with `--from-vllm` carries its own date and measured figures.
+const PER_RUN_PARAMS: &[&str] = &[
+    "salt",
+    "date",
+    "duration_s",
+    "max_output_tokens_per_s",
+    "max_concurrent_requests",
+];
 
 /// The configuration a run belongs to: its label and the parameters of its header chain (less
 /// [`PER_RUN_PARAMS`]), as canonical JSON (object keys sorted).

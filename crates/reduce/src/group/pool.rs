@@ -20,7 +20,8 @@ pub fn merged_metrics(runs: &[Summary]) -> Result<BTreeMap<String, Stat>, String
 }
 
 /// The counts and throughputs of the runs pooled: counts and durations summed, throughputs
-/// the summed counts over the summed durations (the rate over all the time measured).
+/// what the runs counted (throughput × duration) over the summed durations (the rate over all
+/// the time measured).
 pub fn pooled_counts(runs: &[Summary], into: &mut Summary) {
     let sum_u = |f: fn(&Summary) -> u64| runs.iter().map(f).fold(0u64, u64::saturating_add);
     let sum_f = |f: fn(&Summary) -> f64| runs.iter().map(f).sum::<f64>();
@@ -38,10 +39,12 @@ pub fn pooled_counts(runs: &[Summary], into: &mut Summary) {
             0.0
         }
     };
-    into.request_throughput_per_s = per_s(into.requests_ok as f64);
-    into.output_throughput_tokens_per_s = per_s(into.output_tokens as f64);
-    into.total_throughput_tokens_per_s =
-        per_s(into.input_tokens as f64 + into.output_tokens as f64);
+    // What each run counted over its own duration (a windowed run counts what was stamped in
+    // its window), added up and divided by the time measured in all.
+    let counted = |f: fn(&Summary) -> f64| runs.iter().map(|s| f(s) * s.duration_s).sum::<f64>();
+    into.request_throughput_per_s = per_s(counted(|s| s.request_throughput_per_s));
+    into.output_throughput_tokens_per_s = per_s(counted(|s| s.output_throughput_tokens_per_s));
+    into.total_throughput_tokens_per_s = per_s(counted(|s| s.total_throughput_tokens_per_s));
     let kept_up: Vec<bool> = runs.iter().filter_map(|s| s.client_kept_up).collect();
     into.client_kept_up = (!kept_up.is_empty()).then(|| kept_up.iter().all(|&k| k));
     let cpu: Vec<f64> = runs.iter().filter_map(|s| s.client_cpu_s).collect();

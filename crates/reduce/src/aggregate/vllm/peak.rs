@@ -2,6 +2,8 @@
 //! buckets from the earliest send of a successful request, the chunks counted per bucket and
 //! the requests in flight counted per bucket, and the fullest bucket of each reported.
 
+use tokenpipe_format::IntMap;
+
 const NS_PER_S: u64 = 1_000_000_000;
 
 /// The send, end and chunk times of the successful requests of a run.
@@ -44,28 +46,37 @@ impl PeakCounter {
             };
         };
         let max_end = self.spans.iter().map(|s| s.1).max().unwrap_or(min_start);
-        let buckets = (max_end - min_start).div_ceil(NS_PER_S) as usize + 1;
-        let bucket = |t: u64| (t.saturating_sub(min_start) / NS_PER_S) as usize;
-        let mut tokens = vec![0u64; buckets];
+        let buckets = (max_end - min_start).div_ceil(NS_PER_S) + 1;
+        let bucket = |t: u64| t.saturating_sub(min_start) / NS_PER_S;
+        // Only the buckets that hold something are kept, so a stray far stamp costs one entry.
+        let mut tokens: IntMap<u64, u64> = IntMap::default();
         for &t in &self.chunks {
-            if let Some(b) = tokens.get_mut(bucket(t)) {
-                *b += 1;
+            let b = bucket(t);
+            if b < buckets {
+                *tokens.entry(b).or_insert(0) += 1;
             }
         }
         // Requests in flight per bucket: +1 at the first bucket, −1 after the last.
-        let mut starts = vec![0i64; buckets + 1];
+        let mut deltas: Vec<(u64, i64)> = Vec::with_capacity(self.spans.len() * 2);
         for &(start, end) in &self.spans {
-            starts[bucket(start)] += 1;
-            starts[bucket(end) + 1] -= 1;
+            deltas.push((bucket(start), 1));
+            deltas.push((bucket(end).saturating_add(1), -1));
         }
-        let mut in_flight = 0i64;
-        let mut most = 0i64;
-        for delta in &starts[..buckets] {
-            in_flight += delta;
-            most = most.max(in_flight);
+        deltas.sort_unstable();
+        let (mut in_flight, mut most) = (0i64, 0i64);
+        let mut i = 0;
+        while i < deltas.len() {
+            let b = deltas[i].0;
+            while i < deltas.len() && deltas[i].0 == b {
+                in_flight += deltas[i].1;
+                i += 1;
+            }
+            if b < buckets {
+                most = most.max(in_flight);
+            }
         }
         Peaks {
-            max_output_tokens_per_s: tokens.iter().copied().max().unwrap_or(0) as f64,
+            max_output_tokens_per_s: tokens.values().copied().max().unwrap_or(0) as f64,
             max_concurrent_requests: most.max(0) as u64,
         }
     }
