@@ -1,4 +1,5 @@
-//! Exact statistics over samples held in memory, computed the way numpy computes them, so that a
+//! Exact statistics over samples held in memory, computed the way numpy computes them (to the
+//! last digit, which numpy's pairwise summation may round differently), so that a
 //! figure can be compared with a tool that reports `np.mean`, `np.std` and `np.percentile`
 //! (`vllm bench serve`). The summary's own statistics stream through histograms instead
 //! ([`crate::stat`]); these cost memory per sample and are used only where exact agreement with

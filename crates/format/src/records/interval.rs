@@ -37,8 +37,8 @@ pub struct Interval {
     #[serde(default)]
     pub itl_p99_ms: Option<f64>,
     /// Events that arrived after the slice they were stamped in had been written (stamped
-    /// more than the grace before the newest stamp): counted here, in the next slice written,
-    /// and in no other member.
+    /// more than the grace before the newest stamp): counted here, in the next slice written;
+    /// a late send still counts in `in_flight`, and nothing else does.
     #[serde(default)]
     pub late_events: u64,
 }

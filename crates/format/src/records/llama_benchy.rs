@@ -39,7 +39,7 @@ pub struct LlamaBenchy {
     /// indices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tg_tps_batch: Option<SpreadFigure>,
-    /// Time to first response (any event, a role-only chunk included), over all requests.
+    /// Time to first response (any event, a role-only chunk included), over the successful requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttfr_ms: Option<MeanStd>,
     /// Estimated prompt processing time: `max(0, TTFR − net latency)`.

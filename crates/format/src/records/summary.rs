@@ -23,7 +23,8 @@ pub struct Summary {
     pub requests_ok: u64,
     /// Requests that failed, whatever the kind.
     pub requests_failed: u64,
-    /// From the first send to the last `done`, in seconds.
+    /// From the first send to the last `done`, in seconds; with a measured `window`, the
+    /// window's length.
     pub duration_s: f64,
     /// Prompt tokens of successful requests, from the server's usage (0 where it reported none).
     pub input_tokens: u64,
@@ -76,12 +77,12 @@ pub struct Summary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests_sent: Option<u64>,
     /// The failed requests the server or the network caused (`requests_failed` less the
-    /// `cancelled` and `not_sent` ones the run itself ended), so a stopped run is told apart
-    /// from a failing server.
+    /// `cancelled`, `not_sent` and unfinished ones the run itself ended), so a stopped run is
+    /// told apart from a failing server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests_failed_server: Option<u64>,
     /// Every request that was not ok, by error kind as written (`unfinished`: no `done` at
-    /// all); omitted when every request was ok.
+    /// all; `unknown`: a failed `done` without a kind); omitted when every request was ok.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub errors: BTreeMap<String, u64>,
     /// Per metric, how many values its statistics were computed from, so each figure says
@@ -188,21 +189,23 @@ fn is_zero_f64(x: &f64) -> bool {
 
 /// One metric's samples in mergeable form. The HDR histogram is HdrHistogram's standard
 /// compressed encoding (V2, deflated, base64: the `HISTF...` strings of HdrHistogram log files,
-/// readable by its Java, C, Go, Python and Rust libraries), of nanosecond values.
+/// readable by its Java, C, Go, Python and Rust libraries). Values are in the metric's histogram
+/// unit: nanoseconds for `ms` metrics, milli-tokens per second for `tps` metrics, millionths for
+/// `ratio` metrics; the `_ns` names are those of format 1.0.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct MetricState {
-    /// The histogram of the samples, in nanoseconds.
+    /// The histogram of the samples, in the histogram unit.
     pub hdr: String,
     /// Number of samples.
     pub count: u64,
-    /// Sum of the samples, in nanoseconds (the exact mean is `sum_ns / count`).
+    /// Sum of the samples (the exact mean is `sum_ns / count`).
     pub sum_ns: f64,
-    /// Sum of squared deviations from the mean, in ns² (the population variance is
+    /// Sum of squared deviations from the mean, in the unit squared (the population variance is
     /// `m2_ns2 / count`); merged with Chan's formula.
     pub m2_ns2: f64,
-    /// The smallest sample, in nanoseconds.
+    /// The smallest sample.
     pub min_ns: f64,
-    /// The largest sample, in nanoseconds.
+    /// The largest sample.
     pub max_ns: f64,
 }
 

@@ -1,6 +1,6 @@
 //! Peak output throughput: the most tokens stamped in any one second of the run, found by
 //! counting tokens per 1 ms cell of the run clock and sliding a 1000-cell window one cell at a
-//! time. Memory is one `u32` per millisecond of run (3.6 MB per hour), whatever the number of
+//! time. Memory is one `u32` per millisecond of run (14.4 MB per hour), whatever the number of
 //! events, and the answer does not depend on the order events were read in.
 
 /// Cells per sliding window: 1 s of 1 ms cells.
