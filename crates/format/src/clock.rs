@@ -167,8 +167,7 @@ pub fn parse_rfc3339_ns(text: &str) -> Result<i128, String> {
         4 | 6 | 9 | 11 => 30,
         _ => 31,
     };
-    if !(1..=12).contains(&month) || !(1..=month_days).contains(&day) || hour > 23 || minute > 59
-    {
+    if !(1..=12).contains(&month) || !(1..=month_days).contains(&day) || hour > 23 || minute > 59 {
         return Err(bad("a field is out of range"));
     }
     // Leap seconds (:60) are read as the next second, as most clocks smear them.
@@ -243,7 +242,10 @@ mod tests {
 
     #[test]
     fn rfc3339_refuses_days_and_offsets_that_do_not_exist() {
-        assert!(parse_rfc3339_ns("2024-02-29T00:00:00Z").is_ok(), "a leap day");
+        assert!(
+            parse_rfc3339_ns("2024-02-29T00:00:00Z").is_ok(),
+            "a leap day"
+        );
         for bad in [
             "2026-02-29T00:00:00Z",
             "2026-02-31T00:00:00Z",

@@ -296,9 +296,17 @@ fn extras(
     if let Some(vllm) = &opts.vllm {
         // vLLM's duration runs from its clock's start: the run's, or the measured window's.
         let start_ns = window.map_or(origin_ns, |w| w.start_ns);
-        extras.push(Box::new(VllmAggregator::new(vllm.clone(), header, start_ns)));
+        extras.push(Box::new(VllmAggregator::new(
+            vllm.clone(),
+            header,
+            start_ns,
+        )));
     }
-    extras.push(Box::new(LoadAggregator::new(header, window.cloned(), origin_ns)));
+    extras.push(Box::new(LoadAggregator::new(
+        header,
+        window.cloned(),
+        origin_ns,
+    )));
     if let Some(every_ns) = opts.every_ns {
         extras.push(Box::new(IntervalAggregator::new(every_ns)));
     }

@@ -209,14 +209,11 @@ impl VllmAggregator {
     /// vLLM's result object: its keys, its units (seconds for the duration, milliseconds for
     /// latencies), and 0 for the statistics of a metric without values (`np.mean(x or 0)`).
     fn result(&mut self) -> BTreeMap<String, Value> {
-        let duration = self
-            .from_file
-            .duration_s
-            .unwrap_or_else(|| {
-                self.last_done_ns
-                    .map_or(0, |d| d.saturating_sub(self.origin_ns)) as f64
-                    / 1e9
-            });
+        let duration = self.from_file.duration_s.unwrap_or_else(|| {
+            self.last_done_ns
+                .map_or(0, |d| d.saturating_sub(self.origin_ns)) as f64
+                / 1e9
+        });
         let per_s = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
         let (peak_tokens, peak_requests) = match self.from_file.peaks {
             Some(p) => p,

@@ -154,7 +154,8 @@ fn group_summary(group: &Group, opts: &GroupOptions<'_>) -> Result<Summary, Stri
         if let Some(intervals) = percentile_intervals(stat, opts.percentiles, metric) {
             for (&p, [lo, hi]) in opts.percentiles.iter().zip(intervals) {
                 let key = tokenpipe_format::stat_key(metric, StatName::Percentile(p), unit);
-                s.percentile_ci95.insert(key, [lo / per_unit, hi / per_unit]);
+                s.percentile_ci95
+                    .insert(key, [lo / per_unit, hi / per_unit]);
             }
         }
         if opts.histograms && stat.count() > 0 {

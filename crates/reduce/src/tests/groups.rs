@@ -3,9 +3,8 @@
 
 use super::*;
 use crate::group::t975;
-use crate::{reduce_runs, RunsOptions};
-use tokenpipe_cli::Input;
-use tokenpipe_format::{Record, RecordWriter};
+use crate::RunsOptions;
+use tokenpipe_format::Record;
 
 /// A fire header of run `run_id` whose arrivals ran at `concurrency`.
 fn header_at(run_id: &str, concurrency: u32) -> String {
@@ -53,30 +52,7 @@ pub(super) fn reduce_text(
     opts: &SummaryOptions,
     runs: RunsOptions,
 ) -> anyhow::Result<(Vec<Record>, String)> {
-    let input = Input {
-        reader: Box::new(std::io::Cursor::new(texts.concat().into_bytes())),
-        name: "<stdin>".into(),
-    };
-    let (mut bytes, mut warn) = (Vec::new(), Vec::new());
-    {
-        let mut out = RecordWriter::new(&mut bytes);
-        reduce_runs(
-            vec![input],
-            &[],
-            opts,
-            runs,
-            vec!["reduce".into()],
-            &mut out,
-            &mut warn,
-        )?;
-        out.flush()?;
-    }
-    let mut reader = RecordReader::new(&bytes[..], "<out>");
-    let mut records = vec![];
-    while let Some(r) = reader.next_record()? {
-        records.push(r);
-    }
-    Ok((records, String::from_utf8(warn)?))
+    drive(vec![("<stdin>", texts.concat())], &[], opts, runs)
 }
 
 pub(super) fn summaries(records: &[Record]) -> Vec<&Summary> {
@@ -197,7 +173,11 @@ fn pooled_percentiles_equal_one_run_holding_every_request() {
     }
     // Rates and ratios keep their own units in the group, as in each run.
     assert!(single.stat_in("user_tps", StatName::Mean, "tps").is_some());
-    for (metric, unit) in [("user_tps", "tps"), ("prefill_tps", "tps"), ("itl_cv", "ratio")] {
+    for (metric, unit) in [
+        ("user_tps", "tps"),
+        ("prefill_tps", "tps"),
+        ("itl_cv", "ratio"),
+    ] {
         for stat in [StatName::Mean, StatName::Max, StatName::Percentile(50.0)] {
             let (g, s) = (
                 group.stat_in(metric, stat, unit),
@@ -209,7 +189,11 @@ fn pooled_percentiles_equal_one_run_holding_every_request() {
             };
             assert!(same, "{metric} {stat:?}: group {g:?}, one run {s:?}");
         }
-        assert_eq!(group.stat(metric, StatName::Mean), None, "no {metric}_mean_ms");
+        assert_eq!(
+            group.stat(metric, StatName::Mean),
+            None,
+            "no {metric}_mean_ms"
+        );
     }
     // Pooled p50 is the middle request's, not an average of the runs' p50s.
     assert_pct(group.stat("ttft", StatName::Percentile(50.0)), 20.0);

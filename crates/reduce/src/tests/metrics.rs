@@ -170,18 +170,8 @@ fn jitter_is_itl_p99_over_p50() {
 
 #[test]
 fn any_percentile_set_and_mergeable_histograms() {
-    let text = stream(&two_requests());
-    let mut reader = RecordReader::new(text.as_bytes(), "<test>");
-    let header = reader.read_header().unwrap();
     let mut agg = SummaryAggregator::default();
-    fold_run(
-        &mut reader,
-        &header,
-        &mut agg,
-        &FoldOptions::default(),
-        &mut |_| Ok(()),
-    )
-    .unwrap();
+    fold_text(&stream(&two_requests()), &mut agg, &mut |_| Ok(())).unwrap();
     let opts = SummaryOptions {
         percentiles: vec![95.0, 99.9],
         histograms: true,

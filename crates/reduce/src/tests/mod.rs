@@ -1,6 +1,7 @@
 //! Whole-run tests: hand-written event streams with known timings, checked field by field
-//! against docs/metrics.md ([`metrics`]), the multi-input driver ([`runs`]), and every bad-input
-//! rule with its line number ([`bad_input`]). This file holds the stream-building helpers.
+//! against docs/metrics.md ([`metrics`] and a file per kind of figure), the multi-input driver
+//! ([`runs`], [`groups`], [`shards`]), and every bad-input rule with its line number
+//! ([`bad_input`]). This file holds the stream-building and driving helpers.
 
 mod bad_input;
 mod fast_path;
@@ -17,6 +18,56 @@ pub(super) use crate::{fold_run, FoldOptions, SummaryAggregator, SummaryOptions}
 pub(super) use tokenpipe_format::{RecordReader, StatName, Summary};
 
 pub(super) const MS: u64 = 1_000_000;
+
+/// Reads the header of the run `text` starts and folds the run into `agg`; records the
+/// aggregators write while the run is read go to `emit`. Returns the header.
+pub(super) fn fold_text(
+    text: &str,
+    agg: &mut dyn crate::Aggregator,
+    emit: &mut crate::Emit<'_>,
+) -> anyhow::Result<tokenpipe_format::Header> {
+    let mut reader = RecordReader::new(text.as_bytes(), "<test>");
+    let header = reader.read_header()?;
+    fold_run(&mut reader, &header, agg, &FoldOptions::default(), emit)?;
+    Ok(header)
+}
+
+/// Runs reduce's whole driver over `inputs` (name, text) as the command line would; returns
+/// the records written and the warnings.
+pub(super) fn drive(
+    inputs: Vec<(&str, String)>,
+    labels: &[String],
+    opts: &SummaryOptions,
+    runs: crate::RunsOptions,
+) -> anyhow::Result<(Vec<tokenpipe_format::Record>, String)> {
+    let inputs = inputs
+        .into_iter()
+        .map(|(name, text)| tokenpipe_cli::Input {
+            reader: Box::new(std::io::Cursor::new(text.into_bytes())),
+            name: name.into(),
+        })
+        .collect();
+    let (mut bytes, mut warn) = (Vec::new(), Vec::new());
+    {
+        let mut out = tokenpipe_format::RecordWriter::new(&mut bytes);
+        crate::reduce_runs(
+            inputs,
+            labels,
+            opts,
+            runs,
+            vec!["reduce".into()],
+            &mut out,
+            &mut warn,
+        )?;
+        out.flush()?;
+    }
+    let mut reader = RecordReader::new(&bytes[..], "<out>");
+    let mut records = vec![];
+    while let Some(r) = reader.next_record()? {
+        records.push(r);
+    }
+    Ok((records, String::from_utf8(warn)?))
+}
 
 pub(super) fn header(run_id: &str) -> String {
     format!(
@@ -47,16 +98,8 @@ pub(super) fn stream(lines: &[String]) -> String {
 }
 
 pub(super) fn summary_of(text: &str) -> anyhow::Result<Summary> {
-    let mut reader = RecordReader::new(text.as_bytes(), "<test>");
-    let header = reader.read_header()?;
     let mut agg = SummaryAggregator::default();
-    fold_run(
-        &mut reader,
-        &header,
-        &mut agg,
-        &FoldOptions::default(),
-        &mut |_| Ok(()),
-    )?;
+    let header = fold_text(text, &mut agg, &mut |_| Ok(()))?;
     Ok(agg.finish("l".into(), header.run_id, &SummaryOptions::default()))
 }
 

@@ -48,23 +48,13 @@ fn every_end() -> Vec<String> {
 /// Folds `lines` through the summary and this part's aggregators; returns the records written
 /// while the run was read, then the summary.
 fn reduce(lines: &[String], opts: &SummaryOptions) -> (Vec<Record>, Summary) {
-    let text = stream(lines);
-    let mut reader = RecordReader::new(text.as_bytes(), "<test>");
-    let header = reader.read_header().unwrap();
     let mut agg = RunReducer::new(outcomes::aggregators(opts));
     let mut written = Vec::new();
     let mut emit = |r: Record| -> anyhow::Result<()> {
         written.push(r);
         Ok(())
     };
-    fold_run(
-        &mut reader,
-        &header,
-        &mut agg,
-        &FoldOptions::default(),
-        &mut emit,
-    )
-    .unwrap();
+    let header = fold_text(&stream(lines), &mut agg, &mut emit).unwrap();
     let mut last = Vec::new();
     let s = agg.finish_summary("l".into(), header.run_id, opts, &mut last);
     written.extend(last);

@@ -1,38 +1,22 @@
 //! The driver over several inputs: one header, one summary per input, labels, killed runs.
 
 use super::*;
-use crate::reduce_inputs;
-use tokenpipe_cli::Input;
-use tokenpipe_format::{Record, RecordWriter};
+use tokenpipe_format::Record;
 
-fn input(name: &str, text: String) -> Input {
-    Input {
-        reader: Box::new(std::io::Cursor::new(text.into_bytes())),
-        name: name.into(),
-    }
+fn input(name: &str, text: String) -> (&str, String) {
+    (name, text)
 }
 
-fn run_inputs(inputs: Vec<Input>, labels: &[String]) -> anyhow::Result<(Vec<Record>, String)> {
-    let mut bytes = Vec::new();
-    let mut warn = Vec::new();
-    {
-        let mut out = RecordWriter::new(&mut bytes);
-        reduce_inputs(
-            inputs,
-            labels,
-            &crate::SummaryOptions::default(),
-            vec!["reduce".into()],
-            &mut out,
-            &mut warn,
-        )?;
-        out.flush()?;
-    }
-    let mut reader = RecordReader::new(&bytes[..], "<out>");
-    let mut records = vec![];
-    while let Some(r) = reader.next_record()? {
-        records.push(r);
-    }
-    Ok((records, String::from_utf8(warn)?))
+fn run_inputs(
+    inputs: Vec<(&str, String)>,
+    labels: &[String],
+) -> anyhow::Result<(Vec<Record>, String)> {
+    drive(
+        inputs,
+        labels,
+        &crate::SummaryOptions::default(),
+        crate::RunsOptions::default(),
+    )
 }
 
 #[test]

@@ -4,9 +4,9 @@
 use super::*;
 use crate::aggregate::timing::intervals::IntervalAggregator;
 use crate::aggregate::timing::window::WindowChoice;
-use crate::{reduce_inputs, Aggregator};
-use tokenpipe_cli::{Failure, Input, EXIT_BAD_INPUT};
-use tokenpipe_format::{Interval, Record, RecordWriter, Sent, Token};
+use crate::Aggregator;
+use tokenpipe_cli::{Failure, EXIT_BAD_INPUT};
+use tokenpipe_format::{Interval, Record, Sent, Token};
 
 const S: u64 = 1_000_000_000;
 
@@ -60,29 +60,13 @@ fn straddling() -> Vec<String> {
 }
 
 fn reduce_text(text: String, opts: &SummaryOptions) -> anyhow::Result<Vec<Record>> {
-    let input = Input {
-        reader: Box::new(std::io::Cursor::new(text.into_bytes())),
-        name: "run.ndjson".into(),
-    };
-    let mut bytes = Vec::new();
-    {
-        let mut out = RecordWriter::new(&mut bytes);
-        reduce_inputs(
-            vec![input],
-            &[],
-            opts,
-            vec!["reduce".into()],
-            &mut out,
-            &mut Vec::new(),
-        )?;
-        out.flush()?;
-    }
-    let mut reader = RecordReader::new(&bytes[..], "<out>");
-    let mut records = vec![];
-    while let Some(r) = reader.next_record()? {
-        records.push(r);
-    }
-    Ok(records)
+    Ok(drive(
+        vec![("run.ndjson", text)],
+        &[],
+        opts,
+        crate::RunsOptions::default(),
+    )?
+    .0)
 }
 
 fn summary_with(text: String, window: WindowChoice) -> anyhow::Result<Summary> {
