@@ -91,11 +91,15 @@ impl OpenPlan {
         })
     }
 
-    /// Whether the part `header` belongs to this plan and is not in it yet.
+    /// Whether the part `header` belongs to this plan and is not in it yet. A part of the same
+    /// key that started more than [`SLACK_NS`] after the first part read is the next run of the
+    /// plan, not a part of this one.
     pub fn takes(&self, header: &Header) -> bool {
         let index = header.shard.map(|s| s.index);
+        let first_start = self.reference_ns + SLACK_NS;
         plan_key(header).is_some_and(|(key, _)| key == self.key)
             && index.is_some_and(|i| !self.parts.contains(&i))
+            && started_at_ns(header).is_ok_and(|t| t - first_start <= SLACK_NS)
     }
 
     /// Folds the part that `header` starts from `reader` into the plan, shifted onto the plan's

@@ -217,3 +217,28 @@ fn a_run_between_two_parts_keeps_every_record_under_its_own_header() {
         ]
     );
 }
+
+#[test]
+fn a_part_started_long_after_the_first_opens_the_next_run_of_the_plan() {
+    let part0 = text(part_header("p0", 0, 2, 0), &[0, 2], 0);
+    // Two minutes later: the next run of the same plan, not the other half of this one.
+    let later = text(
+        part_header("p1", 1, 2, 0).replace("11:06:40", "11:08:40"),
+        &[1, 3],
+        0,
+    );
+    let (records, warn) = reduce_text(
+        &[part0, later],
+        &SummaryOptions::default(),
+        RunsOptions { groups: false },
+    )
+    .unwrap();
+    let s = summaries(&records);
+    assert_eq!(
+        s.len(),
+        2,
+        "two runs of the plan, each with a part missing: {warn}"
+    );
+    assert_eq!((s[0].requests_ok, s[1].requests_ok), (2, 2));
+    assert_eq!(warn.matches("missing").count(), 2, "{warn}");
+}
