@@ -241,9 +241,16 @@ impl Detailed {
             prompt_tokens: Some(self.input_lens[i]),
             ..Done::default()
         };
-        if !self.errors[i].is_empty() {
+        // vLLM records a failure with its reason, which may be empty: a request with no chunk
+        // at all (TTFT 0, no gaps, no output) failed whatever its error text says.
+        let no_chunk = self.ttfts[i] == 0.0 && self.itls[i].is_empty() && self.output_lens[i] == 0;
+        if !self.errors[i].is_empty() || no_chunk {
             done.error_kind = Some(OrOther::Known(ErrorKind::Server));
-            done.error = Some(self.errors[i].clone());
+            done.error = Some(if self.errors[i].is_empty() {
+                "vLLM received no chunk (its error text was empty)".into()
+            } else {
+                self.errors[i].clone()
+            });
             out.push((sent_ns, 2, out.len(), Record::Done(done)));
             return Ok(());
         }
@@ -354,6 +361,19 @@ mod tests {
         assert_eq!(dones[0].error.as_deref(), Some("boom"));
         assert_eq!(dones[1].at_ns, 875_000_000);
         assert_eq!(dones[1].completion_tokens, Some(3));
+    }
+
+    #[test]
+    fn a_request_without_any_chunk_failed_even_without_an_error_text() {
+        let text = r#"{"duration": 1.0, "input_lens": [3], "output_lens": [0],
+            "ttfts": [0.0], "itls": [[]], "errors": [""]}"#;
+        let records = import(text.as_bytes(), "r.json", vec![]).unwrap();
+        assert!(!records.iter().any(|r| matches!(r, Record::Token(_))));
+        let Some(Record::Done(d)) = records.last() else {
+            panic!("a done last: {records:?}")
+        };
+        assert!(!d.ok);
+        assert!(d.error.as_deref().is_some_and(|e| e.contains("no chunk")));
     }
 
     #[test]
