@@ -65,8 +65,9 @@ Examples:
         merge into one run. A run whose schedule marks a measure phase is summarised over that \
         phase. --vllm-compatible adds vLLM's own figures under its key names, and --from-vllm \
         reads a `vllm bench serve` result as a run. docs/metrics.md defines every field.\n\n\
-        Memory grows with the number of requests in flight, not with the length of the run or \
-        of its answers (--vllm-compatible holds every chunk's time).",
+        Memory grows with the requests in flight and, by a few bytes per request and per \
+        millisecond of run, with the run's length; never with the number of tokens or events \
+        (--vllm-compatible holds every chunk's time).",
     after_help = EXAMPLES
 )]
 struct Args {
@@ -101,6 +102,7 @@ struct Args {
     #[arg(long, value_name = "DURATION", default_value = "0",
           value_parser = tokenpipe_cli::parse_duration)]
     net_latency: std::time::Duration,
+
     // --- per-request records, goodput, metadata ---
     /// Also write a `result` record per request as soon as it ends (after its run's header,
     /// before its summary): every per-request value, failed requests included.
@@ -120,6 +122,7 @@ struct Args {
     /// reduce header's `params.meta`; repeat for several keys, each once.
     #[arg(long, value_name = "KEY=VALUE", value_parser = meta::parse_meta_pair)]
     meta: Vec<(String, String)>,
+
     // --- vllm-compatible ---
     /// Also compute every figure of `vllm bench serve` with vLLM's own definitions (its
     /// chunks, numpy's interpolated percentiles, duration from the run start, peaks, goodput)
