@@ -2,6 +2,7 @@
 
 use crate::export::Format;
 use crate::input::read_report;
+use crate::style::Style;
 use clap::Parser;
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -13,6 +14,12 @@ Examples:
 
     # Compare two saved runs side by side, as Markdown for a pull request
     reduce --label fp8 --label awq fp8.ndjson awq.ndjson | table --format markdown
+
+    # llama-benchy's decode and prefill tables from a batch sweep
+    arrivals --batch 4 --runs 10 | fire --url http://127.0.0.1:8000/v1 | reduce | table --style llama-bench
+
+    # One row per run for a spreadsheet or a dataframe
+    table --format csv runs.summary.ndjson > runs.csv
 
     # Combine summaries saved earlier
     table fp8.summary.ndjson awq.summary.ndjson";
@@ -40,6 +47,12 @@ struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Terminal)]
     format: Format,
+
+    /// Layout: `default` is one column per run in the chosen format; `llama-bench` prints
+    /// llama-benchy's decode and prefill tables (Markdown) from each summary's llama-benchy
+    /// figures, one row per run sorted by concurrency.
+    #[arg(long, value_enum, default_value_t = Style::Default)]
+    style: Style,
 }
 
 /// Runs `table` on the process's arguments, stdin and stdout.
@@ -50,7 +63,11 @@ pub fn main() -> anyhow::Result<()> {
     tokenpipe_cli::outlast_first_interrupt("table", &args.files);
     let inputs = tokenpipe_cli::open_inputs(&args.files)?;
     let report = read_report(inputs)?;
-    let text = args.format.exporter().export(&report)?;
+    let rendered = args.style.render(&report, args.format)?;
+    for note in &rendered.notes {
+        eprintln!("{note}");
+    }
+    let text = rendered.text;
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.write_all(b"\n")?;

@@ -7,14 +7,22 @@
 pub mod cli;
 pub mod export;
 pub mod input;
+pub mod llama_bench;
+pub mod machine;
 pub mod report;
 pub mod rows;
+pub mod style;
 
 pub use cli::main;
 pub use export::{Exporter, Format};
 pub use input::read_report;
 pub use report::{Report, RunReport};
 pub use rows::MetricTable;
+pub use style::Style;
 
+#[cfg(test)]
+mod llama_bench_tests;
+#[cfg(test)]
+mod machine_tests;
 #[cfg(test)]
 mod tests;

@@ -5,6 +5,8 @@
 
 use crate::report::Report;
 
+pub mod csv;
+pub mod json;
 pub mod markdown;
 pub mod terminal;
 
@@ -22,6 +24,10 @@ pub enum Format {
     Terminal,
     /// A GitHub-flavoured Markdown table, for reports and pull requests.
     Markdown,
+    /// Comma-separated values, one row per run and one column per summary member.
+    Csv,
+    /// A JSON array, one object per run with the members of the CSV columns.
+    Json,
 }
 
 impl Format {
@@ -30,6 +36,8 @@ impl Format {
         match self {
             Format::Terminal => Box::new(terminal::Terminal),
             Format::Markdown => Box::new(markdown::Markdown),
+            Format::Csv => Box::new(csv::Csv),
+            Format::Json => Box::new(json::Json),
         }
     }
 }

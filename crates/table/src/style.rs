@@ -1,0 +1,57 @@
+//! The `--style` flag: which layout of the summaries `table` prints. The default is the
+//! sideways `vllm bench serve` block of [`crate::rows`]; the others copy the tables users already
+//! publish, so a result can be pasted beside theirs.
+
+use crate::export::Format;
+use crate::llama_bench::LlamaBenchTables;
+use crate::report::Report;
+
+/// The layouts of `table`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Style {
+    /// One column per run, one row per metric, in the chosen `--format`.
+    #[default]
+    Default,
+    /// `vllm bench serve`'s result block, one per run.
+    Vllm,
+    /// llama-benchy's two Markdown tables: decode and prefill throughput by concurrency.
+    LlamaBench,
+}
+
+/// What a style rendered: the text for stdout and notes for stderr (runs it had to leave out).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Rendered {
+    /// The output, without a final newline.
+    pub text: String,
+    /// One line per run left out, and why.
+    pub notes: Vec<String>,
+}
+
+impl Style {
+    /// Renders `report` in this style; `format` applies to the default style, the others have
+    /// a fixed layout and refuse a machine format, which would not be that layout.
+    pub fn render(self, report: &Report, format: Format) -> anyhow::Result<Rendered> {
+        match self {
+            Style::Default => Ok(Rendered {
+                text: format.exporter().export(report)?,
+                notes: Vec::new(),
+            }),
+            Style::Vllm => Err(tokenpipe_cli::bad_input(
+                "--style vllm: not yet implemented",
+            )),
+            Style::LlamaBench => {
+                if matches!(format, Format::Csv | Format::Json) {
+                    return Err(tokenpipe_cli::bad_input(
+                        "--style llama-bench writes Markdown tables; use --format csv or json \
+                         without --style for machine-readable output",
+                    ));
+                }
+                let tables = LlamaBenchTables::from_report(report)?;
+                Ok(Rendered {
+                    text: tables.to_markdown(),
+                    notes: tables.left_out,
+                })
+            }
+        }
+    }
+}
