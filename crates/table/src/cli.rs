@@ -93,4 +93,18 @@ mod tests {
         assert_eq!(a.format, Format::Terminal);
         assert!(Args::try_parse_from(["table", "--format", "html"]).is_err());
     }
+
+    #[test]
+    fn style_flag_parses() {
+        let a = Args::try_parse_from(["table", "--style", "llama-bench", "--format", "csv"]);
+        assert_eq!(
+            a.map(|a| (a.style, a.format)).ok(),
+            Some((Style::LlamaBench, Format::Csv))
+        );
+        assert_eq!(
+            Args::try_parse_from(["table"]).unwrap().style,
+            Style::Default
+        );
+        assert!(Args::try_parse_from(["table", "--style", "llama-benchy"]).is_err());
+    }
 }
