@@ -52,6 +52,13 @@ impl LlamaBenchTables {
     pub fn from_report(report: &Report) -> anyhow::Result<Self> {
         let mut tables = Self::default();
         let mut models: Vec<String> = Vec::new();
+        // Runs pooled by a group summary that is shown are in its row, not left out.
+        let pooled: Vec<&str> = report
+            .runs
+            .iter()
+            .filter(|r| r.summary.across_runs.contains_key(GROUP_DECODE_MEMBER))
+            .flat_map(|r| r.summary.runs.iter().map(String::as_str))
+            .collect();
         for run in &report.runs {
             let s = &run.summary;
             let model = name_of(s);
@@ -62,6 +69,9 @@ impl LlamaBenchTables {
                 .and_then(serde_json::Value::as_u64);
             let (decode, prefill) = rows_of(s, &model, batch_param);
             if decode.is_none() && prefill.is_none() {
+                if pooled.contains(&s.run_id.as_str()) {
+                    continue;
+                }
                 tables.left_out.push(format!(
                     "table: run {model} ({}) has no llama-benchy figures (reduce writes them for \
                      batch runs, `arrivals --batch`, or with `reduce --llama-benchy`); left out",

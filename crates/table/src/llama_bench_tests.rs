@@ -132,12 +132,17 @@ fn group_summaries_without_benchy_figures_use_across_runs_and_say_so() {
             ci95: [442.3, 462.8],
         },
     );
-    let mut r = report(vec![group]);
+    let member = |id: &str| Summary {
+        label: "m".into(),
+        run_id: id.into(),
+        ..Summary::default()
+    };
+    let mut r = report(vec![member("a"), member("b"), member("c"), group]);
     let mut h = tokenpipe_format::Header::new("reduce", "g1".into(), vec![]);
     let mut up = tokenpipe_format::Header::new("arrivals", "a".into(), vec![]);
     up.params.insert("batch".into(), 64.into());
     h.upstream.push(up);
-    r.runs[0].header = Some(h);
+    r.runs[3].header = Some(h);
     let got = Style::LlamaBench.render(&r, Format::Terminal).unwrap();
     let want = "\
 Decode throughput, from across_runs.output_throughput_tokens_per_s (mean and sample sd over repeated runs):
@@ -146,6 +151,11 @@ Decode throughput, from across_runs.output_throughput_tokens_per_s (mean and sam
 |------------:|------------:|-----------:|-----:|
 |          64 |      452.54 |       4.13 | 0.9% |";
     assert_eq!(got.text, want);
+    assert!(
+        got.notes.is_empty(),
+        "pooled runs are in the group's row: {:?}",
+        got.notes
+    );
 }
 
 #[test]
