@@ -2,6 +2,7 @@
 
 use crate::export::Format;
 use crate::input::read_report;
+use crate::style::Style;
 use clap::Parser;
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -15,7 +16,10 @@ Examples:
     reduce --label fp8 --label awq fp8.ndjson awq.ndjson | table --format markdown
 
     # Combine summaries saved earlier
-    table fp8.summary.ndjson awq.summary.ndjson";
+    table fp8.summary.ndjson awq.summary.ndjson
+
+    # Each run as vLLM's result block, a vLLM result file beside a run of ours
+    table --style vllm vllm-result.json ours.summary.ndjson";
 
 /// Renders reduce's summaries as a table with one column per run.
 #[derive(Debug, Parser)]
@@ -29,7 +33,9 @@ Examples:
         runs that share a label get the settings that differ between them appended. It is the \
         result block of `vllm bench serve` turned sideways so that runs compare side by side, \
         with a row for every percentile the summaries carry. Counts are whole numbers, other \
-        values have two decimals, and `-` marks a metric a run has no value for.",
+        values have two decimals, and `-` marks a metric a run has no value for. A FILE may also \
+        be the result file of `vllm bench serve --save-result` (one JSON object, or one per \
+        line), told apart by its content; its runs sit beside ours.",
     after_help = EXAMPLES
 )]
 struct Args {
@@ -40,6 +46,13 @@ struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Terminal)]
     format: Format,
+
+    /// Layout: `vllm` writes each run as the "Serving Benchmark Result" block of `vllm bench
+    /// serve`, line for line (the summary's `vllm` member when it has one, from `reduce
+    /// --vllm-compatible` or a vLLM result file, else our own figures); `--format` is then
+    /// ignored.
+    #[arg(long, value_enum, default_value_t = Style::Default)]
+    style: Style,
 }
 
 /// Runs `table` on the process's arguments, stdin and stdout.
@@ -50,7 +63,7 @@ pub fn main() -> anyhow::Result<()> {
     tokenpipe_cli::outlast_first_interrupt("table", &args.files);
     let inputs = tokenpipe_cli::open_inputs(&args.files)?;
     let report = read_report(inputs)?;
-    let text = args.format.exporter().export(&report)?;
+    let text = args.style.exporter(args.format)?.export(&report)?;
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.write_all(b"\n")?;
@@ -75,5 +88,18 @@ mod tests {
         let a = Args::try_parse_from(["table"]).unwrap();
         assert_eq!(a.format, Format::Terminal);
         assert!(Args::try_parse_from(["table", "--format", "html"]).is_err());
+    }
+
+    #[test]
+    fn style_flag_parses() {
+        let a = Args::try_parse_from(["table", "--style", "vllm"]).unwrap();
+        assert_eq!(a.style, Style::Vllm);
+        let a = Args::try_parse_from(["table", "--style", "llama-bench"]).unwrap();
+        assert_eq!(a.style, Style::LlamaBench);
+        assert_eq!(
+            Args::try_parse_from(["table"]).unwrap().style,
+            Style::Default
+        );
+        assert!(Args::try_parse_from(["table", "--style", "sglang"]).is_err());
     }
 }
