@@ -22,7 +22,10 @@ Examples:
     table --format csv runs.summary.ndjson > runs.csv
 
     # Combine summaries saved earlier
-    table fp8.summary.ndjson awq.summary.ndjson";
+    table fp8.summary.ndjson awq.summary.ndjson
+
+    # Each run as vLLM's result block, a vLLM result file beside a run of ours
+    table --style vllm vllm-result.json ours.summary.ndjson";
 
 /// Renders reduce's summaries as a table with one column per run.
 #[derive(Debug, Parser)]
@@ -36,7 +39,9 @@ Examples:
         runs that share a label get the settings that differ between them appended. It is the \
         result block of `vllm bench serve` turned sideways so that runs compare side by side, \
         with a row for every percentile the summaries carry. Counts are whole numbers, other \
-        values have two decimals, and `-` marks a metric a run has no value for.",
+        values have two decimals, and `-` marks a metric a run has no value for. A FILE may also \
+        be the result file of `vllm bench serve --save-result` (one JSON object, or one per \
+        line), told apart by its content; its runs sit beside ours.",
     after_help = EXAMPLES
 )]
 struct Args {
@@ -48,9 +53,12 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Format::Terminal)]
     format: Format,
 
-    /// Layout: `default` is one column per run in the chosen format; `llama-bench` prints
-    /// llama-benchy's decode and prefill tables (Markdown) from each summary's llama-benchy
-    /// figures, one row per run sorted by concurrency.
+    /// Layout: `default` is one column per run in the chosen format; `vllm` writes each run as
+    /// the "Serving Benchmark Result" block of `vllm bench serve`, line for line (the summary's
+    /// `vllm` member when it has one, from `reduce --vllm-compatible` or a vLLM result file,
+    /// else our own figures; `--format` is then ignored); `llama-bench` prints llama-benchy's
+    /// decode and prefill tables (Markdown) from each summary's llama-benchy figures, one row
+    /// per run sorted by concurrency.
     #[arg(long, value_enum, default_value_t = Style::Default)]
     style: Style,
 }
@@ -101,10 +109,13 @@ mod tests {
             a.map(|a| (a.style, a.format)).ok(),
             Some((Style::LlamaBench, Format::Csv))
         );
+        let a = Args::try_parse_from(["table", "--style", "vllm"]).unwrap();
+        assert_eq!(a.style, Style::Vllm);
         assert_eq!(
             Args::try_parse_from(["table"]).unwrap().style,
             Style::Default
         );
         assert!(Args::try_parse_from(["table", "--style", "llama-benchy"]).is_err());
+        assert!(Args::try_parse_from(["table", "--style", "sglang"]).is_err());
     }
 }

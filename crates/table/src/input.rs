@@ -1,9 +1,13 @@
 //! Reads the runs to render: every `summary` record of every input, each with the header of its
 //! run. Summary lines without a header (picked out of a stream with `jq`) are read too; other
-//! tools' records are refused with a pointer to the tool that reads them.
+//! tools' records are refused with a pointer to the tool that reads them. An input that is a
+//! `vllm bench serve` result file instead is told apart by its content (see [`sniff`]) and read
+//! by [`crate::vllm_file`].
 
 use crate::report::{Report, RunReport};
-use std::io::BufRead;
+use crate::vllm_file::{is_vllm_result, run_from_vllm};
+use serde_json::{Map, Value};
+use std::io::{BufRead, Cursor, Read};
 use tokenpipe_cli::Input;
 use tokenpipe_format::{Record, RecordReader, RecordType};
 
@@ -11,7 +15,16 @@ use tokenpipe_format::{Record, RecordReader, RecordType};
 pub fn read_report(inputs: Vec<Input>) -> anyhow::Result<Report> {
     let mut report = Report::default();
     for input in inputs {
-        read_one(input.reader, input.name, &mut report)?;
+        match sniff(input.reader, &input.name)? {
+            Content::Records(reader) => read_one(reader, input.name, &mut report)?,
+            Content::Vllm(objects) => {
+                let numbered = objects.len() > 1;
+                for (line, object) in objects {
+                    let line = numbered.then_some(line);
+                    report.runs.push(run_from_vllm(&object, &input.name, line)?);
+                }
+            }
+        }
     }
     if report.runs.is_empty() {
         return Err(tokenpipe_cli::bad_input(
@@ -19,6 +32,99 @@ pub fn read_report(inputs: Vec<Input>) -> anyhow::Result<Report> {
         ));
     }
     Ok(report)
+}
+
+/// What an input holds.
+enum Content {
+    /// Our NDJSON records, with the bytes read to tell put back in front.
+    Records(Box<dyn BufRead + Send>),
+    /// vLLM result objects, each with the line it starts on.
+    Vllm(Vec<(usize, Map<String, Value>)>),
+}
+
+/// Tells a vLLM result file from our records by its first non-blank line. A line that is a
+/// whole JSON object with a `type` is one of our records; one with vLLM's `completed` and
+/// `duration` and no `type` starts a file of vLLM results, one per line (`--append-result`);
+/// a line `{` alone starts one pretty-printed object, read whole. Anything else is left to the
+/// record reader, whose messages name the line and field.
+fn sniff(mut reader: Box<dyn BufRead + Send>, name: &str) -> anyhow::Result<Content> {
+    let mut seen = Vec::new();
+    let mut line_no = 0;
+    let first = loop {
+        let mut line = Vec::new();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break None;
+        }
+        line_no += 1;
+        seen.extend_from_slice(&line);
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            break Some(line);
+        }
+    };
+    let records = |seen: Vec<u8>, rest: Box<dyn BufRead + Send>| {
+        Ok(Content::Records(Box::new(Cursor::new(seen).chain(rest))))
+    };
+    let Some(first) = first else {
+        return records(seen, reader);
+    };
+    let trimmed = first.trim_ascii();
+    if !trimmed.starts_with(b"{") {
+        return records(seen, reader);
+    }
+    if let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(trimmed) {
+        if object.contains_key("type") {
+            return records(seen, reader);
+        }
+        let mut objects = vec![(line_no, checked(object, name, line_no)?)];
+        for line in reader.lines() {
+            line_no += 1;
+            let line = line?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let object = match serde_json::from_str::<Value>(&line) {
+                Ok(Value::Object(o)) => o,
+                Ok(_) => return Err(neither(name, line_no)),
+                Err(e) => {
+                    return Err(tokenpipe_cli::bad_input(format!(
+                        "{name}: line {line_no}: not a JSON object: {e}"
+                    )))
+                }
+            };
+            objects.push((line_no, checked(object, name, line_no)?));
+        }
+        return Ok(Content::Vllm(objects));
+    }
+    // A pretty-printed object: read it whole (it is one run's result).
+    let mut all = seen;
+    reader.read_to_end(&mut all)?;
+    match serde_json::from_slice::<Value>(&all) {
+        Ok(Value::Object(object)) if !object.contains_key("type") => Ok(Content::Vllm(vec![(
+            line_no,
+            checked(object, name, line_no)?,
+        )])),
+        _ => records(all, Box::new(std::io::empty())),
+    }
+}
+
+/// A JSON object without `type` must be a vLLM result.
+fn checked(
+    object: Map<String, Value>,
+    name: &str,
+    line: usize,
+) -> anyhow::Result<Map<String, Value>> {
+    if is_vllm_result(&object) {
+        Ok(object)
+    } else {
+        Err(neither(name, line))
+    }
+}
+
+fn neither(name: &str, line: usize) -> anyhow::Error {
+    tokenpipe_cli::bad_input(format!(
+        "{name}: line {line}: a JSON object that is neither one of tokenpipe's records (no \
+         \"type\") nor a `vllm bench serve` result (no \"completed\" and \"duration\")"
+    ))
 }
 
 fn read_one<R: BufRead>(reader: R, name: String, report: &mut Report) -> anyhow::Result<()> {

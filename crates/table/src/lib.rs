@@ -2,7 +2,8 @@
 //!
 //! [`input`] reads the runs into a [`Report`] (whole summaries with their headers), [`rows`]
 //! decides which metrics show and how a number reads, [`export`] holds one [`Exporter`] per
-//! [`Format`], and [`cli`] is the command line.
+//! [`Format`], [`style`] the layouts of other tools (`--style vllm`), [`vllm_file`] reads
+//! `vllm bench serve` result files as runs, and [`cli`] is the command line.
 
 pub mod cli;
 pub mod export;
@@ -12,6 +13,7 @@ pub mod machine;
 pub mod report;
 pub mod rows;
 pub mod style;
+pub mod vllm_file;
 
 pub use cli::main;
 pub use export::{Exporter, Format};

@@ -1,10 +1,12 @@
 //! The `--style` flag: which layout of the summaries `table` prints. The default is the
-//! sideways `vllm bench serve` block of [`crate::rows`]; the others copy the tables users already
-//! publish, so a result can be pasted beside theirs.
+//! sideways `vllm bench serve` block of [`crate::rows`] in `--format`; the others reproduce, line
+//! for line, what another benchmark tool prints, so a result can be pasted beside theirs.
 
 use crate::export::Format;
 use crate::llama_bench::LlamaBenchTables;
 use crate::report::Report;
+
+pub mod vllm;
 
 /// The layouts of `table`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -12,7 +14,8 @@ pub enum Style {
     /// One column per run, one row per metric, in the chosen `--format`.
     #[default]
     Default,
-    /// `vllm bench serve`'s result block, one per run.
+    /// Each run as the "Serving Benchmark Result" block of `vllm bench serve`, one after
+    /// another; `--format` is ignored.
     Vllm,
     /// llama-benchy's two Markdown tables: decode and prefill throughput by concurrency.
     LlamaBench,
@@ -29,16 +32,20 @@ pub struct Rendered {
 
 impl Style {
     /// Renders `report` in this style; `format` applies to the default style, the others have
-    /// a fixed layout and refuse a machine format, which would not be that layout.
+    /// a fixed layout (llama-bench refuses a machine format, which would not be that layout).
     pub fn render(self, report: &Report, format: Format) -> anyhow::Result<Rendered> {
         match self {
             Style::Default => Ok(Rendered {
                 text: format.exporter().export(report)?,
                 notes: Vec::new(),
             }),
-            Style::Vllm => Err(tokenpipe_cli::bad_input(
-                "--style vllm: not yet implemented",
-            )),
+            Style::Vllm => {
+                use crate::export::Exporter;
+                Ok(Rendered {
+                    text: vllm::VllmBlocks.export(report)?,
+                    notes: Vec::new(),
+                })
+            }
             Style::LlamaBench => {
                 if matches!(format, Format::Csv | Format::Json) {
                     return Err(tokenpipe_cli::bad_input(
