@@ -23,14 +23,18 @@ _table() {
 
     case "${cmd}" in
         table)
-            opts="-h -V --format --generate --help --version"
+            opts="-h -V --format --style --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "terminal markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "terminal markdown csv json" -- "${cur}"))
+                    return 0
+                    ;;
+                --style)
+                    COMPREPLY=($(compgen -W "default vllm llama-bench" -- "${cur}"))
                     return 0
                     ;;
                 --generate)
