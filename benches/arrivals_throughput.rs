@@ -10,7 +10,11 @@
 //! `ARRIVALS_BENCH=quick` for 100,000 requests instead of 1,000,000.
 
 use std::fs::File;
-use std::process::{Child, Command, Stdio};
+#[path = "common/rusage.rs"]
+mod rusage;
+
+use rusage::wait_with_rusage;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 struct Figures {
@@ -40,17 +44,6 @@ fn run(args: &[String]) -> Figures {
         sys_s: secs(ru.ru_stime),
         max_rss_mib: ru.ru_maxrss as f64 / 1024.0,
     }
-}
-
-/// Waits for the child and returns its wait status and resource usage.
-fn wait_with_rusage(child: Child) -> (i32, libc::rusage) {
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: zeroed rusage is a valid out-parameter; wait4 on our own child.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-    assert_eq!(r, pid, "wait4 failed");
-    (status, ru)
 }
 
 fn main() {

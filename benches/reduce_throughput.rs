@@ -15,7 +15,11 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+#[path = "common/rusage.rs"]
+mod rusage;
+
+use rusage::wait_with_rusage;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 const IN_FLIGHT: u64 = 64;
@@ -166,32 +170,10 @@ fn run(stream: &Path, extra: &[&str]) -> Figures {
     }
 }
 
-/// Waits for the child and returns its wait status and resource usage.
-fn wait_with_rusage(child: Child) -> (i32, libc::rusage) {
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: zeroed rusage is a valid out-parameter; wait4 on our own child.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-    assert_eq!(r, pid, "wait4 failed");
-    (status, ru)
-}
-
-/// Whether this build of `reduce` has a flag (later flags are measured where they exist).
-fn has_flag(flag: &str) -> bool {
-    Command::new(reduce_binary())
-        .arg("--help")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(flag))
-}
-
 fn main() {
     let quick = std::env::var("REDUCE_BENCH").is_ok_and(|v| v == "quick");
     let sizes: &[u64] = if quick { &[10_000] } else { &[10_000, 100_000] };
-    let mut variants: Vec<(&str, Vec<&str>)> = vec![("summary", vec![])];
-    if has_flag("--per-request") {
-        variants.push(("--per-request", vec!["--per-request"]));
-    }
+    let variants: [(&str, &[&str]); 2] = [("summary", &[]), ("--per-request", &["--per-request"])];
     println!(
         "reduce: {IN_FLIGHT} requests in flight, {TOKENS_PER_REQUEST} token events each; \
          best of {RUNS_PER_CASE} runs, output to /dev/null"
