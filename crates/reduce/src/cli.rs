@@ -305,6 +305,7 @@ fn extras(
             start_ns,
         )));
     }
+    // After the per-request metrics: it reads their `user_tps` mean from the summary.
     extras.push(Box::new(LoadAggregator::new(
         header,
         window.cloned(),

@@ -8,8 +8,7 @@ use super::peak::PeakTokens;
 use super::window::{measured_span, Window};
 use crate::aggregate::Aggregator;
 use crate::request::RequestResult;
-use crate::running::Running;
-use tokenpipe_format::{Header, Record, Summary, Token};
+use tokenpipe_format::{Header, Record, StatName, Summary, Token};
 
 const NS_PER_S: f64 = 1e9;
 
@@ -22,7 +21,6 @@ pub struct LoadAggregator {
     closed_loop_n: Option<u64>,
     peak: PeakTokens,
     in_flight: InFlightIntervals,
-    user_tps: Running,
     first_sent_ns: Option<u64>,
     last_done_ns: Option<u64>,
     last_event_ns: Option<u64>,
@@ -43,7 +41,6 @@ impl LoadAggregator {
                 .filter(|_| closed),
             peak: PeakTokens::default(),
             in_flight: InFlightIntervals::default(),
-            user_tps: Running::default(),
             first_sent_ns: None,
             last_done_ns: None,
             last_event_ns: None,
@@ -83,10 +80,6 @@ impl Aggregator for LoadAggregator {
         if let Some(t) = r.last_event_ns {
             self.saw(t);
         }
-        let admitted = self.window.as_ref().is_none_or(|w| w.admits(r));
-        if let Some(tps) = r.user_tps().filter(|_| r.ok && admitted) {
-            self.user_tps.push(tps);
-        }
         Ok(())
     }
 
@@ -109,7 +102,9 @@ impl Aggregator for LoadAggregator {
             s.mean_concurrency = Some(c.mean);
             s.peak_concurrency = Some(c.peak);
         }
-        let mean_user_tps = (self.user_tps.count() > 0).then(|| self.user_tps.mean());
+        // The mean user rate is the summary's own `user_tps_mean_tps`, which the per-request
+        // metrics (run before this aggregator, over the window's successful requests) wrote.
+        let mean_user_tps = s.stat_in("user_tps", StatName::Mean, "tps");
         let n = match self.closed_loop_n {
             Some(n) => Some((n as f64, "closed_loop")),
             None => concurrency.map(|c| (c.mean, "mean_concurrency")),
