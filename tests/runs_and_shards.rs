@@ -1,6 +1,7 @@
 //! Several runs and shards through the real binaries: two `fire` processes, each sending one
 //! shard of a plan to one simulated server, reduce to one run; three repeats of a configuration
-//! reduce to three summaries and a group summary (and none with `--no-group`).
+//! reduce to three summaries and a group summary (and none with `--no-group`), named together by
+//! one `--label`.
 
 mod common;
 use common::*;
@@ -104,4 +105,13 @@ fn three_repeats_give_three_summaries_and_a_group() {
     let out = run(&cmd("reduce", &["--no-group"]), &stream);
     assert_ok(&out, "reduce --no-group");
     assert_eq!(of_type(&records(&out.stdout), "summary").len(), 3);
+    // One --label names every repeat, so they still form one group under that name.
+    let out = run(&cmd("reduce", &["--label", "sim"]), &stream);
+    assert_ok(&out, "reduce --label sim");
+    let recs = records(&out.stdout);
+    let labels: Vec<&serde_json::Value> = of_type(&recs, "summary")
+        .iter()
+        .map(|s| &s["label"])
+        .collect();
+    assert_eq!(labels, ["sim"; 4], "{recs:?}");
 }

@@ -75,7 +75,8 @@ struct Args {
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
 
-    /// Name of a run in tables; give once per run, in order. Default: the model fire was
+    /// Name of a run in tables. Given once, it names every run of the input (the repeats of a
+    /// loop); given several times, it names the runs in order. Default: the model fire was
     /// given, else the run id.
     #[arg(long, value_name = "NAME")]
     label: Vec<String>,
@@ -341,7 +342,8 @@ fn event_reader(input: Input) -> RecordReader<Box<dyn io::BufRead + Send>> {
 
 /// Reduces every run of every input to a header and a summary, then writes a group summary
 /// for every configuration run more than once. Warnings (runs cut short, a stalled output) go
-/// to `warn`. `labels[i]` names run i; runs past the end get their default label.
+/// to `warn`. `labels[i]` names run i; runs past the end get their default label, and one label
+/// alone names every run.
 pub fn reduce_inputs<W: Write>(
     inputs: Vec<Input>,
     labels: &[String],

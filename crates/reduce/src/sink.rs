@@ -68,13 +68,15 @@ impl<'a> RunSink<'a> {
         &self.built
     }
 
-    /// The label of the next run: `--label` in order, else `default`.
+    /// The label of the next run: `--label` in order (one label names them all), else its
+    /// default.
     pub fn next_label(&mut self, header: &Header) -> String {
-        let label = self
-            .labels
-            .get(self.runs)
-            .cloned()
-            .unwrap_or_else(|| crate::cli::default_label(header));
+        let label = match self.labels {
+            [only] => Some(only),
+            all => all.get(self.runs),
+        }
+        .cloned()
+        .unwrap_or_else(|| crate::cli::default_label(header));
         self.runs += 1;
         label
     }

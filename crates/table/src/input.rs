@@ -128,9 +128,9 @@ fn neither(name: &str, line: usize) -> anyhow::Error {
 }
 
 fn read_one<R: BufRead>(reader: R, name: String, report: &mut Report) -> anyhow::Result<()> {
-    let mut reader = RecordReader::new(reader, name)
+    let mut reader = RecordReader::new(reader, name.clone())
         .headerless()
-        .keep(&[RecordType::Summary])
+        .keep(&[RecordType::Summary, RecordType::Interval])
         .reject(
             &[
                 RecordType::Schedule,
@@ -144,12 +144,19 @@ fn read_one<R: BufRead>(reader: R, name: String, report: &mut Report) -> anyhow:
             "summaries (what reduce writes, and table reads)",
         );
     let mut header = None;
+    let mut intervals = Vec::new();
     while let Some(record) = reader.next_record()? {
         match record {
-            Record::Header(h) => header = Some(h),
+            Record::Header(h) => {
+                header = Some(h);
+                intervals.clear();
+            }
+            Record::Interval(i) => intervals.push(i),
             Record::Summary(s) => report.runs.push(RunReport {
                 header: header.clone(),
                 summary: *s,
+                source: name.clone(),
+                intervals: std::mem::take(&mut intervals),
             }),
             _ => {}
         }

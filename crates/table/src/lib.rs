@@ -7,9 +7,11 @@
 
 pub mod cli;
 pub mod export;
+pub mod grid;
 pub mod input;
 pub mod llama_bench;
 pub mod machine;
+pub mod member;
 pub mod report;
 pub mod rows;
 pub mod style;

@@ -38,6 +38,7 @@ fn report(summaries: Vec<Summary>) -> Report {
             .map(|summary| RunReport {
                 header: None,
                 summary,
+                ..Default::default()
             })
             .collect(),
     }

@@ -37,6 +37,7 @@ fn report() -> Report {
             .map(|summary| RunReport {
                 header: None,
                 summary,
+                ..Default::default()
             })
             .collect(),
     }

@@ -190,6 +190,7 @@ mod tests {
                 client_kept_up: kept_up,
                 ..Summary::default()
             },
+            ..Default::default()
         };
         let all_fine = MetricTable::from_report(&Report {
             runs: vec![run(Some(true)), run(None)],
@@ -213,6 +214,7 @@ mod tests {
             runs: vec![crate::RunReport {
                 header: None,
                 summary: s.clone(),
+                ..Default::default()
             }],
         });
         assert_eq!(t.labels, ["r1"]);
@@ -225,6 +227,7 @@ mod tests {
             runs: vec![crate::RunReport {
                 header: None,
                 summary: s,
+                ..Default::default()
             }],
         });
         let row = t.rows.iter().find(|r| r.name == "P99.9 TTFT (ms)").unwrap();

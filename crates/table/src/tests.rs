@@ -60,6 +60,7 @@ fn report(summaries: &[Summary]) -> Report {
             .map(|s| RunReport {
                 header: None,
                 summary: s.clone(),
+                ..Default::default()
             })
             .collect(),
     }

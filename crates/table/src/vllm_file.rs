@@ -145,6 +145,8 @@ pub fn run_from_vllm(
     Ok(RunReport {
         header: Some(header),
         summary,
+        source: source.to_string(),
+        ..Default::default()
     })
 }
 

@@ -2,6 +2,7 @@
 //! column.
 
 use super::Exporter;
+use crate::grid::{Grid, SpreadMode};
 use crate::report::Report;
 use crate::rows::MetricTable;
 use tabled::builder::Builder;
@@ -27,14 +28,7 @@ pub fn escape(cell: &str) -> String {
     cell.replace('|', "\\|").replace(['\r', '\n'], " ")
 }
 
-/// How a column of [`markdown_table`] aligns; right is marked `---:` so renderers align numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Align {
-    /// Text columns.
-    Left,
-    /// Number columns.
-    Right,
-}
+pub use crate::grid::Align;
 
 /// A Markdown table with per-column alignment markers, cells padded so the source reads as a
 /// table too. Cells must already be escaped; a row shorter than the headings is padded empty.
@@ -75,4 +69,25 @@ pub fn markdown_table(headings: &[String], align: &[Align], rows: Vec<Vec<String
     let mut out = vec![line(headings), format!("|{}|", rule.join("|"))];
     out.extend(rows.iter().map(|r| line(r)));
     out.join("\n")
+}
+
+/// A [`Grid`] as Markdown: its caption as a paragraph above, the table with numbers
+/// right-aligned, its notes as paragraphs below.
+pub fn grid_markdown(grid: &Grid, mode: SpreadMode) -> String {
+    let headings: Vec<String> = grid.headings.iter().map(|h| escape(h)).collect();
+    let align: Vec<Align> = (0..headings.len()).map(|i| grid.align_of(i)).collect();
+    let rows = grid
+        .text_rows(mode)
+        .into_iter()
+        .map(|r| r.iter().map(|c| escape(c)).collect())
+        .collect();
+    let mut parts = Vec::new();
+    if let Some(caption) = &grid.caption {
+        parts.push(format!("{caption}\n"));
+    }
+    parts.push(markdown_table(&headings, &align, rows));
+    for note in &grid.notes {
+        parts.push(format!("\n{note}"));
+    }
+    parts.join("\n")
 }

@@ -1,6 +1,7 @@
 //! The terminal format: rounded box drawing, no colours, metric names left and numbers right.
 
 use super::Exporter;
+use crate::grid::{Align, Grid, SpreadMode};
 use crate::report::Report;
 use crate::rows::MetricTable;
 use tabled::builder::Builder;
@@ -18,4 +19,25 @@ impl Exporter for Terminal {
         t.modify(Columns::new(1..), Alignment::right());
         Ok(t.to_string())
     }
+}
+
+/// A [`Grid`] for a terminal: caption above, box-drawn table with numbers right-aligned, notes
+/// below.
+pub fn grid_terminal(grid: &Grid, mode: SpreadMode) -> String {
+    let mut cells = vec![grid.headings.clone()];
+    cells.extend(grid.text_rows(mode));
+    let mut t = Builder::from_iter(cells).build();
+    t.with(Style::rounded());
+    for i in 0..grid.headings.len() {
+        if grid.align_of(i) == Align::Right {
+            t.modify(Columns::one(i), Alignment::right());
+        }
+    }
+    let mut parts = Vec::new();
+    if let Some(caption) = &grid.caption {
+        parts.push(caption.clone());
+    }
+    parts.push(t.to_string());
+    parts.extend(grid.notes.iter().cloned());
+    parts.join("\n")
 }

@@ -17,6 +17,7 @@ fn vllm_run(label: &str, figures: Value) -> RunReport {
             vllm: Some(map.into_iter().collect()),
             ..Summary::default()
         },
+        ..Default::default()
     }
 }
 
@@ -113,6 +114,7 @@ fn ours() -> RunReport {
     RunReport {
         header: Some(header),
         summary: s,
+        ..Default::default()
     }
 }
 

@@ -1,0 +1,219 @@
+//! A laid-out table before it is written: headings, cells that keep their numbers (and, for
+//! group summaries, their spread over runs), column alignment, a caption and notes. Every layout
+//! (metrics by run, runs by metric, pivots, rankings) produces [`Grid`]s; every text format
+//! (terminal, Markdown, HTML) writes any grid, so a new layout works in every format at once.
+
+use crate::rows::Kind;
+
+/// How much of a group summary's spread a cell shows (`--spread`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SpreadMode {
+    /// `mean ± sd (CV %)`: the mean over runs, its sample standard deviation and coefficient of
+    /// variation.
+    #[default]
+    Cv,
+    /// `mean ± sd`, as the arena and hyperfine print it.
+    Sd,
+    /// `mean [lo, hi]`: the 95 % Student-t interval of the mean over runs.
+    Ci,
+    /// The mean alone.
+    None,
+}
+
+/// How one figure varied over the repeated runs a group summary pools (its `across_runs`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    /// Runs that had the figure.
+    pub n: u64,
+    /// Sample standard deviation over the runs.
+    pub sd: f64,
+    /// `100 · sd / mean`; `None` when the mean is 0.
+    pub cv_pct: Option<f64>,
+    /// 95 % interval of the mean.
+    pub ci95: [f64; 2],
+}
+
+/// A number in a cell: the value, how it is written, and its spread when it is a mean over runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Num {
+    /// The value (for a group summary, the mean over its runs).
+    pub value: f64,
+    /// Whole number, two decimals, yes/no.
+    pub kind: Kind,
+    /// Spread over runs, for cells of group summaries.
+    pub spread: Option<Spread>,
+}
+
+impl Num {
+    /// A plain measurement with two decimals.
+    pub fn value(value: f64) -> Self {
+        Self {
+            value,
+            kind: Kind::Value,
+            spread: None,
+        }
+    }
+}
+
+/// One cell of a grid.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// Words: a label, a metric name, a metadata value.
+    Text(String),
+    /// A number, written according to its kind and the spread mode.
+    Num(Num),
+    /// No value for this run (`-`).
+    Missing,
+}
+
+impl Cell {
+    /// A text cell.
+    pub fn text(s: impl Into<String>) -> Self {
+        Cell::Text(s.into())
+    }
+
+    /// The number in the cell, if any.
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Cell::Num(n) => Some(n.value),
+            _ => None,
+        }
+    }
+
+    /// The cell as people read it.
+    pub fn render(&self, mode: SpreadMode) -> String {
+        match self {
+            Cell::Text(s) => s.clone(),
+            Cell::Missing => crate::rows::MISSING.to_string(),
+            Cell::Num(n) => render_num(n, mode),
+        }
+    }
+}
+
+/// Writes a number with its spread: `57.22 ± 0.15 (0.3%)`, `57.22 [56.9, 57.5]`.
+fn render_num(n: &Num, mode: SpreadMode) -> String {
+    let value = crate::rows::format_value(Some(n.value), n.kind);
+    let Some(spread) = n.spread.filter(|_| n.kind != Kind::YesNo) else {
+        return value;
+    };
+    let f = |v: f64| crate::rows::format_value(Some(v), Kind::Value);
+    match mode {
+        SpreadMode::None => value,
+        SpreadMode::Sd => format!("{value} ± {}", f(spread.sd)),
+        SpreadMode::Cv => match spread.cv_pct {
+            Some(cv) => format!("{value} ± {} ({cv:.1}%)", f(spread.sd)),
+            None => format!("{value} ± {}", f(spread.sd)),
+        },
+        SpreadMode::Ci => format!("{value} [{}, {}]", f(spread.ci95[0]), f(spread.ci95[1])),
+    }
+}
+
+/// How a column lines up: text left, numbers right (Markdown `---:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Words.
+    Left,
+    /// Numbers.
+    Right,
+}
+
+/// One table, laid out.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Grid {
+    /// A line above the table saying what it shows (`Top 3 by output throughput per profile`).
+    pub caption: Option<String>,
+    /// Column headings, units in brackets (`TTFT p99 [ms]`).
+    pub headings: Vec<String>,
+    /// Alignment per column; columns past its end align left.
+    pub align: Vec<Align>,
+    /// The rows, each as long as `headings`.
+    pub rows: Vec<Vec<Cell>>,
+    /// Lines under the table (what `±` means, runs left out).
+    pub notes: Vec<String>,
+}
+
+impl Grid {
+    /// The alignment of column `i`.
+    pub fn align_of(&self, i: usize) -> Align {
+        self.align.get(i).copied().unwrap_or(Align::Left)
+    }
+
+    /// The body as text, row by row, as `mode` writes spreads.
+    pub fn text_rows(&self, mode: SpreadMode) -> Vec<Vec<String>> {
+        self.rows
+            .iter()
+            .map(|r| r.iter().map(|c| c.render(mode)).collect())
+            .collect()
+    }
+
+    /// Whether any cell carries a spread over runs (so a note says what `±` means).
+    pub fn has_spread(&self) -> bool {
+        self.rows.iter().flatten().any(|c| {
+            matches!(
+                c,
+                Cell::Num(Num {
+                    spread: Some(_),
+                    ..
+                })
+            )
+        })
+    }
+}
+
+/// The note that says what a spread in the cells means, for `mode`.
+pub fn spread_note(mode: SpreadMode) -> Option<&'static str> {
+    match mode {
+        SpreadMode::Cv => Some(
+            "Repeated runs: mean over runs ± sample standard deviation (coefficient of variation).",
+        ),
+        SpreadMode::Sd => Some("Repeated runs: mean over runs ± sample standard deviation."),
+        SpreadMode::Ci => Some("Repeated runs: mean over runs [95 % confidence interval]."),
+        SpreadMode::None => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spread_cell() -> Cell {
+        Cell::Num(Num {
+            value: 57.2249,
+            kind: Kind::Value,
+            spread: Some(Spread {
+                n: 3,
+                sd: 0.1512,
+                cv_pct: Some(0.2642),
+                ci95: [56.849, 57.600],
+            }),
+        })
+    }
+
+    #[test]
+    fn spreads_read_as_each_mode_says() {
+        let c = spread_cell();
+        assert_eq!(c.render(SpreadMode::Cv), "57.22 ± 0.15 (0.3%)");
+        assert_eq!(c.render(SpreadMode::Sd), "57.22 ± 0.15");
+        assert_eq!(c.render(SpreadMode::Ci), "57.22 [56.85, 57.60]");
+        assert_eq!(c.render(SpreadMode::None), "57.22");
+        assert_eq!(Cell::Missing.render(SpreadMode::Cv), "-");
+        assert_eq!(
+            Cell::Num(Num::value(3.0)).render(SpreadMode::Cv),
+            "3.00",
+            "a single run has no spread"
+        );
+    }
+
+    #[test]
+    fn a_grid_knows_when_it_has_spread() {
+        let mut g = Grid {
+            headings: vec!["a".into()],
+            rows: vec![vec![Cell::Num(Num::value(1.0))]],
+            ..Grid::default()
+        };
+        assert!(!g.has_spread());
+        g.rows.push(vec![spread_cell()]);
+        assert!(g.has_spread());
+        assert_eq!(g.align_of(5), Align::Left);
+    }
+}
