@@ -2,6 +2,7 @@
 //! `vllm bench serve`'s result block. The text exporters lay out a [`MetricTable`] and only
 //! decide layout.
 
+use crate::grid::{Align, Cell, Grid, Num};
 use crate::report::Report;
 use tokenpipe_format::{StatName, Summary};
 
@@ -138,6 +139,36 @@ impl MetricTable {
         Self {
             labels: report.column_labels(),
             rows,
+        }
+    }
+
+    /// The table as a [`Grid`]: metric names left, one right-aligned column of numbers per run.
+    pub fn to_grid(&self) -> Grid {
+        let mut headings = vec![METRIC_HEADING.to_string()];
+        headings.extend(self.labels.iter().cloned());
+        let mut align = vec![Align::Left];
+        align.extend(self.labels.iter().map(|_| Align::Right));
+        let rows = self
+            .rows
+            .iter()
+            .map(|row| {
+                let mut cells = vec![Cell::text(row.name.clone())];
+                cells.extend(row.values.iter().map(|v| match v {
+                    Some(value) => Cell::Num(Num {
+                        value: *value,
+                        kind: row.kind,
+                        spread: None,
+                    }),
+                    None => Cell::Missing,
+                }));
+                cells
+            })
+            .collect();
+        Grid {
+            headings,
+            align,
+            rows,
+            ..Grid::default()
         }
     }
 
