@@ -29,8 +29,8 @@ pub struct Spread {
     pub sd: f64,
     /// `100 · sd / mean`; `None` when the mean is 0.
     pub cv_pct: Option<f64>,
-    /// 95 % interval of the mean.
-    pub ci95: [f64; 2],
+    /// 95 % interval of the mean, where the source has one.
+    pub ci95: Option<[f64; 2]>,
 }
 
 /// A number in a cell: the value, how it is written, and its spread when it is a mean over runs.
@@ -104,7 +104,10 @@ fn render_num(n: &Num, mode: SpreadMode) -> String {
             Some(cv) => format!("{value} ± {} ({cv:.1}%)", f(spread.sd)),
             None => format!("{value} ± {}", f(spread.sd)),
         },
-        SpreadMode::Ci => format!("{value} [{}, {}]", f(spread.ci95[0]), f(spread.ci95[1])),
+        SpreadMode::Ci => match spread.ci95 {
+            Some([lo, hi]) => format!("{value} [{}, {}]", f(lo), f(hi)),
+            None => format!("{value} ± {}", f(spread.sd)),
+        },
     }
 }
 
@@ -184,7 +187,7 @@ mod tests {
                 n: 3,
                 sd: 0.1512,
                 cv_pct: Some(0.2642),
-                ci95: [56.849, 57.600],
+                ci95: Some([56.849, 57.600]),
             }),
         })
     }

@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod export;
+pub mod field;
 pub mod grid;
 pub mod input;
 pub mod llama_bench;
@@ -16,6 +17,7 @@ pub mod report;
 pub mod rows;
 pub mod style;
 pub mod vllm_file;
+pub mod workload;
 
 pub use cli::main;
 pub use export::{Exporter, Format};

@@ -20,7 +20,7 @@ pub fn member_num(run: &RunReport, key: &str, kind: Kind) -> Option<Num> {
                     n: across.n,
                     sd: across.sd,
                     cv_pct: across.cv_pct,
-                    ci95: across.ci95,
+                    ci95: Some(across.ci95),
                 }),
             });
         }

@@ -24,7 +24,7 @@ pub use result::ResultRecord;
 pub use schedule::{Grouping, LoopMode, Phase, Request, Salt, Schedule};
 pub use spread::AcrossRuns;
 pub use stamp::Stamp;
-pub use summary::{stat_key, MetricState, StatName, Summary};
+pub use summary::{parse_stat_key, stat_key, MetricState, StatName, Summary};
 pub use window::MeasuredWindow;
 
 use schemars::JsonSchema;

@@ -1,0 +1,692 @@
+//! Naming what a table shows: `--columns ttft.p99,output_tps`, `--sort concurrency`, `--rows
+//! model`, `--cell output_tps` all name a [`Field`]. A field is resolved once against the runs
+//! read, so that a name means one thing in every row, and it knows its heading with its unit
+//! (`TTFT p99 [ms]`), whether more is better, and how to read its [`Cell`] from a run.
+//!
+//! Names, tried in this order:
+//! - `label`, `run_id`, `file` (the input a run came from), `workload` (its lengths and load);
+//! - short names of summary members (`output_tps`, `ok`, `jitter`, …: [`ALIASES`]);
+//! - `METRIC.STAT` for a latency or rate statistic (`ttft.p99`, `tpot.mean`, `e2el.max`,
+//!   `itl.median`, `user_tps.p50`), or the member's own name (`ttft_p99_ms`);
+//! - `meta.KEY` (`reduce --meta`) and `param.KEY` (a schedule or client setting in the run's
+//!   header chain, `param.concurrency`);
+//! - a bare KEY that some run has as metadata, then as a setting (`model`, `concurrency`,
+//!   `rate`, `isl`, `osl`, …: [`PARAM_ALIASES`]);
+//! - any other summary member by name, dotted into nested members
+//!   (`llama_benchy.tg_tps.mean`, `vllm.mean_ttft_ms`).
+
+use crate::grid::{Cell, Num, Spread};
+use crate::member::{member_num, member_value};
+use crate::report::{Report, RunReport};
+use crate::rows::Kind;
+use serde_json::Value;
+use std::cmp::Ordering;
+use tokenpipe_format::{parse_stat_key, StatName};
+
+/// Which way a figure is better, for rankings and for a default sort.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    /// Throughputs.
+    Higher,
+    /// Latencies, failures.
+    Lower,
+    /// Names and settings.
+    Neither,
+}
+
+/// Where a field's value comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// The run's column label.
+    Label,
+    /// The run id.
+    RunId,
+    /// The input file's name.
+    File,
+    /// Input and output lengths and the load, in a few words.
+    Workload,
+    /// A numeric summary member by its name in the summary (dotted for nested members).
+    Member(String),
+    /// llama-benchy's own `mean` with its `std` over the requests or batches of one run
+    /// (`llama_benchy.tg_tps`).
+    Benchy(String),
+    /// Any summary member shown as it is (text or number).
+    Raw(String),
+    /// A `reduce --meta` value.
+    Meta(String),
+    /// A schedule or client setting.
+    Param(String),
+}
+
+/// A named column, sort key or pivot cell, resolved against the runs read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// The name as given on the command line: the stable column name of machine formats.
+    pub name: String,
+    /// The heading people read, unit in brackets.
+    pub heading: String,
+    /// Where the value comes from.
+    pub source: Source,
+    /// How numbers are written.
+    pub kind: Kind,
+    /// Which way is better.
+    pub better: Better,
+}
+
+/// Short names of summary members: (name, member, heading, kind, better).
+pub const ALIASES: &[(&str, &str, &str, Kind, Better)] = &[
+    ("ok", "requests_ok", "OK", Kind::Count, Better::Higher),
+    (
+        "failed",
+        "requests_failed",
+        "Failed",
+        Kind::Count,
+        Better::Lower,
+    ),
+    (
+        "duration",
+        "duration_s",
+        "Duration [s]",
+        Kind::Value,
+        Better::Neither,
+    ),
+    (
+        "output_tps",
+        "output_throughput_tokens_per_s",
+        "Output [tok/s]",
+        Kind::Value,
+        Better::Higher,
+    ),
+    (
+        "total_tps",
+        "total_throughput_tokens_per_s",
+        "Total [tok/s]",
+        Kind::Value,
+        Better::Higher,
+    ),
+    (
+        "request_rate",
+        "request_throughput_per_s",
+        "Requests [req/s]",
+        Kind::Value,
+        Better::Higher,
+    ),
+    (
+        "input_tokens",
+        "input_tokens",
+        "Input tokens",
+        Kind::Count,
+        Better::Neither,
+    ),
+    (
+        "output_tokens",
+        "output_tokens",
+        "Output tokens",
+        Kind::Count,
+        Better::Neither,
+    ),
+    (
+        "jitter",
+        "itl_jitter",
+        "ITL jitter [p99/p50]",
+        Kind::Value,
+        Better::Lower,
+    ),
+    (
+        "goodput",
+        "goodput_per_s",
+        "Goodput [req/s]",
+        Kind::Value,
+        Better::Higher,
+    ),
+    (
+        "good_fraction",
+        "good_fraction",
+        "Good [fraction]",
+        Kind::Value,
+        Better::Higher,
+    ),
+    (
+        "peak_tps",
+        "peak_output_tps",
+        "Peak output [tok/s]",
+        Kind::Value,
+        Better::Higher,
+    ),
+    (
+        "mean_concurrency",
+        "mean_concurrency",
+        "Mean concurrency",
+        Kind::Value,
+        Better::Neither,
+    ),
+    (
+        "peak_concurrency",
+        "peak_concurrency",
+        "Peak concurrency",
+        Kind::Count,
+        Better::Neither,
+    ),
+    (
+        "server_tps",
+        "server_tps_from_users",
+        "Server from users [tok/s]",
+        Kind::Value,
+        Better::Higher,
+    ),
+    (
+        "stalls",
+        "output_stalls",
+        "Output stalls",
+        Kind::Count,
+        Better::Lower,
+    ),
+];
+
+/// llama-benchy's figures by short name: (name, member of `llama_benchy`, heading).
+const BENCHY: &[(&str, &str, &str)] = &[
+    ("tg_tps", "tg_tps", "Decode [t/s]"),
+    ("pp_tps", "pp_tps", "Prefill [t/s]"),
+    ("ttfr", "ttfr_ms", "TTFR [ms]"),
+];
+
+/// Bare names of settings: (name, header param, heading, kind).
+pub const PARAM_ALIASES: &[(&str, &str, &str, Kind)] = &[
+    ("concurrency", "concurrency", "Concurrency", Kind::Count),
+    ("rate", "rate_per_s", "Rate [req/s]", Kind::Value),
+    ("rate_per_s", "rate_per_s", "Rate [req/s]", Kind::Value),
+    ("burstiness", "burstiness", "Burstiness", Kind::Value),
+    ("batch", "batch", "Batch", Kind::Count),
+    (
+        "max_concurrency",
+        "max_concurrency",
+        "Max concurrency",
+        Kind::Count,
+    ),
+    ("isl", "input_tokens", "ISL [tokens]", Kind::Count),
+    ("osl", "output_tokens", "OSL [tokens]", Kind::Count),
+    ("num_prompts", "num_prompts", "Prompts", Kind::Count),
+    ("model", "model", "Model", Kind::Value),
+    ("api", "api", "API", Kind::Value),
+    ("mode", "mode", "Mode", Kind::Value),
+];
+
+impl Field {
+    /// Resolves `name` against the runs of `report`; a name no run has is bad input, with a
+    /// hint of what names look like.
+    pub fn parse(name: &str, report: &Report) -> anyhow::Result<Self> {
+        let name = name.trim();
+        Self::resolve(name, report).ok_or_else(|| {
+            tokenpipe_cli::bad_input(format!(
+                "no run has a field `{name}`: fields look like ttft.p99, tpot.mean, \
+                 output_tps, ok, meta.KEY, concurrency, label (`table --list-fields` lists \
+                 those of this input)"
+            ))
+        })
+    }
+
+    /// Parses a comma-separated list (`--columns`).
+    pub fn parse_list(list: &str, report: &Report) -> anyhow::Result<Vec<Self>> {
+        list.split(',')
+            .filter(|n| !n.trim().is_empty())
+            .map(|n| Self::parse(n, report))
+            .collect()
+    }
+
+    fn new(name: &str, heading: String, source: Source, kind: Kind, better: Better) -> Self {
+        Self {
+            name: name.to_string(),
+            heading,
+            source,
+            kind,
+            better,
+        }
+    }
+
+    fn resolve(name: &str, report: &Report) -> Option<Self> {
+        let text = |heading: &str, source| {
+            Some(Self::new(
+                name,
+                heading.into(),
+                source,
+                Kind::Value,
+                Better::Neither,
+            ))
+        };
+        match name {
+            "label" => return text("Label", Source::Label),
+            "run_id" => return text("Run", Source::RunId),
+            "file" => return text("File", Source::File),
+            "workload" => return text("Workload", Source::Workload),
+            _ => {}
+        }
+        if let Some((_, member, heading, kind, better)) =
+            ALIASES.iter().find(|(alias, ..)| *alias == name)
+        {
+            return Some(Self::new(
+                name,
+                heading.to_string(),
+                Source::Member(member.to_string()),
+                *kind,
+                *better,
+            ));
+        }
+        if let Some((_, member, heading)) = BENCHY.iter().find(|(n, ..)| *n == name) {
+            let better = if member.ends_with("_ms") {
+                Better::Lower
+            } else {
+                Better::Higher
+            };
+            return Some(Self::new(
+                name,
+                heading.to_string(),
+                Source::Benchy(member.to_string()),
+                Kind::Value,
+                better,
+            ));
+        }
+        if let Some(field) = Self::stat(name, report) {
+            return Some(field);
+        }
+        if let Some(key) = name.strip_prefix("meta.") {
+            return text(key, Source::Meta(key.into()));
+        }
+        if let Some(key) = name.strip_prefix("param.") {
+            return Some(Self::param(name, key, key, Kind::Value));
+        }
+        if report
+            .runs
+            .iter()
+            .any(|r| r.summary.meta.contains_key(name))
+        {
+            return text(name, Source::Meta(name.into()));
+        }
+        if let Some((_, key, heading, kind)) = PARAM_ALIASES.iter().find(|(n, ..)| *n == name) {
+            return Some(Self::param(name, key, heading, *kind));
+        }
+        if report.runs.iter().any(|r| r.param(name).is_some()) {
+            return Some(Self::param(name, name, name, Kind::Value));
+        }
+        report
+            .runs
+            .iter()
+            .any(|r| member_value(r, name).is_some_and(|v| !v.is_object() && !v.is_array()))
+            .then(|| {
+                Self::new(
+                    name,
+                    name.into(),
+                    Source::Raw(name.into()),
+                    Kind::Value,
+                    Better::Neither,
+                )
+            })
+    }
+
+    fn param(name: &str, key: &str, heading: &str, kind: Kind) -> Self {
+        Self::new(
+            name,
+            heading.into(),
+            Source::Param(key.into()),
+            kind,
+            Better::Neither,
+        )
+    }
+
+    /// `ttft.p99` or `ttft_p99_ms`: a statistic some run carries, with the unit it has there.
+    fn stat(name: &str, report: &Report) -> Option<Self> {
+        let (metric, stat) = match name.split_once('.') {
+            Some((metric, stat)) => {
+                let stat = match stat {
+                    "median" => StatName::Percentile(50.0),
+                    "sd" => StatName::Std,
+                    other => StatName::parse(other)?,
+                };
+                (metric.to_string(), stat)
+            }
+            None => {
+                let (metric, stat, _) = parse_stat_key(name)?;
+                (metric.to_string(), stat)
+            }
+        };
+        let want = stat.key_part();
+        let member = report.runs.iter().find_map(|r| {
+            r.summary.stats.0.keys().find(|k| {
+                parse_stat_key(k).is_some_and(|(m, s, _)| m == metric && s.key_part() == want)
+            })
+        })?;
+        let (_, _, unit) = parse_stat_key(member)?;
+        let shown_unit = match unit {
+            "tps" => "tok/s",
+            "ratio" => "",
+            other => other,
+        };
+        let stat_word = match stat {
+            StatName::Std => "sd".into(),
+            StatName::SampleStd => "sample sd".into(),
+            other => other.key_part(),
+        };
+        let heading = match shown_unit {
+            "" => format!("{} {stat_word}", metric_words(&metric)),
+            u => format!("{} {stat_word} [{u}]", metric_words(&metric)),
+        };
+        let better = if unit == "tps" {
+            Better::Higher
+        } else {
+            Better::Lower
+        };
+        Some(Self::new(
+            name,
+            heading,
+            Source::Member(member.clone()),
+            Kind::Value,
+            better,
+        ))
+    }
+
+    /// The field's cell for `run`.
+    pub fn cell(&self, run: &RunReport, label: &str) -> Cell {
+        let text = |s: Option<String>| s.map_or(Cell::Missing, Cell::Text);
+        match &self.source {
+            Source::Label => Cell::text(label),
+            Source::RunId => Cell::text(run.summary.run_id.clone()),
+            Source::File => Cell::text(run.source.clone()),
+            Source::Workload => text(crate::workload::describe(run)),
+            Source::Member(key) => member_num(run, key, self.kind).map_or(Cell::Missing, Cell::Num),
+            Source::Benchy(key) => benchy_num(run, key).map_or(Cell::Missing, Cell::Num),
+            Source::Raw(key) => value_cell(member_value(run, key), self.kind),
+            Source::Meta(key) => text(run.summary.meta.get(key).cloned()),
+            Source::Param(key) => value_cell(run.param(key).cloned(), self.kind),
+        }
+    }
+
+    /// Whether the field holds numbers (so its column aligns right and it can be ranked).
+    pub fn is_numeric(&self) -> bool {
+        matches!(self.source, Source::Member(_) | Source::Benchy(_))
+            || (matches!(self.source, Source::Param(_) | Source::Raw(_))
+                && self.kind != Kind::Value)
+    }
+}
+
+/// `ttft` → `TTFT`, `user_tps` → `User tps`, `dispatch_lag` → `Dispatch lag`.
+pub fn metric_words(metric: &str) -> String {
+    match metric {
+        "ttft" | "tpot" | "itl" | "e2el" | "ttfr" => metric.to_uppercase(),
+        "ttft_sched" => "TTFT from schedule".into(),
+        "e2el_sched" => "E2EL from schedule".into(),
+        "itl_token" => "ITL per token".into(),
+        "itl_cv" => "ITL CV".into(),
+        "user_tps" => "User".into(),
+        "user_tps_decode" => "User decode".into(),
+        "prefill_tps" => "Prefill".into(),
+        other => {
+            let words = other.replace('_', " ");
+            let mut chars = words.chars();
+            match chars.next() {
+                Some(first) => first.to_uppercase().chain(chars).collect(),
+                None => words,
+            }
+        }
+    }
+}
+
+/// A JSON scalar as a cell: numbers as numbers, text as text.
+fn value_cell(value: Option<Value>, kind: Kind) -> Cell {
+    match value {
+        Some(Value::Number(n)) => n.as_f64().map_or(Cell::Missing, |value| {
+            Cell::Num(Num {
+                value,
+                kind: if kind == Kind::Count && value.fract() != 0.0 {
+                    Kind::Value
+                } else {
+                    kind
+                },
+                spread: None,
+            })
+        }),
+        Some(Value::String(s)) => Cell::Text(s),
+        Some(Value::Bool(b)) => Cell::text(if b { "yes" } else { "no" }),
+        _ => Cell::Missing,
+    }
+}
+
+/// llama-benchy's mean of `member` with its own standard deviation over requests or batches.
+fn benchy_num(run: &RunReport, member: &str) -> Option<Num> {
+    let figure = member_value(run, &format!("llama_benchy.{member}"))?;
+    let mean = figure.get("mean")?.as_f64()?;
+    let sd = figure.get("std").and_then(Value::as_f64);
+    let n = figure.get("n").and_then(Value::as_u64).unwrap_or(0);
+    let cv_pct = figure.get("cv_pct").and_then(Value::as_f64);
+    Some(Num {
+        value: mean,
+        kind: Kind::Value,
+        spread: sd.map(|sd| Spread {
+            n,
+            sd,
+            cv_pct: cv_pct.or_else(|| (mean != 0.0).then(|| 100.0 * sd / mean)),
+            ci95: None,
+        }),
+    })
+}
+
+/// Orders cells as people expect: numbers by value, text in natural order (`c2` before `c16`),
+/// missing values last.
+pub fn compare_cells(a: &Cell, b: &Cell) -> Ordering {
+    match (a, b) {
+        (Cell::Num(x), Cell::Num(y)) => x.value.total_cmp(&y.value),
+        (Cell::Text(x), Cell::Text(y)) => natural_cmp(x, y),
+        (Cell::Missing, Cell::Missing) => Ordering::Equal,
+        (Cell::Missing, _) => Ordering::Greater,
+        (_, Cell::Missing) => Ordering::Less,
+        (Cell::Num(_), Cell::Text(_)) => Ordering::Less,
+        (Cell::Text(_), Cell::Num(_)) => Ordering::Greater,
+    }
+}
+
+/// Compares text with runs of digits compared as numbers: `c2` < `c16`, `run-9` < `run-10`.
+pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+    let (mut a, mut b) = (a, b);
+    loop {
+        match (a.chars().next(), b.chars().next()) {
+            (None, None) => return Ordering::Equal,
+            (None, _) => return Ordering::Less,
+            (_, None) => return Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let da = a.len() - a.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+                let db = b.len() - b.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+                let (na, nb) = (
+                    a[..da].trim_start_matches('0'),
+                    b[..db].trim_start_matches('0'),
+                );
+                let by_number = na.len().cmp(&nb.len()).then_with(|| na.cmp(nb));
+                if by_number != Ordering::Equal {
+                    return by_number;
+                }
+                a = &a[da..];
+                b = &b[db..];
+            }
+            (Some(x), Some(y)) => {
+                if x != y {
+                    return x.cmp(&y);
+                }
+                a = &a[x.len_utf8()..];
+                b = &b[y.len_utf8()..];
+            }
+        }
+    }
+}
+
+/// Every field name the runs of `report` have, for `--list-fields`: the fixed names, then each
+/// statistic as `METRIC.STAT`, each metadata key and each setting found.
+pub fn list_fields(report: &Report) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = ["label", "run_id", "file", "workload"]
+        .iter()
+        .filter_map(|n| Field::parse(n, report).ok())
+        .map(|f| (f.name, f.heading))
+        .collect();
+    for (name, ..) in ALIASES {
+        if let Ok(f) = Field::parse(name, report) {
+            if report
+                .runs
+                .iter()
+                .any(|r| !matches!(f.cell(r, ""), Cell::Missing))
+            {
+                out.push((f.name, f.heading));
+            }
+        }
+    }
+    for (name, ..) in BENCHY {
+        if let Ok(f) = Field::parse(name, report) {
+            if report
+                .runs
+                .iter()
+                .any(|r| !matches!(f.cell(r, ""), Cell::Missing))
+            {
+                out.push((f.name, f.heading));
+            }
+        }
+    }
+    let mut stats: Vec<String> = report
+        .runs
+        .iter()
+        .flat_map(|r| r.summary.stats.0.keys())
+        .filter_map(|k| parse_stat_key(k).map(|(m, s, _)| format!("{m}.{}", s.key_part())))
+        .collect();
+    stats.sort_by(|a, b| natural_cmp(a, b));
+    stats.dedup();
+    for name in stats {
+        if let Ok(f) = Field::parse(&name, report) {
+            out.push((f.name, f.heading));
+        }
+    }
+    let mut keys: Vec<String> = report
+        .runs
+        .iter()
+        .flat_map(|r| r.summary.meta.keys().map(|k| format!("meta.{k}")))
+        .collect();
+    for (name, key, ..) in PARAM_ALIASES {
+        if report.runs.iter().any(|r| r.param(key).is_some()) {
+            keys.push(name.to_string());
+        }
+    }
+    keys.sort();
+    keys.dedup();
+    for name in keys {
+        if let Ok(f) = Field::parse(&name, report) {
+            out.push((f.name, f.heading));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokenpipe_format::{Header, Summary};
+
+    fn report() -> Report {
+        let mut s = Summary {
+            label: "m".into(),
+            run_id: "r1".into(),
+            output_throughput_tokens_per_s: 120.5,
+            requests_ok: 8,
+            ..Summary::default()
+        };
+        s.set_stat("ttft", StatName::Percentile(99.0), Some(31.25));
+        s.set_stat_in("user_tps", StatName::Percentile(50.0), "tps", Some(90.0));
+        s.meta.insert("shape".into(), "8x H200".into());
+        let mut h = Header::new("reduce", "r".into(), vec![]);
+        let mut up = Header::new("arrivals", "a".into(), vec![]);
+        up.params.insert("concurrency".into(), 16.into());
+        up.params.insert("rate_per_s".into(), 0.3.into());
+        h.upstream.push(up);
+        Report {
+            runs: vec![RunReport {
+                header: Some(h),
+                summary: s,
+                source: "c16.ndjson".into(),
+                ..RunReport::default()
+            }],
+        }
+    }
+
+    fn cell(name: &str) -> (String, String) {
+        let r = report();
+        let f = Field::parse(name, &r).unwrap();
+        let c = f.cell(&r.runs[0], "m").render(crate::grid::SpreadMode::Cv);
+        (f.heading, c)
+    }
+
+    #[test]
+    fn names_resolve_to_headings_with_units_and_values() {
+        assert_eq!(cell("ttft.p99"), ("TTFT p99 [ms]".into(), "31.25".into()));
+        assert_eq!(
+            cell("ttft_p99_ms"),
+            ("TTFT p99 [ms]".into(), "31.25".into())
+        );
+        assert_eq!(
+            cell("user_tps.p50"),
+            ("User p50 [tok/s]".into(), "90.00".into())
+        );
+        assert_eq!(
+            cell("output_tps"),
+            ("Output [tok/s]".into(), "120.50".into())
+        );
+        assert_eq!(cell("ok"), ("OK".into(), "8".into()));
+        assert_eq!(cell("shape"), ("shape".into(), "8x H200".into()));
+        assert_eq!(cell("meta.shape"), ("shape".into(), "8x H200".into()));
+        assert_eq!(cell("concurrency"), ("Concurrency".into(), "16".into()));
+        assert_eq!(cell("rate"), ("Rate [req/s]".into(), "0.30".into()));
+        assert_eq!(cell("file"), ("File".into(), "c16.ndjson".into()));
+        assert_eq!(cell("label"), ("Label".into(), "m".into()));
+    }
+
+    #[test]
+    fn unknown_names_are_bad_input() {
+        let r = report();
+        let e = Field::parse("ttf.p99", &r).unwrap_err().to_string();
+        assert!(
+            e.contains("`ttf.p99`") && e.contains("--list-fields"),
+            "{e}"
+        );
+        assert!(Field::parse("ttft.p98", &r).is_err());
+        assert!(Field::parse("meta", &r).is_err());
+    }
+
+    #[test]
+    fn better_follows_the_unit() {
+        let r = report();
+        let better = |n: &str| Field::parse(n, &r).unwrap().better;
+        assert_eq!(better("ttft.p99"), Better::Lower);
+        assert_eq!(better("user_tps.p50"), Better::Higher);
+        assert_eq!(better("output_tps"), Better::Higher);
+        assert_eq!(better("label"), Better::Neither);
+    }
+
+    #[test]
+    fn natural_order_reads_digits_as_numbers() {
+        let mut v = vec!["c16", "c2", "c1", "b", "c02x", "c2a"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["b", "c1", "c2", "c2a", "c02x", "c16"]);
+        assert_eq!(
+            compare_cells(&Cell::Missing, &Cell::Num(Num::value(1.0))),
+            Ordering::Greater
+        );
+    }
+
+    #[test]
+    fn the_field_list_names_what_the_input_has() {
+        let names: Vec<String> = list_fields(&report()).into_iter().map(|(n, _)| n).collect();
+        for want in [
+            "label",
+            "output_tps",
+            "ttft.p99",
+            "user_tps.p50",
+            "meta.shape",
+            "concurrency",
+            "rate",
+        ] {
+            assert!(names.contains(&want.to_string()), "{want} in {names:?}");
+        }
+        assert!(!names.contains(&"goodput".to_string()), "{names:?}");
+    }
+}

@@ -1,0 +1,103 @@
+//! The workload of a run in a few words, from the settings in its header chain: lengths
+//! (`1024→128`), the load (`c16`, `0.3/s b0.7`, `batch 8×5`) and, for a group summary, how many
+//! runs it pools. A table that compares runs shows what each run asked of the server.
+
+use crate::report::RunReport;
+use serde_json::Value;
+
+/// `1024→128 c16`, `4000→500 1.5/s b1 max25 ×3 runs`; `None` when the run has no settings
+/// (summary lines picked out with jq, some vLLM result files).
+pub fn describe(run: &RunReport) -> Option<String> {
+    let num = |key: &str| run.param(key).and_then(Value::as_f64);
+    let mut parts = Vec::new();
+    match (num("input_tokens"), num("output_tokens")) {
+        (Some(i), Some(o)) => parts.push(format!("{}→{}", short(i), short(o))),
+        (Some(i), None) => parts.push(format!("{}→?", short(i))),
+        (None, Some(o)) => parts.push(format!("?→{}", short(o))),
+        (None, None) => {}
+    }
+    if let Some(b) = num("batch") {
+        match num("runs") {
+            Some(r) => parts.push(format!("batch {}×{}", short(b), short(r))),
+            None => parts.push(format!("batch {}", short(b))),
+        }
+    } else if let Some(rate) = num("rate_per_s") {
+        let mut load = format!("{}/s", short(rate));
+        if let Some(b) = num("burstiness").filter(|b| *b != 1.0) {
+            load.push_str(&format!(" b{}", short(b)));
+        }
+        parts.push(load);
+    } else if let Some(c) = num("concurrency") {
+        parts.push(format!("c{}", short(c)));
+    }
+    if let Some(m) = num("max_concurrency") {
+        parts.push(format!("max{}", short(m)));
+    }
+    if run.is_group() {
+        parts.push(format!("×{} runs", run.summary.runs.len()));
+    }
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
+/// A setting as written on a command line: `16`, `0.3`, `1.5`.
+fn short(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokenpipe_format::{Header, Summary};
+
+    fn run(params: &[(&str, Value)], pooled: usize) -> RunReport {
+        let mut h = Header::new("reduce", "r".into(), vec![]);
+        let mut up = Header::new("arrivals", "a".into(), vec![]);
+        for (k, v) in params {
+            up.params.insert((*k).into(), v.clone());
+        }
+        h.upstream.push(up);
+        RunReport::new(
+            Some(h),
+            Summary {
+                runs: (0..pooled).map(|i| format!("r{i}")).collect(),
+                ..Summary::default()
+            },
+        )
+    }
+
+    #[test]
+    fn workloads_read_as_short_phrases() {
+        let closed = run(
+            &[
+                ("input_tokens", 1024.into()),
+                ("output_tokens", 128.into()),
+                ("concurrency", 16.into()),
+            ],
+            0,
+        );
+        assert_eq!(describe(&closed).as_deref(), Some("1024→128 c16"));
+        let open = run(
+            &[
+                ("input_tokens", 4000.into()),
+                ("output_tokens", 500.into()),
+                ("rate_per_s", 1.5.into()),
+                ("burstiness", 1.0.into()),
+                ("max_concurrency", 25.into()),
+            ],
+            3,
+        );
+        assert_eq!(
+            describe(&open).as_deref(),
+            Some("4000→500 1.5/s max25 ×3 runs")
+        );
+        let bursty = run(&[("rate_per_s", 0.3.into()), ("burstiness", 0.7.into())], 0);
+        assert_eq!(describe(&bursty).as_deref(), Some("0.3/s b0.7"));
+        let batch = run(&[("batch", 8.into()), ("runs", 5.into())], 0);
+        assert_eq!(describe(&batch).as_deref(), Some("batch 8×5"));
+        assert_eq!(describe(&RunReport::default()), None);
+    }
+}
