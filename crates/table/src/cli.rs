@@ -1,7 +1,9 @@
 //! The `table` command line: flags, inputs, and writing the rendered table to stdout.
 
 use crate::export::Format;
+use crate::grid::SpreadMode;
 use crate::input::read_report;
+use crate::options::{Layout, Options};
 use crate::style::Style;
 use clap::Parser;
 use std::io::{self, Write};
@@ -61,6 +63,77 @@ struct Args {
     /// per run sorted by concurrency.
     #[arg(long, value_enum, default_value_t = Style::Default)]
     style: Style,
+
+    /// Runs as columns (`wide`: a row per metric) or as rows (`long`: a row per run, a column
+    /// per field); `auto` is wide unless `--columns` is given or there are more than 6 runs.
+    #[arg(long, value_enum, default_value_t = Layout::Auto)]
+    layout: Layout,
+
+    /// The fields to show, comma-separated, in order: `ttft.p50,tpot.p99,output_tps`. A field
+    /// is `METRIC.STAT` (ttft, tpot, itl, e2el, ttfr, user_tps, … with mean, sd, min, max,
+    /// median, p90, p99.9, …), a short name (output_tps, total_tps, request_rate, ok, failed,
+    /// duration, jitter, goodput, peak_tps, tg_tps, pp_tps), a setting (concurrency, rate,
+    /// burstiness, batch, isl, osl, model), `meta.KEY`, `label`, `file` or `workload`.
+    /// `--list-fields` lists those of the input.
+    #[arg(long, value_name = "FIELD,...", value_delimiter = ',')]
+    columns: Vec<String>,
+
+    /// Orders runs by these fields (`concurrency`, `output_tps:desc`); without it runs keep the
+    /// order of their labels' first appearance, then go by their load, in natural order (c2
+    /// before c16).
+    #[arg(long, value_name = "FIELD[:desc],...", value_delimiter = ',')]
+    sort: Vec<String>,
+
+    /// How the figures of a group summary (repeated runs) read: `cv` is `mean ± sd (CV %)`,
+    /// `sd` is `mean ± sd`, `ci` is `mean [lo, hi]` (95 % confidence interval of the mean),
+    /// `none` the mean alone.
+    #[arg(long, value_enum, default_value_t = SpreadMode::Cv)]
+    spread: SpreadMode,
+
+    /// Adds ratio columns against the run labelled LABEL (in a pivot, the column LABEL): each
+    /// run is compared with the baseline run of the same workload (`0.85x`).
+    #[arg(long, value_name = "LABEL")]
+    baseline: Option<String>,
+
+    /// Pivot: one row per value of this field (`model`, `meta.shape`, `concurrency`).
+    #[arg(long, value_name = "FIELD")]
+    rows: Option<String>,
+
+    /// Pivot: one column per value of this field (`profile`, `label`).
+    #[arg(long, value_name = "FIELD")]
+    cols: Option<String>,
+
+    /// Pivot: the field in each cell (default `output_tps`); also what `--format mermaid`
+    /// charts.
+    #[arg(long, value_name = "FIELD")]
+    cell: Option<String>,
+
+    /// Pivot: instead of the table, the best N rows of each column by the cell's field (higher
+    /// throughput, lower latency): "Top 3 by output throughput per profile".
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+
+    /// Lists the fields the input has, for `--columns`, `--sort`, `--rows`, `--cols` and
+    /// `--cell`, and exits.
+    #[arg(long)]
+    list_fields: bool,
+}
+
+impl Args {
+    /// The layout flags, for the library.
+    fn options(&self) -> Options {
+        Options {
+            layout: self.layout,
+            columns: self.columns.clone(),
+            sort: self.sort.clone(),
+            spread: self.spread,
+            baseline: self.baseline.clone(),
+            rows: self.rows.clone(),
+            cols: self.cols.clone(),
+            cell: self.cell.clone(),
+            top: self.top,
+        }
+    }
 }
 
 /// Runs `table` on the process's arguments, stdin and stdout.
@@ -71,7 +144,15 @@ pub fn main() -> anyhow::Result<()> {
     tokenpipe_cli::outlast_first_interrupt("table", &args.files);
     let inputs = tokenpipe_cli::open_inputs(&args.files)?;
     let report = read_report(inputs)?;
-    let rendered = args.style.render(&report, args.format)?;
+    if args.list_fields {
+        let mut out = io::stdout().lock();
+        for (name, heading) in crate::field::list_fields(&report) {
+            writeln!(out, "{name}\t{heading}")?;
+        }
+        out.flush()?;
+        return Ok(());
+    }
+    let rendered = args.style.render(&report, args.format, &args.options())?;
     for note in &rendered.notes {
         eprintln!("{note}");
     }

@@ -45,7 +45,7 @@ fn report(summaries: Vec<Summary>) -> Report {
 }
 
 fn render(summaries: Vec<Summary>) -> anyhow::Result<crate::style::Rendered> {
-    Style::LlamaBench.render(&report(summaries), Format::Markdown)
+    Style::LlamaBench.render(&report(summaries), Format::Markdown, &Default::default())
 }
 
 #[test]
@@ -144,7 +144,9 @@ fn group_summaries_without_benchy_figures_use_across_runs_and_say_so() {
     up.params.insert("batch".into(), 64.into());
     h.upstream.push(up);
     r.runs[3].header = Some(h);
-    let got = Style::LlamaBench.render(&r, Format::Terminal).unwrap();
+    let got = Style::LlamaBench
+        .render(&r, Format::Terminal, &Default::default())
+        .unwrap();
     let want = "\
 Decode throughput, from across_runs.output_throughput_tokens_per_s (mean and sample sd over repeated runs):
 
@@ -182,7 +184,9 @@ fn no_run_with_figures_is_bad_input_naming_them() {
 fn machine_formats_are_refused_with_the_style() {
     let r = report(vec![benchy("m", 1, (1.0, 0.0, 0.0), (1.0, 0.0))]);
     for format in [Format::Csv, Format::Json] {
-        let err = Style::LlamaBench.render(&r, format).unwrap_err();
+        let err = Style::LlamaBench
+            .render(&r, format, &Default::default())
+            .unwrap_err();
         assert_eq!(
             err.downcast_ref::<Failure>().map(|f| f.code),
             Some(EXIT_BAD_INPUT)

@@ -4,6 +4,7 @@
 
 use crate::export::Format;
 use crate::llama_bench::LlamaBenchTables;
+use crate::options::Options;
 use crate::report::Report;
 
 pub mod vllm;
@@ -31,14 +32,16 @@ pub struct Rendered {
 }
 
 impl Style {
-    /// Renders `report` in this style; `format` applies to the default style, the others have
-    /// a fixed layout (llama-bench refuses a machine format, which would not be that layout).
-    pub fn render(self, report: &Report, format: Format) -> anyhow::Result<Rendered> {
+    /// Renders `report` in this style; `format` and the layout flags `opts` apply to the default
+    /// style, the others have a fixed layout (llama-bench refuses a machine format, which would not be that layout).
+    pub fn render(
+        self,
+        report: &Report,
+        format: Format,
+        opts: &Options,
+    ) -> anyhow::Result<Rendered> {
         match self {
-            Style::Default => Ok(Rendered {
-                text: format.exporter().export(report)?,
-                notes: Vec::new(),
-            }),
+            Style::Default => crate::layout::render(report, format, opts),
             Style::Vllm => {
                 use crate::export::Exporter;
                 Ok(Rendered {

@@ -1,0 +1,48 @@
+//! What the layout flags ask for, gathered in one value that the layouts read: which runs go
+//! where (`--layout`, `--columns`, `--sort`), pivots and rankings (`--rows`, `--cols`, `--cell`,
+//! `--top`), ratios (`--baseline`) and how spreads read (`--spread`). Kept apart from clap so
+//! that the library can be called without a command line.
+
+use crate::grid::SpreadMode;
+
+/// Whether runs are columns or rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Layout {
+    /// Wide while it stays readable, long when `--columns` is given or there are many runs.
+    #[default]
+    Auto,
+    /// One column per run, one row per metric (`vllm bench serve`'s block turned sideways).
+    Wide,
+    /// One row per run, one column per field.
+    Long,
+}
+
+/// The layout flags.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Options {
+    /// `--layout`.
+    pub layout: Layout,
+    /// `--columns`: field names, in order (empty: the layout's own choice).
+    pub columns: Vec<String>,
+    /// `--sort`: field names, each optionally `:desc` (empty: natural order).
+    pub sort: Vec<String>,
+    /// `--spread`.
+    pub spread: SpreadMode,
+    /// `--baseline`: the label (or pivot column) the ratios are taken against.
+    pub baseline: Option<String>,
+    /// `--rows`: the field whose values become the pivot's rows.
+    pub rows: Option<String>,
+    /// `--cols`: the field whose values become the pivot's columns.
+    pub cols: Option<String>,
+    /// `--cell`: the field shown in each pivot cell (and charted by mermaid).
+    pub cell: Option<String>,
+    /// `--top`: the best N rows per pivot column, as a ranking.
+    pub top: Option<usize>,
+}
+
+impl Options {
+    /// Whether a pivot or ranking was asked for.
+    pub fn is_pivot(&self) -> bool {
+        self.rows.is_some() || self.cols.is_some() || self.top.is_some()
+    }
+}
