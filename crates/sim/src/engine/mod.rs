@@ -38,6 +38,7 @@
 //!
 //! [`TokenTimer::now_ns`]: crate::waiter::TokenTimer::now_ns
 
+pub mod batching;
 pub mod fixed;
 
 use crate::config::Config;

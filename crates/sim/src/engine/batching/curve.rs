@@ -1,0 +1,128 @@
+//! A cost that depends on a size, given as measured points and read between them by straight
+//! lines: the time of a decode step by batch size, the prefill rate by tokens in a step. Real
+//! engines are neither linear nor constant in either (published llama-benchy sweeps of one GPU
+//! go from 17 ms per step at batch 1 to 141 ms at 64, concave), so a profile gives the points it
+//! was calibrated on and the model reads the curve.
+
+/// Points `(x, y)` joined by straight lines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curve {
+    /// Sorted by x, at least one, x unique.
+    points: Vec<(f64, f64)>,
+    /// Past the last point: go on along the last segment (a cost that keeps growing), or stay
+    /// at the last value (a rate that has saturated).
+    beyond: Beyond,
+}
+
+/// What a curve does past its last point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Beyond {
+    /// Continue the last segment's slope.
+    Extend,
+    /// Keep the last value.
+    Flat,
+}
+
+impl Curve {
+    /// A curve through `points` (any order). Needs at least one point, finite values, distinct
+    /// x and y ≥ 0.
+    pub fn new(mut points: Vec<(f64, f64)>, beyond: Beyond) -> Result<Self, String> {
+        if points.is_empty() {
+            return Err("a curve needs at least one point".into());
+        }
+        if points
+            .iter()
+            .any(|(x, y)| !x.is_finite() || !y.is_finite() || *x < 0.0 || *y < 0.0)
+        {
+            return Err("curve points must be finite and not negative".into());
+        }
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if points.windows(2).any(|w| w[0].0 == w[1].0) {
+            return Err("curve points must have distinct sizes".into());
+        }
+        Ok(Self { points, beyond })
+    }
+
+    /// `a + b·x`: the straight line of a decode step, `a` its fixed part and `b` its cost per
+    /// sequence.
+    pub fn linear(a: f64, b: f64) -> Result<Self, String> {
+        Self::new(vec![(0.0, a), (1.0, a + b)], Beyond::Extend)
+    }
+
+    /// Parses `X:Y,X:Y,…` (`1:17.5,8:53.1,64:141.4`).
+    pub fn parse(text: &str, beyond: Beyond) -> Result<Self, String> {
+        let mut points = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (x, y) = part
+                .split_once(':')
+                .ok_or_else(|| format!("`{part}`: expected SIZE:VALUE"))?;
+            let num = |s: &str| {
+                s.trim()
+                    .parse::<f64>()
+                    .map_err(|_| format!("`{part}`: `{s}` is not a number"))
+            };
+            points.push((num(x)?, num(y)?));
+        }
+        Self::new(points, beyond)
+    }
+
+    /// The value at `x`: the first point's value before it, straight lines between points,
+    /// and past the last point as `beyond` says. Never negative.
+    pub fn at(&self, x: f64) -> f64 {
+        let pts = &self.points;
+        let first = pts[0];
+        if x <= first.0 || pts.len() == 1 {
+            return first.1;
+        }
+        for w in pts.windows(2) {
+            let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+            if x <= x1 {
+                return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+            }
+        }
+        let last = pts[pts.len() - 1];
+        match self.beyond {
+            Beyond::Flat => last.1,
+            Beyond::Extend => {
+                let prev = pts[pts.len() - 2];
+                let slope = (last.1 - prev.1) / (last.0 - prev.0);
+                (last.1 + slope * (x - last.0)).max(0.0)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_between_points_and_past_them() {
+        let c = Curve::parse("1:10, 3:20 ,5:40", Beyond::Extend).unwrap();
+        assert_eq!(c.at(0.0), 10.0);
+        assert_eq!(c.at(1.0), 10.0);
+        assert_eq!(c.at(2.0), 15.0);
+        assert_eq!(c.at(4.0), 30.0);
+        assert_eq!(c.at(7.0), 60.0);
+        let flat = Curve::parse("1:10,3:20", Beyond::Flat).unwrap();
+        assert_eq!(flat.at(100.0), 20.0);
+        let line = Curve::linear(5.0, 2.0).unwrap();
+        assert_eq!(line.at(10.0), 25.0);
+        let one = Curve::parse("4:7", Beyond::Extend).unwrap();
+        assert_eq!((one.at(1.0), one.at(9.0)), (7.0, 7.0));
+    }
+
+    #[test]
+    fn bad_points_are_refused() {
+        assert!(Curve::parse("", Beyond::Flat).is_err());
+        assert!(Curve::parse("1:2,1:3", Beyond::Flat).is_err());
+        assert!(Curve::parse("1-2", Beyond::Flat)
+            .unwrap_err()
+            .contains("SIZE:VALUE"));
+        assert!(Curve::parse("1:x", Beyond::Flat)
+            .unwrap_err()
+            .contains("`x`"));
+        assert!(Curve::parse("1:-2", Beyond::Flat).is_err());
+        assert!(Curve::parse("1:inf", Beyond::Flat).is_err());
+    }
+}
