@@ -36,6 +36,8 @@ pub use rows::MetricTable;
 pub use style::Style;
 
 #[cfg(test)]
+mod layout_tests;
+#[cfg(test)]
 mod llama_bench_tests;
 #[cfg(test)]
 mod machine_tests;
