@@ -6,7 +6,7 @@ use crate::input::read_report;
 use crate::options::{Layout, Options};
 use crate::style::Style;
 use clap::Parser;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -156,7 +156,14 @@ pub fn main() -> anyhow::Result<()> {
     for note in &rendered.notes {
         eprintln!("{note}");
     }
-    let text = rendered.text;
+    let mut text = rendered.text;
+    let on_terminal = io::stdout().is_terminal();
+    if args.format == Format::Terminal
+        && args.style == Style::Default
+        && crate::colour::use_colour(on_terminal, std::env::var_os("NO_COLOR").as_deref())
+    {
+        text = crate::colour::paint(&text);
+    }
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.write_all(b"\n")?;

@@ -145,7 +145,7 @@ fn read_one<R: BufRead>(reader: R, name: String, report: &mut Report) -> anyhow:
         );
     let mut header = None;
     let mut intervals = Vec::new();
-    while let Some(record) = reader.next_record()? {
+    while let Some(record) = reader.next_record().map_err(with_next_step)? {
         match record {
             Record::Header(h) => {
                 header = Some(h);
@@ -163,4 +163,20 @@ fn read_one<R: BufRead>(reader: R, name: String, report: &mut Report) -> anyhow:
     }
     tokenpipe_cli::warn_truncated("table", reader.source_name(), reader.truncated_tail());
     Ok(())
+}
+
+/// A stream of another stage, refused with the tools to run first: a schedule goes through
+/// `fire` and `reduce`, fire's events through `reduce`.
+fn with_next_step(e: tokenpipe_format::ReadError) -> anyhow::Error {
+    let next = match &e {
+        tokenpipe_format::ReadError::WrongInput { found, .. } if *found == RecordType::Schedule => {
+            "send it with fire and summarise the events with reduce: arrivals | fire --url URL | \
+             reduce | table"
+        }
+        tokenpipe_format::ReadError::WrongInput { .. } => {
+            "summarise the events with reduce first: fire --url URL | reduce | table"
+        }
+        _ => return e.into(),
+    };
+    tokenpipe_cli::bad_input(format!("{e}; {next}"))
 }

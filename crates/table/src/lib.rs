@@ -5,20 +5,27 @@
 //! [`Format`], [`style`] the layouts of other tools (`--style vllm`), [`vllm_file`] reads
 //! `vllm bench serve` result files as runs, and [`cli`] is the command line.
 
+pub mod baseline;
 pub mod cli;
+pub mod colour;
 pub mod export;
 pub mod field;
 pub mod grid;
+pub mod grid_machine;
 pub mod input;
+pub mod labels;
 pub mod layout;
 pub mod llama_bench;
+pub mod long;
 pub mod machine;
 pub mod member;
 pub mod options;
+pub mod order;
 pub mod report;
 pub mod rows;
 pub mod style;
 pub mod vllm_file;
+pub mod wide;
 pub mod workload;
 
 pub use cli::main;
@@ -28,6 +35,8 @@ pub use report::{Report, RunReport};
 pub use rows::MetricTable;
 pub use style::Style;
 
+#[cfg(test)]
+mod layout_tests;
 #[cfg(test)]
 mod llama_bench_tests;
 #[cfg(test)]

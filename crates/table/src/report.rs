@@ -48,18 +48,6 @@ pub struct Report {
     pub runs: Vec<RunReport>,
 }
 
-/// Settings that tell runs of a sweep apart when they share a label (the same model).
-const DISTINGUISHING_PARAMS: &[&str] = &[
-    "concurrency",
-    "rate_per_s",
-    "burstiness",
-    "input_tokens",
-    "output_tokens",
-    "num_prompts",
-    "api",
-    "url",
-];
-
 impl Report {
     /// The runs a table shows, as indices into `runs` in input order: every run, except those
     /// pooled by a group summary of the input, which stands for them (its cells carry their
@@ -78,50 +66,11 @@ impl Report {
             .collect()
     }
 
-    /// The column heading of each run: its label (its run id when the label is empty). Runs
-    /// that share a label get the settings that differ between them appended (`m-7b
-    /// concurrency=4`), or their position when nothing tells them apart.
+    /// The column heading of each run: its label (its run id when the label is empty); runs
+    /// that share a label get what tells them apart appended (`sim c=16`), see
+    /// [`crate::labels`].
     pub fn column_labels(&self) -> Vec<String> {
-        let base: Vec<String> = self
-            .runs
-            .iter()
-            .map(|r| {
-                if r.summary.label.is_empty() {
-                    r.summary.run_id.clone()
-                } else {
-                    r.summary.label.clone()
-                }
-            })
-            .collect();
-        let mut labels = base.clone();
-        for (i, label) in base.iter().enumerate() {
-            let twins: Vec<usize> = (0..base.len()).filter(|&j| &base[j] == label).collect();
-            if twins.len() < 2 {
-                continue;
-            }
-            let param = |run: usize, key: &str| {
-                self.runs[run]
-                    .header
-                    .as_ref()
-                    .and_then(|h| h.param(key))
-                    .map(|v| match v {
-                        serde_json::Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    })
-            };
-            let differing: Vec<String> = DISTINGUISHING_PARAMS
-                .iter()
-                .filter(|key| twins.iter().any(|&j| param(j, key) != param(i, key)))
-                .filter_map(|key| param(i, key).map(|v| format!("{key}={v}")))
-                .collect();
-            labels[i] = if differing.is_empty() {
-                let n = twins.iter().position(|&j| j == i).unwrap_or(0) + 1;
-                format!("{label} #{n}")
-            } else {
-                format!("{label} {}", differing.join(" "))
-            };
-        }
-        labels
+        crate::labels::column_labels(self)
     }
 }
 
@@ -154,10 +103,7 @@ mod tests {
         let report = Report {
             runs: vec![run("m", Some(1)), run("m", Some(4)), run("other", Some(4))],
         };
-        assert_eq!(
-            report.column_labels(),
-            ["m concurrency=1", "m concurrency=4", "other"]
-        );
+        assert_eq!(report.column_labels(), ["m c=1", "m c=4", "other"]);
         let report = Report {
             runs: vec![run("m", None), run("m", None), run("", None)],
         };

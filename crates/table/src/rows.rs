@@ -3,8 +3,9 @@
 //! decide layout.
 
 use crate::grid::{Align, Cell, Grid, Num};
+use crate::member::member_num;
 use crate::report::Report;
-use tokenpipe_format::{StatName, Summary};
+use tokenpipe_format::{stat_key, StatName, Summary};
 
 /// How a row's values are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,29 +16,42 @@ pub enum Kind {
     Value,
     /// A yes or no, held as 1 or 0.
     YesNo,
+    /// A ratio against a baseline, written `0.85x`.
+    Ratio,
 }
 
 /// How a fixed row reads its value from a summary.
 type Getter = fn(&Summary) -> Option<f64>;
 
-/// The rows before the latency metrics, in order.
-const HEAD_ROWS: &[(&str, Kind, Getter)] = &[
-    ("Successful requests", Kind::Count, |s| {
+/// The rows before the latency metrics, in order: (name, summary member, kind, getter).
+const HEAD_ROWS: &[(&str, &str, Kind, Getter)] = &[
+    ("Successful requests", "requests_ok", Kind::Count, |s| {
         Some(s.requests_ok as f64)
     }),
-    ("Failed requests", Kind::Count, |s| {
+    ("Failed requests", "requests_failed", Kind::Count, |s| {
         Some(s.requests_failed as f64)
     }),
-    ("Duration (s)", Kind::Value, |s| Some(s.duration_s)),
-    ("Request throughput (req/s)", Kind::Value, |s| {
-        Some(s.request_throughput_per_s)
+    ("Duration (s)", "duration_s", Kind::Value, |s| {
+        Some(s.duration_s)
     }),
-    ("Output token throughput (tok/s)", Kind::Value, |s| {
-        Some(s.output_throughput_tokens_per_s)
-    }),
-    ("Total token throughput (tok/s)", Kind::Value, |s| {
-        Some(s.total_throughput_tokens_per_s)
-    }),
+    (
+        "Request throughput (req/s)",
+        "request_throughput_per_s",
+        Kind::Value,
+        |s| Some(s.request_throughput_per_s),
+    ),
+    (
+        "Output token throughput (tok/s)",
+        "output_throughput_tokens_per_s",
+        Kind::Value,
+        |s| Some(s.output_throughput_tokens_per_s),
+    ),
+    (
+        "Total token throughput (tok/s)",
+        "total_throughput_tokens_per_s",
+        Kind::Value,
+        |s| Some(s.total_throughput_tokens_per_s),
+    ),
 ];
 
 /// The latency metrics shown, as (name in the table, name in the summary).
@@ -73,6 +87,9 @@ pub struct Row {
     pub kind: Kind,
     /// One value per column.
     pub values: Vec<Option<f64>>,
+    /// One cell per column: the value, or for a group summary the mean over its runs with
+    /// their spread.
+    pub cells: Vec<Cell>,
 }
 
 impl MetricTable {
@@ -80,7 +97,14 @@ impl MetricTable {
     /// metric's mean and every percentile the summaries carry (p50 as the median), the ITL
     /// jitter, the dispatch lag at the highest percentile, and output stalls when a run had any.
     pub fn from_report(report: &Report) -> Self {
-        let summaries: Vec<&Summary> = report.runs.iter().map(|r| &r.summary).collect();
+        let all: Vec<usize> = (0..report.runs.len()).collect();
+        Self::for_runs(report, &all)
+    }
+
+    /// [`MetricTable::from_report`] for the runs `runs` (indices into `report.runs`), in that
+    /// order.
+    pub fn for_runs(report: &Report, runs: &[usize]) -> Self {
+        let summaries: Vec<&Summary> = runs.iter().map(|&i| &report.runs[i].summary).collect();
         let mut percentiles: Vec<f64> = summaries
             .iter()
             .flat_map(|s| s.percentile_set().into_owned())
@@ -88,56 +112,89 @@ impl MetricTable {
         percentiles.sort_by(f64::total_cmp);
         percentiles.dedup();
         let mut rows = Vec::new();
-        let mut push = |name: String, kind: Kind, get: &dyn Fn(&Summary) -> Option<f64>| {
-            rows.push(Row {
-                name,
-                kind,
-                values: summaries.iter().map(|s| get(s)).collect(),
-            })
-        };
-        for (name, kind, get) in HEAD_ROWS {
-            push(name.to_string(), *kind, get);
+        let mut push =
+            |name: String, member: &str, kind: Kind, get: &dyn Fn(&Summary) -> Option<f64>| {
+                let values: Vec<Option<f64>> = summaries.iter().map(|s| get(s)).collect();
+                let cells = runs
+                    .iter()
+                    .zip(&values)
+                    .map(|(&i, value)| {
+                        let run = &report.runs[i];
+                        match value {
+                            Some(_) if run.is_group() => member_num(run, member, kind),
+                            Some(v) => Some(Num {
+                                value: *v,
+                                kind,
+                                spread: None,
+                            }),
+                            None => None,
+                        }
+                        .map_or(Cell::Missing, Cell::Num)
+                    })
+                    .collect();
+                rows.push(Row {
+                    name,
+                    kind,
+                    values,
+                    cells,
+                })
+            };
+        for (name, member, kind, get) in HEAD_ROWS {
+            push(name.to_string(), member, *kind, get);
         }
         for (shown, metric) in LATENCY_METRICS {
-            push(format!("Mean {shown} (ms)"), Kind::Value, &|s| {
-                s.stat(metric, StatName::Mean)
-            });
+            push(
+                format!("Mean {shown} (ms)"),
+                &stat_key(metric, StatName::Mean, "ms"),
+                Kind::Value,
+                &|s| s.stat(metric, StatName::Mean),
+            );
             for &p in &percentiles {
                 let name = if p == 50.0 {
                     format!("Median {shown} (ms)")
                 } else {
                     format!("P{p} {shown} (ms)")
                 };
-                push(name, Kind::Value, &|s| {
-                    s.stat(metric, StatName::Percentile(p))
-                });
+                push(
+                    name,
+                    &stat_key(metric, StatName::Percentile(p), "ms"),
+                    Kind::Value,
+                    &|s| s.stat(metric, StatName::Percentile(p)),
+                );
             }
             if *metric == "itl" {
-                push("ITL jitter (p99/p50)".into(), Kind::Value, &|s| {
-                    s.itl_jitter
-                });
+                push(
+                    "ITL jitter (p99/p50)".into(),
+                    "itl_jitter",
+                    Kind::Value,
+                    &|s| s.itl_jitter,
+                );
             }
         }
         // The client's own lag at the highest percentile shown (p99 by default).
         if let Some(&top) = percentiles.last() {
-            push(format!("Dispatch lag p{top} (ms)"), Kind::Value, &|s| {
-                s.stat("dispatch_lag", StatName::Percentile(top))
-            });
+            push(
+                format!("Dispatch lag p{top} (ms)"),
+                &stat_key("dispatch_lag", StatName::Percentile(top), "ms"),
+                Kind::Value,
+                &|s| s.stat("dispatch_lag", StatName::Percentile(top)),
+            );
         }
         // A mark for runs whose client fell behind or ran out of CPU (their load or stamps
         // may be distorted); shown only when some run has one.
         if summaries.iter().any(|s| s.client_kept_up == Some(false)) {
-            push("Client kept up".into(), Kind::YesNo, &|s| {
+            push("Client kept up".into(), "", Kind::YesNo, &|s| {
                 s.client_kept_up.map(|up| if up { 1.0 } else { 0.0 })
             });
         }
         if summaries.iter().any(|s| s.output_stalls > 0) {
-            push("Output stalls".into(), Kind::Count, &|s| {
+            push("Output stalls".into(), "output_stalls", Kind::Count, &|s| {
                 Some(s.output_stalls as f64)
             });
         }
+        let all_labels = report.column_labels();
         Self {
-            labels: report.column_labels(),
+            labels: runs.iter().map(|&i| all_labels[i].clone()).collect(),
             rows,
         }
     }
@@ -153,14 +210,7 @@ impl MetricTable {
             .iter()
             .map(|row| {
                 let mut cells = vec![Cell::text(row.name.clone())];
-                cells.extend(row.values.iter().map(|v| match v {
-                    Some(value) => Cell::Num(Num {
-                        value: *value,
-                        kind: row.kind,
-                        spread: None,
-                    }),
-                    None => Cell::Missing,
-                }));
+                cells.extend(row.cells.iter().cloned());
                 cells
             })
             .collect();
@@ -195,6 +245,7 @@ pub fn format_value(value: Option<f64>, kind: Kind) -> String {
         (Some(v), Kind::Count) => format!("{v:.0}"),
         (Some(v), Kind::Value) => format!("{v:.2}"),
         (Some(v), Kind::YesNo) => if v != 0.0 { "yes" } else { "no" }.to_string(),
+        (Some(v), Kind::Ratio) => format!("{v:.2}x"),
     }
 }
 

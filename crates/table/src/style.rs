@@ -40,6 +40,17 @@ impl Style {
         format: Format,
         opts: &Options,
     ) -> anyhow::Result<Rendered> {
+        if self != Style::Default && !opts.columns.is_empty() {
+            return Err(tokenpipe_cli::bad_input(format!(
+                "--columns chooses the columns of the default style; --style {} reproduces \
+                 another tool's fixed layout, so drop one of the two",
+                if self == Style::Vllm {
+                    "vllm"
+                } else {
+                    "llama-bench"
+                }
+            )));
+        }
         match self {
             Style::Default => crate::layout::render(report, format, opts),
             Style::Vllm => {

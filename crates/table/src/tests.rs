@@ -106,28 +106,28 @@ fn terminal_snapshot() {
 #[test]
 fn markdown_snapshot() {
     let want = "\
-| Metric                          | fp8      | awq\\|v2 |
-|---------------------------------|----------|---------|
-| Successful requests             | 100      | 0       |
-| Failed requests                 | 0        | 10      |
-| Duration (s)                    | 37.87    | 1.50    |
-| Request throughput (req/s)      | 2.64     | 0.00    |
-| Output token throughput (tok/s) | 338.03   | 0.00    |
-| Total token throughput (tok/s)  | 3042.23  | 0.00    |
-| Mean TTFT (ms)                  | 11606.98 | -       |
-| Median TTFT (ms)                | 11121.38 | -       |
-| P99 TTFT (ms)                   | 24464.04 | -       |
-| Mean TPOT (ms)                  | 190.38   | -       |
-| Median TPOT (ms)                | 193.39   | -       |
-| P99 TPOT (ms)                   | 260.85   | -       |
-| Mean ITL (ms)                   | 190.38   | -       |
-| Median ITL (ms)                 | 111.25   | -       |
-| P99 ITL (ms)                    | 539.90   | -       |
-| ITL jitter (p99/p50)            | 4.85     | -       |
-| Mean E2EL (ms)                  | 35785.20 | -       |
-| Median E2EL (ms)                | 35111.00 | -       |
-| P99 E2EL (ms)                   | 37800.50 | -       |
-| Dispatch lag p99 (ms)           | 0.04     | -       |";
+| Metric                          |      fp8 | awq\\|v2 |
+|---------------------------------|---------:|--------:|
+| Successful requests             |      100 |       0 |
+| Failed requests                 |        0 |      10 |
+| Duration (s)                    |    37.87 |    1.50 |
+| Request throughput (req/s)      |     2.64 |    0.00 |
+| Output token throughput (tok/s) |   338.03 |    0.00 |
+| Total token throughput (tok/s)  |  3042.23 |    0.00 |
+| Mean TTFT (ms)                  | 11606.98 |       - |
+| Median TTFT (ms)                | 11121.38 |       - |
+| P99 TTFT (ms)                   | 24464.04 |       - |
+| Mean TPOT (ms)                  |   190.38 |       - |
+| Median TPOT (ms)                |   193.39 |       - |
+| P99 TPOT (ms)                   |   260.85 |       - |
+| Mean ITL (ms)                   |   190.38 |       - |
+| Median ITL (ms)                 |   111.25 |       - |
+| P99 ITL (ms)                    |   539.90 |       - |
+| ITL jitter (p99/p50)            |     4.85 |       - |
+| Mean E2EL (ms)                  | 35785.20 |       - |
+| Median E2EL (ms)                | 35111.00 |       - |
+| P99 E2EL (ms)                   | 37800.50 |       - |
+| Dispatch lag p99 (ms)           |     0.04 |       - |";
     assert_eq!(render(Format::Markdown), want);
 }
 
@@ -183,10 +183,29 @@ fn events_are_the_wrong_input_and_say_so() {
         "{msg}"
     );
     assert!(msg.contains("which fire writes and reduce reads"), "{msg}");
+    assert!(
+        msg.contains("summarise the events with reduce first"),
+        "{msg}"
+    );
     assert_eq!(
-        err.downcast_ref::<tokenpipe_format::ReadError>()
-            .map(|e| e.is_bad_input()),
-        Some(true)
+        err.downcast_ref::<Failure>().map(|f| f.code),
+        Some(EXIT_BAD_INPUT)
+    );
+}
+
+#[test]
+fn a_schedule_says_to_run_fire_and_reduce() {
+    let text = format!("{HEADER}\n{{\"type\":\"schedule\",\"id\":0,\"at_ns\":0}}\n");
+    let err = read_report(vec![input("plan.ndjson", &text)]).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("plan.ndjson: line 2"), "{msg}");
+    assert!(
+        msg.contains("send it with fire and summarise the events with reduce"),
+        "{msg}"
+    );
+    assert_eq!(
+        err.downcast_ref::<Failure>().map(|f| f.code),
+        Some(EXIT_BAD_INPUT)
     );
 }
 

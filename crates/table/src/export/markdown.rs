@@ -4,22 +4,14 @@
 use super::Exporter;
 use crate::grid::{Grid, SpreadMode};
 use crate::report::Report;
-use crate::rows::MetricTable;
-use tabled::builder::Builder;
-use tabled::settings::Style;
 
 /// GitHub-flavoured Markdown.
 pub struct Markdown;
 
 impl Exporter for Markdown {
     fn export(&self, report: &Report) -> anyhow::Result<String> {
-        let cells = MetricTable::from_report(report)
-            .text_cells()
-            .into_iter()
-            .map(|row| row.into_iter().map(|c| escape(&c)).collect::<Vec<_>>());
-        let mut t = Builder::from_iter(cells).build();
-        t.with(Style::markdown());
-        Ok(t.to_string())
+        let opts = crate::options::Options::default();
+        Ok(crate::layout::render(report, crate::Format::Markdown, &opts)?.text)
     }
 }
 

@@ -1,9 +1,9 @@
-//! The terminal format: rounded box drawing, no colours, metric names left and numbers right.
+//! The terminal format: rounded box drawing, text left and numbers right (colour is added by
+//! the command line, only on a terminal).
 
 use super::Exporter;
 use crate::grid::{Align, Grid, SpreadMode};
 use crate::report::Report;
-use crate::rows::MetricTable;
 use tabled::builder::Builder;
 use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Style};
@@ -13,11 +13,8 @@ pub struct Terminal;
 
 impl Exporter for Terminal {
     fn export(&self, report: &Report) -> anyhow::Result<String> {
-        let table = MetricTable::from_report(report);
-        let mut t = Builder::from_iter(table.text_cells()).build();
-        t.with(Style::rounded());
-        t.modify(Columns::new(1..), Alignment::right());
-        Ok(t.to_string())
+        let opts = crate::options::Options::default();
+        Ok(crate::layout::render(report, crate::Format::Terminal, &opts)?.text)
     }
 }
 

@@ -1,0 +1,265 @@
+//! Default names of runs. A label alone names a run only when no other run shown has it; runs
+//! that share a label (a sweep reduced with one `--label`) get what tells them apart appended,
+//! in this order: the `reduce --meta` values that differ between them (`sim gpu=h100`), then
+//! the settings that differ, written short (`sim c=16`, `sim rate=0.3`, `sim isl=1024`), then
+//! the input file's name (`sim fp8` for `fp8.ndjson`), then their position (`sim #2`).
+
+use crate::report::{Report, RunReport};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// Settings that tell runs apart, each with the short name it is written with.
+pub const DISTINGUISHING_PARAMS: &[(&str, &str)] = &[
+    ("concurrency", "c"),
+    ("rate_per_s", "rate"),
+    ("burstiness", "b"),
+    ("batch", "batch"),
+    ("max_concurrency", "max"),
+    ("input_tokens", "isl"),
+    ("output_tokens", "osl"),
+    ("num_prompts", "n"),
+    ("mode", "mode"),
+    ("api", "api"),
+    ("model", "model"),
+    ("url", "url"),
+];
+
+/// The label of each run of `report` (index for index): see the module doc. Runs shown and runs
+/// pooled by a group summary are told apart separately, as they never share a table.
+pub fn column_labels(report: &Report) -> Vec<String> {
+    let shown: BTreeSet<usize> = report.shown().into_iter().collect();
+    let base: Vec<String> = report.runs.iter().map(base_label).collect();
+    let mut labels = base.clone();
+    let mut done = vec![false; base.len()];
+    for i in 0..base.len() {
+        if done[i] {
+            continue;
+        }
+        let twins: Vec<usize> = (0..base.len())
+            .filter(|&j| base[j] == base[i] && shown.contains(&j) == shown.contains(&i))
+            .collect();
+        for &j in &twins {
+            done[j] = true;
+        }
+        if twins.len() < 2 {
+            continue;
+        }
+        let runs: Vec<&RunReport> = twins.iter().map(|&j| &report.runs[j]).collect();
+        for (k, suffix) in suffixes(&runs).into_iter().enumerate() {
+            labels[twins[k]] = format!("{} {suffix}", base[twins[k]]);
+        }
+    }
+    labels
+}
+
+/// A run's own label: the summary's, else its run id.
+fn base_label(run: &RunReport) -> String {
+    if run.summary.label.is_empty() {
+        run.summary.run_id.clone()
+    } else {
+        run.summary.label.clone()
+    }
+}
+
+/// What tells each of `runs` (which share a label) apart from the others.
+fn suffixes(runs: &[&RunReport]) -> Vec<String> {
+    let differs = |get: &dyn Fn(&RunReport) -> Option<String>| {
+        let first = get(runs[0]);
+        runs.iter().any(|r| get(r) != first)
+    };
+    let mut parts: Vec<Vec<String>> = vec![Vec::new(); runs.len()];
+    let meta_keys: BTreeSet<&String> = runs.iter().flat_map(|r| r.summary.meta.keys()).collect();
+    for key in meta_keys {
+        let get = |r: &RunReport| r.summary.meta.get(key.as_str()).cloned();
+        if differs(&get) {
+            for (k, r) in runs.iter().enumerate() {
+                if let Some(v) = get(r) {
+                    parts[k].push(format!("{key}={v}"));
+                }
+            }
+        }
+    }
+    for (key, short) in DISTINGUISHING_PARAMS {
+        let get = |r: &RunReport| r.param(key).map(setting_text);
+        if differs(&get) {
+            for (k, r) in runs.iter().enumerate() {
+                if let Some(v) = get(r) {
+                    parts[k].push(format!("{short}={v}"));
+                }
+            }
+        }
+    }
+    let mut out: Vec<String> = parts.iter().map(|p| p.join(" ")).collect();
+    if !all_distinct(&out) && differs(&|r| Some(file_stem(&r.source))) {
+        for (k, r) in runs.iter().enumerate() {
+            out[k] = [out[k].clone(), file_stem(&r.source)]
+                .iter()
+                .filter(|s| !s.is_empty())
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
+    }
+    if !all_distinct(&out) {
+        for (k, s) in out.iter_mut().enumerate() {
+            *s = if s.is_empty() {
+                format!("#{}", k + 1)
+            } else {
+                format!("{s} #{}", k + 1)
+            };
+        }
+    }
+    out
+}
+
+fn all_distinct(v: &[String]) -> bool {
+    v.iter().collect::<BTreeSet<_>>().len() == v.len()
+}
+
+/// A setting as written on a command line: `16`, `0.3`, `chat`.
+pub fn setting_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `runs/fp8.ndjson` → `fp8`: the file's name without its directory and NDJSON/JSON extension.
+pub fn file_stem(source: &str) -> String {
+    let name = source.rsplit('/').next().unwrap_or(source);
+    [".ndjson", ".jsonl", ".json"]
+        .iter()
+        .find_map(|ext| name.strip_suffix(ext))
+        .unwrap_or(name)
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokenpipe_format::{Header, Summary};
+
+    fn run(
+        label: &str,
+        params: &[(&str, Value)],
+        meta: &[(&str, &str)],
+        source: &str,
+    ) -> RunReport {
+        let mut h = Header::new("reduce", "r".into(), vec![]);
+        let mut up = Header::new("arrivals", "a".into(), vec![]);
+        for (k, v) in params {
+            up.params.insert((*k).into(), v.clone());
+        }
+        h.upstream.push(up);
+        let mut summary = Summary {
+            label: label.into(),
+            run_id: format!("id-{label}-{source}"),
+            ..Summary::default()
+        };
+        for (k, v) in meta {
+            summary.meta.insert((*k).into(), (*v).into());
+        }
+        RunReport {
+            header: Some(h),
+            summary,
+            source: source.into(),
+            ..RunReport::default()
+        }
+    }
+
+    fn labels(runs: Vec<RunReport>) -> Vec<String> {
+        column_labels(&Report { runs })
+    }
+
+    #[test]
+    fn a_label_no_other_run_has_stays_alone() {
+        let got = labels(vec![
+            run("fp8", &[("concurrency", 1.into())], &[], "-"),
+            run("awq", &[("concurrency", 4.into())], &[], "-"),
+        ]);
+        assert_eq!(got, ["fp8", "awq"]);
+    }
+
+    #[test]
+    fn metadata_that_differs_comes_first() {
+        let got = labels(vec![
+            run(
+                "sim",
+                &[("concurrency", 1.into())],
+                &[("gpu", "h100"), ("os", "x")],
+                "-",
+            ),
+            run(
+                "sim",
+                &[("concurrency", 4.into())],
+                &[("gpu", "h200"), ("os", "x")],
+                "-",
+            ),
+        ]);
+        assert_eq!(got, ["sim gpu=h100 c=1", "sim gpu=h200 c=4"]);
+    }
+
+    #[test]
+    fn settings_that_differ_are_written_short() {
+        let got = labels(vec![
+            run(
+                "sim",
+                &[("rate_per_s", 0.3.into()), ("input_tokens", 128.into())],
+                &[],
+                "-",
+            ),
+            run(
+                "sim",
+                &[("rate_per_s", 1.5.into()), ("input_tokens", 128.into())],
+                &[],
+                "-",
+            ),
+            run(
+                "sim",
+                &[("rate_per_s", 1.5.into()), ("input_tokens", 1024.into())],
+                &[],
+                "-",
+            ),
+        ]);
+        assert_eq!(
+            got,
+            [
+                "sim rate=0.3 isl=128",
+                "sim rate=1.5 isl=128",
+                "sim rate=1.5 isl=1024"
+            ]
+        );
+        let got = labels(vec![
+            run("m", &[("batch", 1.into())], &[], "-"),
+            run("m", &[("batch", 8.into())], &[], "-"),
+        ]);
+        assert_eq!(got, ["m batch=1", "m batch=8"]);
+    }
+
+    #[test]
+    fn then_the_file_name_then_the_position() {
+        let got = labels(vec![
+            run("sim", &[], &[], "runs/fp8.ndjson"),
+            run("sim", &[], &[], "awq.jsonl"),
+        ]);
+        assert_eq!(got, ["sim fp8", "sim awq"]);
+        let got = labels(vec![
+            run("sim", &[], &[], "-"),
+            run("sim", &[], &[], "-"),
+            run("", &[], &[], "-"),
+        ]);
+        assert_eq!(got, ["sim #1", "sim #2", "id---"]);
+        assert_eq!(file_stem("a/b.c.json"), "b.c");
+        assert_eq!(file_stem("<stdin>"), "<stdin>");
+    }
+
+    #[test]
+    fn settings_that_do_not_tell_all_apart_get_the_position_too() {
+        let got = labels(vec![
+            run("sim", &[("concurrency", 1.into())], &[], "-"),
+            run("sim", &[("concurrency", 1.into())], &[], "-"),
+            run("sim", &[("concurrency", 4.into())], &[], "-"),
+        ]);
+        assert_eq!(got, ["sim c=1 #1", "sim c=1 #2", "sim c=4 #3"]);
+    }
+}

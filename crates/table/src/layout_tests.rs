@@ -1,0 +1,280 @@
+//! Snapshot tests of the layouts: runs as rows in every format, runs as columns with a group
+//! summary, a 21-run sweep, and ratios against a baseline.
+
+use crate::export::Format;
+use crate::grid::SpreadMode;
+use crate::options::{Layout, Options};
+use crate::report::{Report, RunReport};
+use tokenpipe_format::{AcrossRuns, Header, StatName, Summary};
+
+fn run(label: &str, concurrency: u64, tps: f64, ttft_p99: f64) -> RunReport {
+    let mut h = Header::new("reduce", "r".into(), vec![]);
+    let mut up = Header::new("arrivals", "a".into(), vec![]);
+    up.params.insert("concurrency".into(), concurrency.into());
+    up.params.insert("input_tokens".into(), 1024.into());
+    up.params.insert("output_tokens".into(), 128.into());
+    h.upstream.push(up);
+    let mut s = Summary {
+        label: label.into(),
+        run_id: format!("{label}-{concurrency}"),
+        requests_ok: 64,
+        output_throughput_tokens_per_s: tps,
+        percentiles: vec![50.0, 99.0],
+        ..Summary::default()
+    };
+    s.set_stat("ttft", StatName::Percentile(99.0), Some(ttft_p99));
+    RunReport::new(Some(h), s)
+}
+
+fn group(mut g: RunReport, sd: f64) -> RunReport {
+    g.summary.runs = vec!["a".into(), "b".into(), "c".into()];
+    let mean = g.summary.output_throughput_tokens_per_s;
+    g.summary.across_runs.insert(
+        "output_throughput_tokens_per_s".into(),
+        AcrossRuns {
+            n: 3,
+            mean,
+            sd,
+            cv_pct: Some(100.0 * sd / mean),
+            ci95: [mean - 2.0 * sd, mean + 2.0 * sd],
+        },
+    );
+    g
+}
+
+fn sweep() -> Report {
+    Report {
+        runs: vec![
+            run("sglang", 16, 1500.123456, 80.5),
+            run("vllm", 2, 400.0, 40.25),
+            run("sglang", 2, 420.0, 38.0),
+            run("vllm", 16, 1400.0, 90.0),
+        ],
+    }
+}
+
+fn render(report: &Report, format: Format, opts: &Options) -> String {
+    crate::layout::render(report, format, opts).unwrap().text
+}
+
+fn columns(list: &str) -> Options {
+    Options {
+        columns: list.split(',').map(String::from).collect(),
+        ..Options::default()
+    }
+}
+
+#[test]
+fn long_terminal_snapshot() {
+    let got = render(
+        &sweep(),
+        Format::Terminal,
+        &columns("concurrency,output_tps,ttft.p99"),
+    );
+    let want = "\
+╭─────────────┬─────────────┬─────────┬──────────╮
+│ Label       │ Concurrency │ Output  │ TTFT p99 │
+│             │             │ [tok/s] │ [ms]     │
+├─────────────┼─────────────┼─────────┼──────────┤
+│ sglang c=2  │           2 │  420.00 │    38.00 │
+│ sglang c=16 │          16 │ 1500.12 │    80.50 │
+│ vllm c=2    │           2 │  400.00 │    40.25 │
+│ vllm c=16   │          16 │ 1400.00 │    90.00 │
+╰─────────────┴─────────────┴─────────┴──────────╯";
+    assert_eq!(got, want, "\n{got}");
+}
+
+#[test]
+fn long_markdown_snapshot() {
+    let got = render(
+        &sweep(),
+        Format::Markdown,
+        &columns("workload,output_tps,ttft.p99"),
+    );
+    let want = "\
+| Label       | Workload     | Output [tok/s] | TTFT p99 [ms] |
+|-------------|--------------|---------------:|--------------:|
+| sglang c=2  | 1024→128 c2  |         420.00 |         38.00 |
+| sglang c=16 | 1024→128 c16 |        1500.12 |         80.50 |
+| vllm c=2    | 1024→128 c2  |         400.00 |         40.25 |
+| vllm c=16   | 1024→128 c16 |        1400.00 |         90.00 |";
+    assert_eq!(got, want, "\n{got}");
+}
+
+#[test]
+fn long_csv_and_json_snapshots() {
+    let mut report = sweep();
+    report.runs[0] = group(report.runs[0].clone(), 30.0);
+    let opts = columns("concurrency,output_tps");
+    let got = render(&report, Format::Csv, &opts);
+    let want = "\
+label,concurrency,output_tps,output_tps_sd,output_tps_cv_pct
+sglang c=2,2,420.0,,
+sglang c=16,16,1500.123456,30.0,1.9998354055467817
+vllm c=2,2,400.0,,
+vllm c=16,16,1400.0,,";
+    assert_eq!(got, want, "\n{got}");
+    let got = render(
+        &report,
+        Format::Json,
+        &Options {
+            layout: Layout::Long,
+            ..columns("output_tps")
+        },
+    );
+    let want = "\
+[
+  {
+    \"label\": \"sglang c=2\",
+    \"output_tps\": 420.0,
+    \"output_tps_sd\": null,
+    \"output_tps_cv_pct\": null
+  },
+  {
+    \"label\": \"sglang c=16\",
+    \"output_tps\": 1500.123456,
+    \"output_tps_sd\": 30.0,
+    \"output_tps_cv_pct\": 1.9998354055467817
+  },
+  {
+    \"label\": \"vllm c=2\",
+    \"output_tps\": 400.0,
+    \"output_tps_sd\": null,
+    \"output_tps_cv_pct\": null
+  },
+  {
+    \"label\": \"vllm c=16\",
+    \"output_tps\": 1400.0,
+    \"output_tps_sd\": null,
+    \"output_tps_cv_pct\": null
+  }
+]";
+    assert_eq!(got, want, "\n{got}");
+}
+
+#[test]
+fn wide_with_a_group_summary_snapshot() {
+    let report = Report {
+        runs: vec![
+            group(run("sim", 4, 238.89, 31.1), 0.05),
+            run("sim", 16, 459.0, 32.4),
+        ],
+    };
+    let got = render(&report, Format::Markdown, &Options::default());
+    let want = "\
+| Metric                          |              sim c=4 |     sim c=16 |
+|---------------------------------|---------------------:|-------------:|
+| Workload                        |  1024→128 c4 ×3 runs | 1024→128 c16 |
+| Runs                            |                    3 |            1 |
+| Successful requests             |                   64 |           64 |
+| Failed requests                 |                    0 |            0 |
+| Duration (s)                    |                 0.00 |         0.00 |
+| Request throughput (req/s)      |                 0.00 |         0.00 |
+| Output token throughput (tok/s) | 238.89 ± 0.05 (0.0%) |       459.00 |
+| Total token throughput (tok/s)  |                 0.00 |         0.00 |
+| Mean TTFT (ms)                  |                    - |            - |
+| Median TTFT (ms)                |                    - |            - |
+| P99 TTFT (ms)                   |                31.10 |        32.40 |
+| Mean TPOT (ms)                  |                    - |            - |
+| Median TPOT (ms)                |                    - |            - |
+| P99 TPOT (ms)                   |                    - |            - |
+| Mean ITL (ms)                   |                    - |            - |
+| Median ITL (ms)                 |                    - |            - |
+| P99 ITL (ms)                    |                    - |            - |
+| ITL jitter (p99/p50)            |                    - |            - |
+| Mean E2EL (ms)                  |                    - |            - |
+| Median E2EL (ms)                |                    - |            - |
+| P99 E2EL (ms)                   |                    - |            - |
+| Dispatch lag p99 (ms)           |                    - |            - |
+
+Repeated runs: mean over runs ± sample standard deviation (coefficient of variation).";
+    assert_eq!(got, want, "\n{got}");
+}
+
+#[test]
+fn baseline_ratios_snapshot() {
+    let opts = Options {
+        baseline: Some("vllm".into()),
+        ..columns("output_tps,ttft.p99")
+    };
+    let got = render(&sweep(), Format::Markdown, &opts);
+    let want = "\
+| Label       | Output [tok/s] | Output ×vllm | TTFT p99 [ms] | TTFT p99 ×vllm |
+|-------------|---------------:|-------------:|--------------:|---------------:|
+| sglang c=2  |         420.00 |        1.05x |         38.00 |          0.94x |
+| sglang c=16 |        1500.12 |        1.07x |         80.50 |          0.89x |
+| vllm c=2    |         400.00 |        1.00x |         40.25 |          1.00x |
+| vllm c=16   |        1400.00 |        1.00x |         90.00 |          1.00x |";
+    assert_eq!(got, want, "\n{got}");
+    let wide = Options {
+        baseline: Some("vllm".into()),
+        layout: Layout::Wide,
+        ..columns("output_tps")
+    };
+    let got = render(&sweep(), Format::Markdown, &wide);
+    let want = "\
+| Metric         | sglang c=2 | sglang c=2 ×vllm | sglang c=16 | sglang c=16 ×vllm | vllm c=2 | vllm c=16 |
+|----------------|-----------:|-----------------:|------------:|------------------:|---------:|----------:|
+| Output [tok/s] |     420.00 |            1.05x |     1500.12 |             1.07x |   400.00 |   1400.00 |";
+    assert_eq!(got, want, "\n{got}");
+    let missing = Options {
+        baseline: Some("trt".into()),
+        ..Options::default()
+    };
+    assert!(crate::layout::render(&sweep(), Format::Terminal, &missing).is_err());
+}
+
+#[test]
+fn twenty_one_runs_fit_a_terminal_as_rows() {
+    let report = Report {
+        runs: (0..21)
+            .map(|i| {
+                run(
+                    "sim",
+                    [1, 2, 4, 8, 16, 32, 64][i % 7],
+                    100.0 * (i + 1) as f64,
+                    30.0 + i as f64,
+                )
+            })
+            .collect(),
+    };
+    let got = render(&report, Format::Terminal, &Options::default());
+    assert!(got.lines().all(|l| l.chars().count() <= 120), "\n{got}");
+    let want = "\
+╭──────────────┬──────────────┬────┬────────┬─────────┬──────────╮
+│ Label        │ Workload     │ OK │ Failed │ Output  │ TTFT p99 │
+│              │              │    │        │ [tok/s] │ [ms]     │
+├──────────────┼──────────────┼────┼────────┼─────────┼──────────┤
+│ sim c=1 #1   │ 1024→128 c1  │ 64 │      0 │  100.00 │    30.00 │
+│ sim c=1 #8   │ 1024→128 c1  │ 64 │      0 │  800.00 │    37.00 │
+│ sim c=1 #15  │ 1024→128 c1  │ 64 │      0 │ 1500.00 │    44.00 │
+│ sim c=2 #2   │ 1024→128 c2  │ 64 │      0 │  200.00 │    31.00 │
+│ sim c=2 #9   │ 1024→128 c2  │ 64 │      0 │  900.00 │    38.00 │
+│ sim c=2 #16  │ 1024→128 c2  │ 64 │      0 │ 1600.00 │    45.00 │
+│ sim c=4 #3   │ 1024→128 c4  │ 64 │      0 │  300.00 │    32.00 │
+│ sim c=4 #10  │ 1024→128 c4  │ 64 │      0 │ 1000.00 │    39.00 │
+│ sim c=4 #17  │ 1024→128 c4  │ 64 │      0 │ 1700.00 │    46.00 │
+│ sim c=8 #4   │ 1024→128 c8  │ 64 │      0 │  400.00 │    33.00 │
+│ sim c=8 #11  │ 1024→128 c8  │ 64 │      0 │ 1100.00 │    40.00 │
+│ sim c=8 #18  │ 1024→128 c8  │ 64 │      0 │ 1800.00 │    47.00 │
+│ sim c=16 #5  │ 1024→128 c16 │ 64 │      0 │  500.00 │    34.00 │
+│ sim c=16 #12 │ 1024→128 c16 │ 64 │      0 │ 1200.00 │    41.00 │
+│ sim c=16 #19 │ 1024→128 c16 │ 64 │      0 │ 1900.00 │    48.00 │
+│ sim c=32 #6  │ 1024→128 c32 │ 64 │      0 │  600.00 │    35.00 │
+│ sim c=32 #13 │ 1024→128 c32 │ 64 │      0 │ 1300.00 │    42.00 │
+│ sim c=32 #20 │ 1024→128 c32 │ 64 │      0 │ 2000.00 │    49.00 │
+│ sim c=64 #7  │ 1024→128 c64 │ 64 │      0 │  700.00 │    36.00 │
+│ sim c=64 #14 │ 1024→128 c64 │ 64 │      0 │ 1400.00 │    43.00 │
+│ sim c=64 #21 │ 1024→128 c64 │ 64 │      0 │ 2100.00 │    50.00 │
+╰──────────────┴──────────────┴────┴────────┴─────────┴──────────╯";
+    assert_eq!(got, want, "\n{got}");
+}
+
+#[test]
+fn columns_with_another_style_is_refused() {
+    let e = crate::Style::Vllm
+        .render(&sweep(), Format::Terminal, &columns("output_tps"))
+        .unwrap_err();
+    assert!(e.to_string().contains("--columns"), "{e}");
+    let _ = SpreadMode::Cv;
+}

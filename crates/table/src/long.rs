@@ -1,0 +1,121 @@
+//! Runs as rows: one row per run, a column per field (`--columns`, or the workload, the counts,
+//! output throughput and the main latency percentiles), text left and numbers right. With
+//! `--baseline`, each figure is followed by its ratio against the baseline run of the same
+//! workload. It stays readable with many runs, where runs as columns would not fit a screen.
+
+use crate::baseline::{ratio_cell, Baseline};
+use crate::field::{Better, Field};
+use crate::grid::{spread_note, Align, Cell, Grid, SpreadMode};
+use crate::report::Report;
+
+/// The columns of the long layout when `--columns` is not given (those some run has).
+pub const DEFAULT_COLUMNS: &[&str] = &[
+    "workload",
+    "ok",
+    "failed",
+    "output_tps",
+    "ttft.p50",
+    "ttft.p99",
+    "tpot.p50",
+    "tpot.p99",
+    "itl.p99",
+    "e2el.p99",
+];
+
+/// The fields of the long layout: `columns` resolved (a name no run has is bad input), or the
+/// [`DEFAULT_COLUMNS`] some run has a value for.
+pub fn long_fields(report: &Report, columns: &[String]) -> anyhow::Result<Vec<Field>> {
+    if !columns.is_empty() {
+        return columns
+            .iter()
+            .filter(|c| !c.trim().is_empty())
+            .map(|c| Field::parse(c, report))
+            .collect();
+    }
+    Ok(DEFAULT_COLUMNS
+        .iter()
+        .filter_map(|name| Field::parse(name, report).ok())
+        .filter(|f| {
+            report
+                .runs
+                .iter()
+                .any(|r| !matches!(f.cell(r, ""), Cell::Missing))
+        })
+        .collect())
+}
+
+/// A long grid with its machine column names (the field names as typed, `label` first, ratio
+/// columns `<name>_ratio`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LongGrid {
+    /// The grid people read.
+    pub grid: Grid,
+    /// One stable name per column, for CSV and JSON.
+    pub names: Vec<String>,
+}
+
+/// The long grid of `runs` (indices into `report.runs`, in order), labelled by `labels`
+/// (indexed by run).
+pub fn long_grid(
+    report: &Report,
+    runs: &[usize],
+    labels: &[String],
+    fields: &[Field],
+    baseline: Option<&Baseline>,
+    mode: SpreadMode,
+) -> LongGrid {
+    let mut grid = Grid {
+        headings: vec!["Label".into()],
+        align: vec![Align::Left],
+        rows: runs.iter().map(|&i| vec![Cell::text(&labels[i])]).collect(),
+        ..Grid::default()
+    };
+    let mut names = vec!["label".to_string()];
+    for field in fields.iter().filter(|f| f.name != "label") {
+        let cells: Vec<Cell> = runs
+            .iter()
+            .map(|&i| field.cell(&report.runs[i], &labels[i]))
+            .collect();
+        let numeric = cells.iter().any(|c| matches!(c, Cell::Num(_)))
+            && cells.iter().all(|c| !matches!(c, Cell::Text(_)));
+        grid.headings.push(field.heading.clone());
+        grid.align
+            .push(if numeric { Align::Right } else { Align::Left });
+        names.push(field.name.clone());
+        for (row, cell) in grid.rows.iter_mut().zip(&cells) {
+            row.push(cell.clone());
+        }
+        let Some(b) = baseline.filter(|_| numeric && field.better != Better::Neither) else {
+            continue;
+        };
+        grid.headings
+            .push(format!("{} ×{}", without_unit(&field.heading), b.label));
+        grid.align.push(Align::Right);
+        names.push(format!("{}_ratio", field.name));
+        for (k, row) in grid.rows.iter_mut().enumerate() {
+            let ratio = b
+                .base_of(report, runs[k])
+                .and_then(|base| runs.iter().position(|&r| r == base))
+                .map_or(Cell::Missing, |pos| ratio_cell(&cells[k], &cells[pos]));
+            row.push(ratio);
+        }
+    }
+    if grid.has_spread() {
+        grid.notes.extend(spread_note(mode).map(String::from));
+    }
+    LongGrid { grid, names }
+}
+
+/// `Output [tok/s]` → `Output`: a ratio has no unit.
+fn without_unit(heading: &str) -> &str {
+    heading.split(" [").next().unwrap_or(heading)
+}
+
+/// Headings for a narrow terminal: the unit on a second line (`TTFT p99` over `[ms]`).
+pub fn units_below(grid: &mut Grid) {
+    for h in &mut grid.headings {
+        if let Some(at) = h.find(" [") {
+            h.replace_range(at..at + 1, "\n");
+        }
+    }
+}
