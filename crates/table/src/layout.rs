@@ -8,10 +8,8 @@ use crate::style::Rendered;
 
 /// Renders `report` in the layout `opts` asks for, in `format`.
 pub fn render(report: &Report, format: Format, opts: &Options) -> anyhow::Result<Rendered> {
-    if opts.is_pivot() {
-        return Err(tokenpipe_cli::bad_input(
-            "--rows, --cols and --top are not available in this build",
-        ));
+    if opts.is_pivot() || format == Format::Mermaid {
+        return crate::pivot::render(report, format, opts);
     }
     Ok(Rendered {
         text: format.exporter().export(report)?,

@@ -15,9 +15,12 @@ pub mod llama_bench;
 pub mod machine;
 pub mod member;
 pub mod options;
+pub mod pivot;
+pub mod pivot_machine;
 pub mod report;
 pub mod rows;
 pub mod style;
+pub mod top;
 pub mod vllm_file;
 pub mod workload;
 
@@ -32,5 +35,7 @@ pub use style::Style;
 mod llama_bench_tests;
 #[cfg(test)]
 mod machine_tests;
+#[cfg(test)]
+mod pivot_tests;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,121 @@
+//! Rankings (`--rows model --cols profile --top 3`): for each column value, the best N row
+//! values by the cell field, "Top 3 by output throughput per profile". Best follows the field:
+//! higher throughput first, lower latency first; a field with no better direction ranks highest
+//! first and the caption says so. Equal values keep the rows' natural order.
+
+use crate::field::{Better, Field};
+use crate::grid::{Align, Cell, Grid};
+use crate::pivot::{key_text, unit_of, Pivot};
+use crate::pivot_machine::{self, MachineRows};
+use crate::rows::format_value;
+use serde_json::Value;
+
+/// The rows of column `col` that have a number, best first, at most `n`.
+pub fn ranking(pivot: &Pivot, col: usize, n: usize) -> Vec<usize> {
+    let mut ranked: Vec<(usize, f64)> = (0..pivot.row_keys.len())
+        .filter_map(|r| pivot.cells[r][col].number().map(|v| (r, v)))
+        .collect();
+    // A stable sort over rows already in natural order keeps ties in that order.
+    match pivot.cell.better {
+        Better::Lower => ranked.sort_by(|a, b| a.1.total_cmp(&b.1)),
+        Better::Higher | Better::Neither => ranked.sort_by(|a, b| b.1.total_cmp(&a.1)),
+    }
+    ranked.into_iter().take(n).map(|(r, _)| r).collect()
+}
+
+/// `Top 3 by Output [tok/s] per profile`.
+fn caption(pivot: &Pivot, n: usize) -> String {
+    let mut caption = format!("Top {n} by {}", pivot.cell.heading);
+    if let Some(cols) = &pivot.cols {
+        caption.push_str(&format!(" per {}", cols.name));
+    }
+    if pivot.cell.better == Better::Neither {
+        caption.push_str(&format!(
+            ", highest first ({} is neither better high nor low)",
+            pivot.cell.name
+        ));
+    }
+    caption
+}
+
+/// One ranked entry as people read it: `MiniMax M2.1 (145.94 tok/s)`.
+fn entry(pivot: &Pivot, row: usize, col: usize) -> Cell {
+    let key = key_text(&pivot.row_keys[row]);
+    let value = format_value(pivot.cells[row][col].number(), pivot.cell.kind);
+    match unit_of(&pivot.cell.heading) {
+        Some(unit) => Cell::text(format!("{key} ({value} {unit})")),
+        None => Cell::text(format!("{key} ({value})")),
+    }
+}
+
+/// The heading of the first column: the ranked-within field, or `Runs` for one ranking of all.
+fn group_heading(cols: Option<&Field>) -> String {
+    cols.map_or_else(|| "Runs".to_string(), |f| f.heading.clone())
+}
+
+/// The ranking as a grid: `<cols heading> | #1 | … | #N`, one row per column value, `-` where a
+/// column has fewer than N rows with a value.
+pub fn to_grid(pivot: &Pivot, n: usize) -> Grid {
+    let mut headings = vec![group_heading(pivot.cols.as_ref())];
+    headings.extend((1..=n).map(|i| format!("#{i}")));
+    let rows = (0..pivot.col_keys.len())
+        .map(|c| {
+            let ranked = ranking(pivot, c, n);
+            let mut line = vec![pivot.col_keys[c].clone()];
+            line.extend(
+                (0..n).map(|i| ranked.get(i).map_or(Cell::Missing, |&r| entry(pivot, r, c))),
+            );
+            line
+        })
+        .collect();
+    Grid {
+        caption: Some(caption(pivot, n)),
+        align: vec![Align::Left; n + 1],
+        headings,
+        rows,
+        notes: Vec::new(),
+    }
+}
+
+/// The ranking for machines, one row per place: `<cols>,rank,<rows>,<cell>` (and `<cell>_sd`
+/// when a ranked value is a mean over runs).
+pub fn to_machine(pivot: &Pivot, n: usize) -> MachineRows {
+    let group = pivot.cols.as_ref().map_or("group", |f| f.name.as_str());
+    let places: Vec<(usize, usize, usize)> = (0..pivot.col_keys.len())
+        .flat_map(|c| {
+            ranking(pivot, c, n)
+                .into_iter()
+                .enumerate()
+                .map(move |(i, r)| (c, i + 1, r))
+        })
+        .collect();
+    let has_sd = places
+        .iter()
+        .any(|&(c, _, r)| pivot_machine::sd(&pivot.cells[r][c]).is_some());
+    let mut columns = vec![
+        group.to_string(),
+        "rank".to_string(),
+        pivot.rows.name.clone(),
+        pivot.cell.name.clone(),
+    ];
+    if has_sd {
+        columns.push(format!("{}_sd", pivot.cell.name));
+    }
+    let rows = places
+        .into_iter()
+        .map(|(c, rank, r)| {
+            let cell = &pivot.cells[r][c];
+            let mut line = vec![
+                pivot_machine::value(&pivot.col_keys[c]),
+                Value::from(rank),
+                pivot_machine::value(&pivot.row_keys[r]),
+                pivot_machine::value(cell),
+            ];
+            if has_sd {
+                line.push(pivot_machine::sd(cell).map_or(Value::Null, Value::from));
+            }
+            line
+        })
+        .collect();
+    MachineRows { columns, rows }
+}
