@@ -377,3 +377,41 @@ fn mermaid_without_a_pivot_charts_the_runs_in_order() {
     assert!(r.text.contains("  bar [126.70, 1378.30]\n"), "{}", r.text);
     assert!(r.text.contains("0 --> 2000"), "{}", r.text);
 }
+
+#[test]
+fn group_summaries_show_their_spread_and_stand_for_their_runs() {
+    let mut report = tools();
+    report.runs.truncate(2); // concurrency 16: llama-benchy and vLLM
+    let mut group = report.runs[0].clone();
+    group.summary.run_id = "g".into();
+    group.summary.runs = vec!["llama-benchy-c16".into(), "other".into()];
+    group.summary.across_runs.insert(
+        "output_throughput_tokens_per_s".into(),
+        tokenpipe_format::AcrossRuns {
+            n: 2,
+            mean: 214.0,
+            sd: 3.25,
+            cv_pct: Some(1.467),
+            ci95: [190.0, 238.0],
+        },
+    );
+    report.runs.push(group);
+    let o = Options {
+        spread: crate::grid::SpreadMode::Sd,
+        ..opts("concurrency", "label")
+    };
+    let md = text(&report, Format::Markdown, &o);
+    assert!(
+        md.contains("|        214.00 ± 3.25 |"),
+        "the group, not its pooled run: {md}"
+    );
+    assert!(
+        md.ends_with("Repeated runs: mean over runs ± sample standard deviation."),
+        "{md}"
+    );
+    let csv = text(&report, Format::Csv, &o);
+    assert_eq!(
+        csv,
+        "concurrency,llama-benchy,llama-benchy_sd,vLLM\n16,214.0,3.25,207.22"
+    );
+}
