@@ -4,15 +4,12 @@
 //! `<name>_ci95_lo`, `<name>_ci95_hi` with `--spread ci`), so that the spread is data too.
 
 use crate::grid::{Cell, Grid, SpreadMode};
+use crate::machine::MachineTable;
 use crate::rows::Kind;
 use serde_json::Value;
 
 /// Column names and rows of values for `grid`, its columns named by `names` (one per heading).
-pub fn grid_values(
-    grid: &Grid,
-    names: &[String],
-    mode: SpreadMode,
-) -> (Vec<String>, Vec<Vec<Value>>) {
+pub fn grid_values(grid: &Grid, names: &[String], mode: SpreadMode) -> MachineTable {
     let mut columns = Vec::new();
     let mut rows: Vec<Vec<Value>> = vec![Vec::new(); grid.rows.len()];
     for (i, name) in names.iter().enumerate().take(grid.headings.len()) {
@@ -23,7 +20,7 @@ pub fn grid_values(
             .collect();
         columns.push(name.clone());
         for (row, cell) in rows.iter_mut().zip(&cells) {
-            row.push(value(cell));
+            row.push(cell_value(cell));
         }
         let spreads: Vec<Option<crate::grid::Spread>> = cells
             .iter()
@@ -52,7 +49,7 @@ pub fn grid_values(
             }
         }
     }
-    (columns, rows)
+    MachineTable { columns, rows }
 }
 
 fn number(v: Option<f64>) -> Value {
@@ -62,7 +59,7 @@ fn number(v: Option<f64>) -> Value {
 
 /// A cell as a JSON value: counts as integers, other numbers as they are, text as strings,
 /// missing as null.
-fn value(cell: &Cell) -> Value {
+pub fn cell_value(cell: &Cell) -> Value {
     match cell {
         Cell::Text(s) => Value::String(s.clone()),
         Cell::Missing => Value::Null,
@@ -73,47 +70,20 @@ fn value(cell: &Cell) -> Value {
     }
 }
 
+/// A cell's spread over runs (sample standard deviation), for its `_sd` column.
+pub fn cell_sd(cell: &Cell) -> Option<f64> {
+    match cell {
+        Cell::Num(n) => n.spread.map(|s| s.sd),
+        _ => None,
+    }
+}
+
 /// `grid` as CSV: a header row of `names`, one line per row, missing values empty.
 pub fn grid_csv(grid: &Grid, names: &[String], mode: SpreadMode) -> anyhow::Result<String> {
-    let (columns, rows) = grid_values(grid, names, mode);
-    let mut w = csv::WriterBuilder::new()
-        .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(Vec::new());
-    w.write_record(&columns)?;
-    for row in &rows {
-        w.write_record(row.iter().map(|v| match v {
-            Value::Null => String::new(),
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        }))?;
-    }
-    let mut text = String::from_utf8(w.into_inner()?)?;
-    if text.ends_with('\n') {
-        text.pop();
-    }
-    Ok(text)
+    grid_values(grid, names, mode).to_csv()
 }
 
 /// `grid` as a JSON array of objects whose members keep the column order.
 pub fn grid_json(grid: &Grid, names: &[String], mode: SpreadMode) -> anyhow::Result<String> {
-    let (columns, rows) = grid_values(grid, names, mode);
-    let mut objects = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let members = columns
-            .iter()
-            .zip(row)
-            .map(|(name, v)| {
-                Ok(format!(
-                    "    {}: {}",
-                    serde_json::to_string(name)?,
-                    serde_json::to_string(v)?
-                ))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        objects.push(format!("  {{\n{}\n  }}", members.join(",\n")));
-    }
-    if objects.is_empty() {
-        return Ok("[]".into());
-    }
-    Ok(format!("[\n{}\n]", objects.join(",\n")))
+    grid_values(grid, names, mode).to_json()
 }

@@ -19,10 +19,8 @@ pub const MOST_RUNS_AS_COLUMNS: usize = 6;
 
 /// Renders `report` in the layout `opts` asks for, in `format`.
 pub fn render(report: &Report, format: Format, opts: &Options) -> anyhow::Result<Rendered> {
-    if opts.is_pivot() {
-        return Err(tokenpipe_cli::bad_input(
-            "--rows, --cols and --top are not available in this build",
-        ));
+    if opts.is_pivot() || format == Format::Mermaid {
+        return crate::pivot::render(report, format, opts);
     }
     let machine = matches!(format, Format::Csv | Format::Json);
     if machine && opts.columns.is_empty() {
@@ -57,11 +55,11 @@ pub fn render(report: &Report, format: Format, opts: &Options) -> anyhow::Result
         match format {
             Format::Csv => grid_csv(&lg.grid, &lg.names, opts.spread)?,
             Format::Json => grid_json(&lg.grid, &lg.names, opts.spread)?,
-            Format::Terminal => {
+            Format::Markdown => grid_markdown(&lg.grid, opts.spread),
+            _ => {
                 units_below(&mut lg.grid);
                 grid_terminal(&lg.grid, opts.spread)
             }
-            Format::Markdown => grid_markdown(&lg.grid, opts.spread),
         }
     } else {
         let fields = if opts.columns.is_empty() {

@@ -21,9 +21,11 @@ pub mod machine;
 pub mod member;
 pub mod options;
 pub mod order;
+pub mod pivot;
 pub mod report;
 pub mod rows;
 pub mod style;
+pub mod top;
 pub mod vllm_file;
 pub mod wide;
 pub mod workload;
@@ -41,5 +43,7 @@ mod layout_tests;
 mod llama_bench_tests;
 #[cfg(test)]
 mod machine_tests;
+#[cfg(test)]
+mod pivot_tests;
 #[cfg(test)]
 mod tests;

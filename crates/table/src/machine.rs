@@ -85,3 +85,47 @@ impl MachineTable {
 fn is_scalar(v: &Value) -> bool {
     !matches!(v, Value::Array(_) | Value::Object(_))
 }
+
+impl MachineTable {
+    /// CSV: one header row of the column names, one line per row; null is empty, strings bare,
+    /// numbers and booleans as JSON writes them (RFC 4180 quoting).
+    pub fn to_csv(&self) -> anyhow::Result<String> {
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
+        w.write_record(&self.columns)?;
+        for row in &self.rows {
+            w.write_record(row.iter().map(|v| match v {
+                Value::Null => String::new(),
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            }))?;
+        }
+        let mut text = String::from_utf8(w.into_inner()?)?;
+        if text.ends_with('\n') {
+            text.pop();
+        }
+        Ok(text)
+    }
+
+    /// JSON: an array with one object per row, members in column order (written by hand, as
+    /// serde_json's map would sort them).
+    pub fn to_json(&self) -> anyhow::Result<String> {
+        let mut objects = Vec::with_capacity(self.rows.len());
+        for row in &self.rows {
+            let mut members = Vec::with_capacity(row.len());
+            for (name, value) in self.columns.iter().zip(row) {
+                members.push(format!(
+                    "    {}: {}",
+                    serde_json::to_string(name)?,
+                    serde_json::to_string(value)?
+                ));
+            }
+            objects.push(format!("  {{\n{}\n  }}", members.join(",\n")));
+        }
+        if objects.is_empty() {
+            return Ok("[]".into());
+        }
+        Ok(format!("[\n{}\n]", objects.join(",\n")))
+    }
+}

@@ -8,6 +8,7 @@ use crate::report::Report;
 pub mod csv;
 pub mod json;
 pub mod markdown;
+pub mod mermaid;
 pub mod terminal;
 
 /// Turns a report into the text of one format.
@@ -28,6 +29,9 @@ pub enum Format {
     Csv,
     /// A JSON array, one object per run with the members of the CSV columns.
     Json,
+    /// Mermaid `xychart-beta` bar or line charts of `--cell` (default output throughput) in
+    /// fenced blocks, which GitHub renders: one chart per `--cols` value with a pivot.
+    Mermaid,
 }
 
 impl Format {
@@ -38,6 +42,7 @@ impl Format {
             Format::Markdown => Box::new(markdown::Markdown),
             Format::Csv => Box::new(csv::Csv),
             Format::Json => Box::new(json::Json),
+            Format::Mermaid => Box::new(mermaid::Mermaid),
         }
     }
 }

@@ -1,0 +1,115 @@
+//! Rankings (`--rows model --cols profile --top 3`): for each column value, the best N row
+//! values by the cell field, "Top 3 by output throughput per profile". Best follows the field:
+//! higher throughput first, lower latency first; a field with no better direction ranks highest
+//! first and the caption says so. Equal values keep the rows' natural order.
+
+use crate::field::{Better, Field};
+use crate::grid::{Align, Cell, Grid, Num, SpreadMode};
+use crate::grid_machine::grid_values;
+use crate::machine::MachineTable;
+use crate::pivot::{key_text, unit_of, Pivot};
+use crate::rows::{format_value, Kind};
+
+/// The rows of column `col` that have a number, best first, at most `n`.
+pub fn ranking(pivot: &Pivot, col: usize, n: usize) -> Vec<usize> {
+    let mut ranked: Vec<(usize, f64)> = (0..pivot.row_keys.len())
+        .filter_map(|r| pivot.cells[r][col].number().map(|v| (r, v)))
+        .collect();
+    // A stable sort over rows already in natural order keeps ties in that order.
+    match pivot.cell.better {
+        Better::Lower => ranked.sort_by(|a, b| a.1.total_cmp(&b.1)),
+        Better::Higher | Better::Neither => ranked.sort_by(|a, b| b.1.total_cmp(&a.1)),
+    }
+    ranked.into_iter().take(n).map(|(r, _)| r).collect()
+}
+
+/// `Top 3 by Output [tok/s] per profile`.
+fn caption(pivot: &Pivot, n: usize) -> String {
+    let mut caption = format!("Top {n} by {}", pivot.cell.heading);
+    if let Some(cols) = &pivot.cols {
+        caption.push_str(&format!(" per {}", cols.name));
+    }
+    if pivot.cell.better == Better::Neither {
+        caption.push_str(&format!(
+            ", highest first ({} is neither better high nor low)",
+            pivot.cell.name
+        ));
+    }
+    caption
+}
+
+/// One ranked entry as people read it: `MiniMax M2.1 (145.94 tok/s)`.
+fn entry(pivot: &Pivot, row: usize, col: usize) -> Cell {
+    let key = key_text(&pivot.row_keys[row]);
+    let value = format_value(pivot.cells[row][col].number(), pivot.cell.kind);
+    match unit_of(&pivot.cell.heading) {
+        Some(unit) => Cell::text(format!("{key} ({value} {unit})")),
+        None => Cell::text(format!("{key} ({value})")),
+    }
+}
+
+/// The heading of the first column: the ranked-within field, or `Runs` for one ranking of all.
+fn group_heading(cols: Option<&Field>) -> String {
+    cols.map_or_else(|| "Runs".to_string(), |f| f.heading.clone())
+}
+
+/// The ranking as a grid: `<cols heading> | #1 | … | #N`, one row per column value, `-` where a
+/// column has fewer than N rows with a value.
+pub fn to_grid(pivot: &Pivot, n: usize) -> Grid {
+    let mut headings = vec![group_heading(pivot.cols.as_ref())];
+    headings.extend((1..=n).map(|i| format!("#{i}")));
+    let rows = (0..pivot.col_keys.len())
+        .map(|c| {
+            let ranked = ranking(pivot, c, n);
+            let mut line = vec![pivot.col_keys[c].clone()];
+            line.extend(
+                (0..n).map(|i| ranked.get(i).map_or(Cell::Missing, |&r| entry(pivot, r, c))),
+            );
+            line
+        })
+        .collect();
+    Grid {
+        caption: Some(caption(pivot, n)),
+        align: vec![Align::Left; n + 1],
+        headings,
+        rows,
+        notes: Vec::new(),
+    }
+}
+
+/// The ranking for machines, one row per place: `<cols>,rank,<rows>,<cell>` (and
+/// `<cell>_sd`, `<cell>_cv_pct` when a ranked value is a mean over runs).
+pub fn to_machine(pivot: &Pivot, n: usize, mode: SpreadMode) -> MachineTable {
+    let group = pivot.cols.as_ref().map_or("group", |f| f.name.as_str());
+    let rows = (0..pivot.col_keys.len())
+        .flat_map(|c| {
+            ranking(pivot, c, n)
+                .into_iter()
+                .enumerate()
+                .map(move |(i, r)| {
+                    vec![
+                        pivot.col_keys[c].clone(),
+                        Cell::Num(Num {
+                            value: (i + 1) as f64,
+                            kind: Kind::Count,
+                            spread: None,
+                        }),
+                        pivot.row_keys[r].clone(),
+                        pivot.cells[r][c].clone(),
+                    ]
+                })
+        })
+        .collect();
+    let names = vec![
+        group.to_string(),
+        "rank".to_string(),
+        pivot.rows.name.clone(),
+        pivot.cell.name.clone(),
+    ];
+    let grid = Grid {
+        headings: names.clone(),
+        rows,
+        ..Grid::default()
+    };
+    grid_values(&grid, &names, mode)
+}
