@@ -1,5 +1,6 @@
 //! The `table` command line: flags, inputs, and writing the rendered table to stdout.
 
+use crate::chart::ChartKind;
 use crate::export::Format;
 use crate::input::read_report;
 use crate::style::Style;
@@ -25,7 +26,17 @@ Examples:
     table fp8.summary.ndjson awq.summary.ndjson
 
     # Each run as vLLM's result block, a vLLM result file beside a run of ours
-    table --style vllm vllm-result.json ours.summary.ndjson";
+    table --style vllm vllm-result.json ours.summary.ndjson
+
+    # Throughput and latency against concurrency as an SVG chart, from a sweep
+    for c in 1 2 4 8; do arrivals --concurrency $c -n 64 | fire --url $URL; done | reduce | table --format svg > load.svg
+
+    # The TTFT distribution of each run, or a run's tokens/s over time (needs reduce --every)
+    table --format svg --chart ttft-cdf sweep.ndjson > ttft.svg
+    arrivals --rate 4 -n 200 | fire --url $URL | reduce --every 1s | table --format svg --chart timeline > timeline.svg
+
+    # One self-contained HTML page with the table and every chart, to open offline
+    table --format html sweep.ndjson > report.html";
 
 /// Renders reduce's summaries as a table with one column per run.
 #[derive(Debug, Parser)]
@@ -61,6 +72,16 @@ struct Args {
     /// per run sorted by concurrency.
     #[arg(long, value_enum, default_value_t = Style::Default)]
     style: Style,
+
+    // --- charts ---
+    /// The chart `--format svg` draws: `load` (output throughput and latency against the load
+    /// setting that differs between runs: concurrency, rate or batch), `ttft-cdf` and `itl-cdf`
+    /// (one cumulative distribution per run, from the summaries' histograms), `timeline` (output
+    /// tokens/s and requests in flight over time, from `reduce --every`). Default: `load` when
+    /// the runs differ in a load setting, else `ttft-cdf`. `--format html` shows every chart
+    /// the runs have data for.
+    #[arg(long, value_enum, value_name = "KIND")]
+    chart: Option<ChartKind>,
 }
 
 /// Runs `table` on the process's arguments, stdin and stdout.
@@ -71,7 +92,10 @@ pub fn main() -> anyhow::Result<()> {
     tokenpipe_cli::outlast_first_interrupt("table", &args.files);
     let inputs = tokenpipe_cli::open_inputs(&args.files)?;
     let report = read_report(inputs)?;
-    let rendered = args.style.render(&report, args.format)?;
+    let rendered = match args.chart {
+        Some(kind) => chart_only(&report, args.format, args.style, kind)?,
+        None => args.style.render(&report, args.format)?,
+    };
     for note in &rendered.notes {
         eprintln!("{note}");
     }
@@ -81,6 +105,26 @@ pub fn main() -> anyhow::Result<()> {
     out.write_all(b"\n")?;
     out.flush()?;
     Ok(())
+}
+
+/// The one chart `--chart` asks for, which only `--format svg` draws.
+fn chart_only(
+    report: &crate::report::Report,
+    format: Format,
+    style: Style,
+    kind: ChartKind,
+) -> anyhow::Result<crate::style::Rendered> {
+    if format != Format::Svg || style != Style::Default {
+        return Err(tokenpipe_cli::bad_input(
+            "--chart picks the chart of --format svg (and takes no --style); --format html \
+             shows every chart",
+        ));
+    }
+    use crate::export::Exporter;
+    Ok(crate::style::Rendered {
+        text: crate::export::svg::Svg { chart: Some(kind) }.export(report)?,
+        notes: Vec::new(),
+    })
 }
 
 #[cfg(test)]
@@ -99,7 +143,11 @@ mod tests {
         assert_eq!(a.files.len(), 2);
         let a = Args::try_parse_from(["table"]).unwrap();
         assert_eq!(a.format, Format::Terminal);
-        assert!(Args::try_parse_from(["table", "--format", "html"]).is_err());
+        assert!(Args::try_parse_from(["table", "--format", "xml"]).is_err());
+        let a = Args::try_parse_from(["table", "--format", "svg", "--chart", "itl-cdf"]).unwrap();
+        assert_eq!((a.format, a.chart), (Format::Svg, Some(ChartKind::ItlCdf)));
+        assert_eq!(Args::try_parse_from(["table"]).unwrap().chart, None);
+        assert!(Args::try_parse_from(["table", "--chart", "pie"]).is_err());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! [`Format`], [`style`] the layouts of other tools (`--style vllm`), [`vllm_file`] reads
 //! `vllm bench serve` result files as runs, and [`cli`] is the command line.
 
+pub mod chart;
 pub mod cli;
 pub mod export;
 pub mod grid;

@@ -34,6 +34,11 @@ impl Style {
     /// Renders `report` in this style; `format` applies to the default style, the others have
     /// a fixed layout (llama-bench refuses a machine format, which would not be that layout).
     pub fn render(self, report: &Report, format: Format) -> anyhow::Result<Rendered> {
+        if self != Style::Default && matches!(format, Format::Svg | Format::Html) {
+            return Err(tokenpipe_cli::bad_input(
+                "--format svg and html draw the default layout and its charts; drop --style",
+            ));
+        }
         match self {
             Style::Default => Ok(Rendered {
                 text: format.exporter().export(report)?,

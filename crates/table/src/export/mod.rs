@@ -6,8 +6,10 @@
 use crate::report::Report;
 
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod svg;
 pub mod terminal;
 
 /// Turns a report into the text of one format.
@@ -28,6 +30,10 @@ pub enum Format {
     Csv,
     /// A JSON array, one object per run with the members of the CSV columns.
     Json,
+    /// One chart as an SVG document (`--chart` picks which).
+    Svg,
+    /// One self-contained HTML page: the table and every chart the runs have data for.
+    Html,
 }
 
 impl Format {
@@ -38,6 +44,8 @@ impl Format {
             Format::Markdown => Box::new(markdown::Markdown),
             Format::Csv => Box::new(csv::Csv),
             Format::Json => Box::new(json::Json),
+            Format::Svg => Box::new(svg::Svg::default()),
+            Format::Html => Box::new(html::Html),
         }
     }
 }
