@@ -154,7 +154,8 @@ where
         .y_label_formatter(&|v| tick(*v))
         .axis_desc_style((FONT, 14))
         .label_style((FONT, 12))
-        .light_line_style(RGBColor(238, 238, 238))
+        .max_light_lines(0)
+        .bold_line_style(RGBColor(225, 225, 225))
         .draw()
         .map_err(drawing)?;
     for (i, (label, points)) in lines.iter().enumerate() {

@@ -114,7 +114,8 @@ fn panel(
         .y_label_formatter(&|v| tick(*v))
         .axis_desc_style((FONT, 14))
         .label_style((FONT, 12))
-        .light_line_style(RGBColor(238, 238, 238))
+        .max_light_lines(0)
+        .bold_line_style(RGBColor(225, 225, 225))
         .draw()
         .map_err(drawing)?;
     for (i, run) in runs.iter().enumerate() {
