@@ -157,3 +157,37 @@ fn tick_labels_drop_trailing_zeros() {
 fn metric_keys_name_the_summary_histograms() {
     assert_eq!((Metric::Ttft.key(), Metric::Itl.key()), ("ttft", "itl"));
 }
+
+#[test]
+fn a_distribution_over_three_decades_is_drawn_on_a_log_axis() {
+    let mut stat = Stat::new();
+    for ms in [1u64, 3, 10, 30, 100, 1000] {
+        stat.push_ns(ms * 1_000_000);
+    }
+    let mut r = run("wide", 1, 1.0, 1.0);
+    r.summary.histograms.insert("ttft".into(), stat.to_state());
+    let report = Report { runs: vec![r] };
+    let svg = render_svg(&report, ChartKind::TtftCdf).unwrap();
+    // A log axis puts its ticks on powers of ten; a linear one over 0.8..1200 would not.
+    assert!(svg.contains("\n100\n") && svg.contains("\n1000\n"), "{svg}");
+    assert!(svg.contains("TTFT (ms)"));
+}
+
+#[test]
+fn other_layouts_refuse_the_chart_formats() {
+    use crate::export::Format;
+    use crate::style::Style;
+    let report = Report {
+        runs: vec![run("a", 1, 1.0, 1.0)],
+    };
+    for format in [Format::Svg, Format::Html] {
+        assert!(Style::Vllm.render(&report, format).is_err());
+        assert!(Style::LlamaBench.render(&report, format).is_err());
+    }
+    let html = Style::Default.render(&report, Format::Html).unwrap().text;
+    assert_eq!(
+        html.matches("<svg").count(),
+        0,
+        "no histograms, no intervals"
+    );
+}
