@@ -23,18 +23,58 @@ _table() {
 
     case "${cmd}" in
         table)
-            opts="-h -V --format --style --generate --help --version"
+            opts="-h -V --format --style --layout --columns --sort --spread --baseline --rows --cols --cell --top --list-fields --chart --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "terminal markdown csv json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "terminal markdown csv json mermaid svg html" -- "${cur}"))
                     return 0
                     ;;
                 --style)
                     COMPREPLY=($(compgen -W "default vllm llama-bench" -- "${cur}"))
+                    return 0
+                    ;;
+                --layout)
+                    COMPREPLY=($(compgen -W "auto wide long" -- "${cur}"))
+                    return 0
+                    ;;
+                --columns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sort)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --spread)
+                    COMPREPLY=($(compgen -W "cv sd ci none" -- "${cur}"))
+                    return 0
+                    ;;
+                --baseline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rows)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cols)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cell)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --top)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chart)
+                    COMPREPLY=($(compgen -W "load ttft-cdf itl-cdf timeline" -- "${cur}"))
                     return 0
                     ;;
                 --generate)

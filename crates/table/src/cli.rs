@@ -1,5 +1,6 @@
 //! The `table` command line: flags, inputs, and writing the rendered table to stdout.
 
+use crate::chart::ChartKind;
 use crate::export::Format;
 use crate::grid::SpreadMode;
 use crate::input::read_report;
@@ -23,27 +24,49 @@ Examples:
     # One row per run for a spreadsheet or a dataframe
     table --format csv runs.summary.ndjson > runs.csv
 
-    # Combine summaries saved earlier
-    table fp8.summary.ndjson awq.summary.ndjson
+    # Combine summaries saved earlier; the one labelled fp8 is the baseline of ratio columns
+    table --baseline fp8 fp8.summary.ndjson awq.summary.ndjson
+
+    # A sweep as rows with chosen columns, fastest first
+    table --columns concurrency,output_tps,ttft.p99,tpot.p50 --sort output_tps:desc sweep.ndjson
+
+    # Models by profile (reduce --meta model=... --meta profile=...), a top 3, a GitHub chart
+    table --rows model --cols profile --cell output_tps matrix/*.ndjson
+    table --rows model --cols profile --top 3 matrix/*.ndjson
+    table --rows model --cols profile --format mermaid matrix/*.ndjson
 
     # Each run as vLLM's result block, a vLLM result file beside a run of ours
-    table --style vllm vllm-result.json ours.summary.ndjson";
+    table --style vllm vllm-result.json ours.summary.ndjson
+
+    # Throughput and latency against concurrency as an SVG chart, from a sweep
+    for c in 1 2 4 8; do arrivals --concurrency $c -n 64 | fire --url $URL; done | reduce | table --format svg > load.svg
+
+    # The TTFT distribution of each run, or a run's tokens/s over time (needs reduce --every)
+    table --format svg --chart ttft-cdf sweep.ndjson > ttft.svg
+    arrivals --rate 4 -n 200 | fire --url $URL | reduce --every 1s | table --format svg --chart timeline > timeline.svg
+
+    # One self-contained HTML page with the table and every chart, to open offline
+    table --format html sweep.ndjson > report.html";
 
 /// Renders reduce's summaries as a table with one column per run.
 #[derive(Debug, Parser)]
 #[command(
     name = "table",
     version,
-    about = "Render summary records as a table, one column per run",
+    about = "Render summary records as tables and charts for people and machines",
     long_about = "Reads the summary records that reduce writes from each FILE in order (with or \
-        without their headers, so lines picked out with jq work too) and prints one table: a row \
-        per metric, with its unit in the name, and a column per summary, headed by its label; \
-        runs that share a label get the settings that differ between them appended. It is the \
-        result block of `vllm bench serve` turned sideways so that runs compare side by side, \
-        with a row for every percentile the summaries carry. Counts are whole numbers, other \
-        values have two decimals, and `-` marks a metric a run has no value for. A FILE may also \
-        be the result file of `vllm bench serve --save-result` (one JSON object, or one per \
-        line), told apart by its content; its runs sit beside ours.",
+        without their headers, so lines picked out with jq work too) and prints them as the \
+        tables and charts benchmark results are published with. By default, a few runs read \
+        side by side (a row per metric, units in the names, a column per run: the result block \
+        of `vllm bench serve` turned sideways, with a row for every percentile the summaries \
+        carry and the workload on top); many runs, or `--columns`, give a row per run and a \
+        column per field. `--rows`/`--cols`/`--cell` pivot on metadata or settings, `--top` \
+        ranks, `--baseline` adds ratios. A group summary of repeated runs reads `mean ± sd (CV \
+        %)`, and stands for the runs it pools. A label shared by several runs gets what tells \
+        them apart appended (metadata, settings, the file name). Counts are whole numbers, other \
+        values have two decimals, and `-` marks a value a run does not have. A FILE may also be \
+        the result file of `vllm bench serve --save-result` (one JSON object, or one per line), \
+        told apart by its content; its runs sit beside ours.",
     after_help = EXAMPLES
 )]
 struct Args {
@@ -55,12 +78,12 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Format::Terminal)]
     format: Format,
 
-    /// Layout: `default` is one column per run in the chosen format; `vllm` writes each run as
-    /// the "Serving Benchmark Result" block of `vllm bench serve`, line for line (the summary's
+    /// Layout: `default` is this tool's own (see --layout); `vllm` writes each run as the
+    /// "Serving Benchmark Result" block of `vllm bench serve`, line for line (the summary's
     /// `vllm` member when it has one, from `reduce --vllm-compatible` or a vLLM result file,
-    /// else our own figures; `--format` is then ignored); `llama-bench` prints llama-benchy's
-    /// decode and prefill tables (Markdown) from each summary's llama-benchy figures, one row
-    /// per run sorted by concurrency.
+    /// else our own figures; every text format prints the same block, and charts are refused);
+    /// `llama-bench` prints llama-benchy's decode and prefill tables (Markdown) from each
+    /// summary's llama-benchy figures, one row per run sorted by concurrency.
     #[arg(long, value_enum, default_value_t = Style::Default)]
     style: Style,
 
@@ -117,6 +140,15 @@ struct Args {
     /// `--cell`, and exits.
     #[arg(long)]
     list_fields: bool,
+
+    /// The chart `--format svg` draws: `load` (output throughput and latency against the load
+    /// setting that differs between runs: concurrency, rate or batch), `ttft-cdf` and `itl-cdf`
+    /// (one cumulative distribution per run, from the summaries' histograms), `timeline` (output
+    /// tokens/s and requests in flight over time, from `reduce --every`). Default: `load` when
+    /// the runs differ in a load setting, else `ttft-cdf`. `--format html` shows every chart
+    /// the runs have data for.
+    #[arg(long, value_enum, value_name = "KIND")]
+    chart: Option<ChartKind>,
 }
 
 impl Args {
@@ -152,7 +184,10 @@ pub fn main() -> anyhow::Result<()> {
         out.flush()?;
         return Ok(());
     }
-    let rendered = args.style.render(&report, args.format, &args.options())?;
+    let rendered = match args.chart {
+        Some(kind) => chart_only(&report, args.format, args.style, kind)?,
+        None => args.style.render(&report, args.format, &args.options())?,
+    };
     for note in &rendered.notes {
         eprintln!("{note}");
     }
@@ -171,6 +206,26 @@ pub fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The one chart `--chart` asks for, which only `--format svg` draws.
+fn chart_only(
+    report: &crate::report::Report,
+    format: Format,
+    style: Style,
+    kind: ChartKind,
+) -> anyhow::Result<crate::style::Rendered> {
+    if format != Format::Svg || style != Style::Default {
+        return Err(tokenpipe_cli::bad_input(
+            "--chart picks the chart of --format svg (and takes no --style); --format html \
+             shows every chart",
+        ));
+    }
+    use crate::export::Exporter;
+    Ok(crate::style::Rendered {
+        text: crate::export::svg::Svg { chart: Some(kind) }.export(report)?,
+        notes: Vec::new(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,7 +242,11 @@ mod tests {
         assert_eq!(a.files.len(), 2);
         let a = Args::try_parse_from(["table"]).unwrap();
         assert_eq!(a.format, Format::Terminal);
-        assert!(Args::try_parse_from(["table", "--format", "html"]).is_err());
+        assert!(Args::try_parse_from(["table", "--format", "xml"]).is_err());
+        let a = Args::try_parse_from(["table", "--format", "svg", "--chart", "itl-cdf"]).unwrap();
+        assert_eq!((a.format, a.chart), (Format::Svg, Some(ChartKind::ItlCdf)));
+        assert_eq!(Args::try_parse_from(["table"]).unwrap().chart, None);
+        assert!(Args::try_parse_from(["table", "--chart", "pie"]).is_err());
     }
 
     #[test]

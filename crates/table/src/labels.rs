@@ -1,8 +1,9 @@
 //! Default names of runs. A label alone names a run only when no other run shown has it; runs
 //! that share a label (a sweep reduced with one `--label`) get what tells them apart appended,
 //! in this order: the `reduce --meta` values that differ between them (`sim gpu=h100`), then
-//! the settings that differ, written short (`sim c=16`, `sim rate=0.3`, `sim isl=1024`), then
-//! the input file's name (`sim fp8` for `fp8.ndjson`), then their position (`sim #2`).
+//! the settings that differ, written short (`sim c=16`, `sim rate=0.3`, `sim isl=1024`), only
+//! as many as it takes to tell them apart; then the input file's name (`sim fp8` for
+//! `fp8.ndjson`), then their position (`sim #2`).
 
 use crate::report::{Report, RunReport};
 use serde_json::Value;
@@ -46,7 +47,11 @@ pub fn column_labels(report: &Report) -> Vec<String> {
         }
         let runs: Vec<&RunReport> = twins.iter().map(|&j| &report.runs[j]).collect();
         for (k, suffix) in suffixes(&runs).into_iter().enumerate() {
-            labels[twins[k]] = format!("{} {suffix}", base[twins[k]]);
+            labels[twins[k]] = if suffix.is_empty() {
+                base[twins[k]].clone()
+            } else {
+                format!("{} {suffix}", base[twins[k]])
+            };
         }
     }
     labels
@@ -61,32 +66,53 @@ fn base_label(run: &RunReport) -> String {
     }
 }
 
-/// What tells each of `runs` (which share a label) apart from the others.
+/// What tells each of `runs` (which share a label) apart from the others: the fewest of the
+/// differing metadata values and settings, taken in order, that leave no two runs alike (a sweep
+/// over concurrency reads `c=16`, not every setting that happens to differ too).
 fn suffixes(runs: &[&RunReport]) -> Vec<String> {
     let differs = |get: &dyn Fn(&RunReport) -> Option<String>| {
         let first = get(runs[0]);
         runs.iter().any(|r| get(r) != first)
     };
-    let mut parts: Vec<Vec<String>> = vec![Vec::new(); runs.len()];
+    // Each candidate: what each run shows for it (empty when the run has no value).
+    let mut candidates: Vec<Vec<String>> = Vec::new();
     let meta_keys: BTreeSet<&String> = runs.iter().flat_map(|r| r.summary.meta.keys()).collect();
     for key in meta_keys {
         let get = |r: &RunReport| r.summary.meta.get(key.as_str()).cloned();
         if differs(&get) {
-            for (k, r) in runs.iter().enumerate() {
-                if let Some(v) = get(r) {
-                    parts[k].push(format!("{key}={v}"));
-                }
-            }
+            candidates.push(
+                runs.iter()
+                    .map(|r| get(r).map_or(String::new(), |v| format!("{key}={v}")))
+                    .collect(),
+            );
         }
     }
     for (key, short) in DISTINGUISHING_PARAMS {
         let get = |r: &RunReport| r.param(key).map(setting_text);
         if differs(&get) {
-            for (k, r) in runs.iter().enumerate() {
-                if let Some(v) = get(r) {
-                    parts[k].push(format!("{short}={v}"));
-                }
+            candidates.push(
+                runs.iter()
+                    .map(|r| get(r).map_or(String::new(), |v| format!("{short}={v}")))
+                    .collect(),
+            );
+        }
+    }
+    let mut parts: Vec<Vec<String>> = vec![Vec::new(); runs.len()];
+    for candidate in candidates {
+        let joined =
+            |parts: &[Vec<String>]| -> Vec<String> { parts.iter().map(|p| p.join(" ")).collect() };
+        let before = distinct(&joined(&parts));
+        if before == runs.len() {
+            break;
+        }
+        let mut with = parts.clone();
+        for (k, part) in candidate.into_iter().enumerate() {
+            if !part.is_empty() {
+                with[k].push(part);
             }
+        }
+        if distinct(&joined(&with)) > before {
+            parts = with;
         }
     }
     let mut out: Vec<String> = parts.iter().map(|p| p.join(" ")).collect();
@@ -113,7 +139,11 @@ fn suffixes(runs: &[&RunReport]) -> Vec<String> {
 }
 
 fn all_distinct(v: &[String]) -> bool {
-    v.iter().collect::<BTreeSet<_>>().len() == v.len()
+    distinct(v) == v.len()
+}
+
+fn distinct(v: &[String]) -> usize {
+    v.iter().collect::<BTreeSet<_>>().len()
 }
 
 /// A setting as written on a command line: `16`, `0.3`, `chat`.
@@ -196,7 +226,29 @@ mod tests {
                 "-",
             ),
         ]);
-        assert_eq!(got, ["sim gpu=h100 c=1", "sim gpu=h200 c=4"]);
+        // The metadata tells them apart, so the concurrency (in the workload) is not repeated.
+        assert_eq!(got, ["sim gpu=h100", "sim gpu=h200"]);
+        let got = labels(vec![
+            run(
+                "sim",
+                &[("concurrency", 1.into()), ("output_tokens", 8.into())],
+                &[],
+                "-",
+            ),
+            run(
+                "sim",
+                &[("concurrency", 4.into()), ("output_tokens", 8.into())],
+                &[],
+                "-",
+            ),
+            run(
+                "sim",
+                &[("concurrency", 4.into()), ("output_tokens", 9.into())],
+                &[],
+                "-",
+            ),
+        ]);
+        assert_eq!(got, ["sim c=1 osl=8", "sim c=4 osl=8", "sim c=4 osl=9"]);
     }
 
     #[test]

@@ -1,13 +1,17 @@
-//! The default style's layouts: which one the flags ask for. Pivots and rankings
-//! (`--rows`/`--cols`/`--top`) come first, then runs as rows or as columns (`--layout`).
+//! The default style's layouts: which one the flags ask for, and writing it in the format asked
+//! for. Pivots and rankings (`--rows`/`--cols`/`--top`) come first, then runs as rows or as
+//! columns (`--layout`). Every layout gives a [`LaidOut`]: a grid for people and the same
+//! figures for machines, so each format writes whichever layout was chosen.
 
 use crate::baseline::Baseline;
 use crate::export::markdown::grid_markdown;
 use crate::export::terminal::grid_terminal;
+use crate::export::Exporter;
 use crate::export::Format;
 use crate::grid::Grid;
-use crate::grid_machine::{grid_csv, grid_json};
+use crate::grid_machine::grid_values;
 use crate::long::{long_fields, long_grid, units_below};
+use crate::machine::MachineTable;
 use crate::options::{Layout, Options};
 use crate::order::ordered_runs;
 use crate::report::Report;
@@ -17,19 +21,57 @@ use crate::wide::wide_grid;
 /// More runs than this are shown as rows by `--layout auto`.
 pub const MOST_RUNS_AS_COLUMNS: usize = 6;
 
+/// One layout of the report, ready for any format.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaidOut {
+    /// For the text formats (terminal, Markdown, HTML).
+    pub grid: Grid,
+    /// For CSV and JSON: named columns of raw numbers.
+    pub machine: MachineTable,
+    /// For stderr: what was left out, and why.
+    pub notes: Vec<String>,
+}
+
 /// Renders `report` in the layout `opts` asks for, in `format`.
 pub fn render(report: &Report, format: Format, opts: &Options) -> anyhow::Result<Rendered> {
-    if opts.is_pivot() || format == Format::Mermaid {
-        return crate::pivot::render(report, format, opts);
+    let plain = |text: String| Rendered {
+        text,
+        notes: Vec::new(),
+    };
+    match format {
+        Format::Mermaid => return crate::export::mermaid::charts(report, opts),
+        Format::Svg => return Ok(plain(crate::export::svg::Svg::default().export(report)?)),
+        Format::Csv | Format::Json if opts.columns.is_empty() && !opts.is_pivot() => {
+            // Every member of every run, as reduce named them.
+            return Ok(plain(format.exporter().export(report)?));
+        }
+        _ => {}
+    }
+    let (laid, long) = lay_out(report, format, opts)?;
+    let text = match format {
+        Format::Csv => laid.machine.to_csv()?,
+        Format::Json => laid.machine.to_json()?,
+        Format::Markdown => grid_markdown(&laid.grid, opts.spread),
+        Format::Html => crate::export::html::page(report, &laid.grid, opts.spread)?,
+        _ if long => {
+            let mut grid = laid.grid;
+            units_below(&mut grid);
+            grid_terminal(&grid, opts.spread)
+        }
+        _ => grid_terminal(&laid.grid, opts.spread),
+    };
+    Ok(Rendered {
+        text,
+        notes: laid.notes,
+    })
+}
+
+/// The layout the flags ask for, and whether it has runs as rows.
+pub fn lay_out(report: &Report, format: Format, opts: &Options) -> anyhow::Result<(LaidOut, bool)> {
+    if opts.is_pivot() {
+        return Ok((crate::pivot::laid_out(report, opts)?, false));
     }
     let machine = matches!(format, Format::Csv | Format::Json);
-    if machine && opts.columns.is_empty() {
-        // Every member of every run, as reduce named them.
-        return Ok(Rendered {
-            text: format.exporter().export(report)?,
-            notes: Vec::new(),
-        });
-    }
     let labels = report.column_labels();
     let runs = ordered_runs(report, &opts.sort, &labels)?;
     let baseline = opts
@@ -42,9 +84,9 @@ pub fn render(report: &Report, format: Format, opts: &Options) -> anyhow::Result
         Layout::Long => true,
         Layout::Auto => machine || !opts.columns.is_empty() || runs.len() > MOST_RUNS_AS_COLUMNS,
     };
-    let text = if long || machine {
+    if long || machine {
         let fields = long_fields(report, &opts.columns)?;
-        let mut lg = long_grid(
+        let lg = long_grid(
             report,
             &runs,
             &labels,
@@ -52,41 +94,31 @@ pub fn render(report: &Report, format: Format, opts: &Options) -> anyhow::Result
             baseline.as_ref(),
             opts.spread,
         );
-        match format {
-            Format::Csv => grid_csv(&lg.grid, &lg.names, opts.spread)?,
-            Format::Json => grid_json(&lg.grid, &lg.names, opts.spread)?,
-            Format::Markdown => grid_markdown(&lg.grid, opts.spread),
-            _ => {
-                units_below(&mut lg.grid);
-                grid_terminal(&lg.grid, opts.spread)
-            }
-        }
-    } else {
-        let fields = if opts.columns.is_empty() {
-            Vec::new()
-        } else {
-            long_fields(report, &opts.columns)?
+        let machine = grid_values(&lg.grid, &lg.names, opts.spread);
+        let laid = LaidOut {
+            grid: lg.grid,
+            machine,
+            notes: Vec::new(),
         };
-        let grid = wide_grid(
-            report,
-            &runs,
-            &labels,
-            &fields,
-            baseline.as_ref(),
-            opts.spread,
-        );
-        write_text(&grid, format, opts)
-    };
-    Ok(Rendered {
-        text,
-        notes: Vec::new(),
-    })
-}
-
-/// A grid in a text format.
-fn write_text(grid: &Grid, format: Format, opts: &Options) -> String {
-    match format {
-        Format::Markdown => grid_markdown(grid, opts.spread),
-        _ => grid_terminal(grid, opts.spread),
+        return Ok((laid, true));
     }
+    let fields = if opts.columns.is_empty() {
+        Vec::new()
+    } else {
+        long_fields(report, &opts.columns)?
+    };
+    let grid = wide_grid(
+        report,
+        &runs,
+        &labels,
+        &fields,
+        baseline.as_ref(),
+        opts.spread,
+    );
+    let laid = LaidOut {
+        grid,
+        machine: MachineTable::default(),
+        notes: Vec::new(),
+    };
+    Ok((laid, false))
 }

@@ -1,11 +1,13 @@
-//! `table`: turns `summary` records into a table for people, one column per run.
+//! `table`: turns `summary` records into the tables and charts results are published with.
 //!
-//! [`input`] reads the runs into a [`Report`] (whole summaries with their headers), [`rows`]
-//! decides which metrics show and how a number reads, [`export`] holds one [`Exporter`] per
-//! [`Format`], [`style`] the layouts of other tools (`--style vllm`), [`vllm_file`] reads
-//! `vllm bench serve` result files as runs, and [`cli`] is the command line.
+//! [`input`] reads the runs into a [`Report`] (whole summaries with their headers), [`field`]
+//! names what a table shows, [`layout`] picks the layout the flags ask for ([`wide`], [`long`],
+//! [`pivot`], [`top`]), each giving a [`grid::Grid`] of cells, [`export`] writes grids and charts
+//! ([`chart`]) in each [`Format`], [`style`] holds the layouts of other tools (`--style vllm`),
+//! [`vllm_file`] reads `vllm bench serve` result files as runs, and [`cli`] is the command line.
 
 pub mod baseline;
+pub mod chart;
 pub mod cli;
 pub mod colour;
 pub mod export;

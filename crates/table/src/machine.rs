@@ -24,7 +24,7 @@ const LEADING: &[&str] = &[
 
 /// Runs as rows and summary members as columns, values as JSON scalars (`null` where a run has
 /// no value).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct MachineTable {
     /// Column names: [`LEADING`], then every other scalar member any run carries, by name,
     /// then the statistic members (`ttft_p99_ms`) by name.

@@ -10,16 +10,13 @@
 //! keys (`Output [tok/s] by model and profile`).
 
 use crate::baseline::ratio_cell;
-use crate::export::markdown::grid_markdown;
-use crate::export::terminal::grid_terminal;
-use crate::export::Format;
 use crate::field::{compare_cells, Field};
 use crate::grid::{spread_note, Align, Cell, Grid, SpreadMode};
 use crate::grid_machine::grid_values;
+use crate::layout::LaidOut;
 use crate::machine::MachineTable;
 use crate::options::Options;
 use crate::report::{Report, RunReport};
-use crate::style::Rendered;
 use std::collections::HashMap;
 
 /// The cell field when `--cell` is not given.
@@ -355,11 +352,9 @@ fn joined_cell(field: &Field, runs: &[usize], report: &Report, mode: SpreadMode)
     }
 }
 
-/// Renders a pivot or a ranking (`--top`) of `report` in `format`.
-pub fn render(report: &Report, format: Format, opts: &Options) -> anyhow::Result<Rendered> {
-    if format == Format::Mermaid {
-        return crate::export::mermaid::charts(report, opts);
-    }
+/// The pivot or ranking `opts` asks for, laid out for people (a grid) and for machines (raw
+/// numbers), with notes for stderr (runs that had no key value).
+pub fn laid_out(report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
     let pivot = Pivot::build(report, opts)?;
     if let Some(n) = opts.top {
         if opts.baseline.is_some() {
@@ -370,14 +365,9 @@ pub fn render(report: &Report, format: Format, opts: &Options) -> anyhow::Result
         if n == 0 {
             return Err(tokenpipe_cli::bad_input("--top needs at least 1"));
         }
-        let text = match format {
-            Format::Csv | Format::Json => {
-                write_machine(&crate::top::to_machine(&pivot, n, opts.spread), format)?
-            }
-            _ => write_grid(&crate::top::to_grid(&pivot, n), format, opts.spread),
-        };
-        return Ok(Rendered {
-            text,
+        return Ok(LaidOut {
+            grid: crate::top::to_grid(&pivot, n),
+            machine: crate::top::to_machine(&pivot, n, opts.spread),
             notes: pivot.notes,
         });
     }
@@ -386,36 +376,14 @@ pub fn render(report: &Report, format: Format, opts: &Options) -> anyhow::Result
         .as_deref()
         .map(|b| pivot.column_of(b))
         .transpose()?;
-    let text = match format {
-        Format::Csv | Format::Json => {
-            write_machine(&pivot.to_machine(baseline, opts.spread), format)?
-        }
-        _ => write_grid(&pivot.to_grid(baseline), format, opts.spread),
-    };
-    Ok(Rendered {
-        text,
+    let mut grid = pivot.to_grid(baseline);
+    if grid.has_spread() {
+        grid.notes
+            .extend(spread_note(opts.spread).map(String::from));
+    }
+    Ok(LaidOut {
+        grid,
+        machine: pivot.to_machine(baseline, opts.spread),
         notes: pivot.notes,
     })
-}
-
-/// A grid in a text format, with the note on what `±` means when cells carry a spread.
-fn write_grid(grid: &Grid, format: Format, mode: SpreadMode) -> String {
-    let mut grid = grid.clone();
-    if grid.has_spread() {
-        if let Some(note) = spread_note(mode) {
-            grid.notes.push(note.to_string());
-        }
-    }
-    match format {
-        Format::Markdown => grid_markdown(&grid, mode),
-        _ => grid_terminal(&grid, mode),
-    }
-}
-
-/// A machine table as CSV or JSON.
-fn write_machine(table: &MachineTable, format: Format) -> anyhow::Result<String> {
-    match format {
-        Format::Json => table.to_json(),
-        _ => table.to_csv(),
-    }
 }

@@ -3,9 +3,10 @@
 
 use crate::export::mermaid::{charts, nice_max, quote};
 use crate::export::Format;
+use crate::layout::render;
 use crate::options::Options;
 use crate::pivot::key_text;
-use crate::pivot::{render, Pivot};
+use crate::pivot::Pivot;
 use crate::report::{Report, RunReport};
 use crate::top::ranking;
 use tokenpipe_cli::{Failure, EXIT_BAD_INPUT};

@@ -120,16 +120,19 @@ impl MetricTable {
                     .zip(&values)
                     .map(|(&i, value)| {
                         let run = &report.runs[i];
-                        match value {
-                            Some(_) if run.is_group() => member_num(run, member, kind),
-                            Some(v) => Some(Num {
-                                value: *v,
-                                kind,
-                                spread: None,
-                            }),
-                            None => None,
-                        }
-                        .map_or(Cell::Missing, Cell::Num)
+                        let own = value.map(|value| Num {
+                            value,
+                            kind,
+                            spread: None,
+                        });
+                        // A group's mean over its runs where it has one, else its pooled value.
+                        let num = match own {
+                            Some(own) if run.is_group() => {
+                                Some(member_num(run, member, kind).unwrap_or(own))
+                            }
+                            other => other,
+                        };
+                        num.map_or(Cell::Missing, Cell::Num)
                     })
                     .collect();
                 rows.push(Row {

@@ -33,7 +33,8 @@ pub struct Rendered {
 
 impl Style {
     /// Renders `report` in this style; `format` and the layout flags `opts` apply to the default
-    /// style, the others have a fixed layout (llama-bench refuses a machine format, which would not be that layout).
+    /// style, the others have a fixed layout (llama-bench refuses a machine format, which would
+    /// not be that layout, and both refuse charts and `--columns`).
     pub fn render(
         self,
         report: &Report,
@@ -44,11 +45,15 @@ impl Style {
             return Err(tokenpipe_cli::bad_input(format!(
                 "--columns chooses the columns of the default style; --style {} reproduces \
                  another tool's fixed layout, so drop one of the two",
-                if self == Style::Vllm {
-                    "vllm"
-                } else {
-                    "llama-bench"
-                }
+                self.name()
+            )));
+        }
+        if self != Style::Default && matches!(format, Format::Svg | Format::Html | Format::Mermaid)
+        {
+            return Err(tokenpipe_cli::bad_input(format!(
+                "--format svg, html and mermaid draw the default layout and its charts; --style {} \
+                 reproduces another tool's fixed layout, so drop one of the two",
+                self.name()
             )));
         }
         match self {
@@ -73,6 +78,17 @@ impl Style {
                     notes: tables.left_out,
                 })
             }
+        }
+    }
+}
+
+impl Style {
+    /// The style's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Style::Default => "default",
+            Style::Vllm => "vllm",
+            Style::LlamaBench => "llama-bench",
         }
     }
 }

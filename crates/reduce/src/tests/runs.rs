@@ -40,14 +40,20 @@ fn truncated_run_counts_unfinished_as_failed_and_warns() {
 #[test]
 fn one_summary_per_input_with_labels_and_chained_header() {
     let second = stream(&two_requests()).replacen("run-1", "run-2", 1);
+    let third = stream(&two_requests()).replacen("run-1", "run-3", 1);
     let inputs = vec![
         input("a.ndjson", stream(&two_requests())),
         input("b.ndjson", second),
+        input("c.ndjson", third),
     ];
-    let (records, warn) = run_inputs(inputs, &["fp8".to_string()]).unwrap();
+    let labels = ["fp8".to_string(), "awq".to_string()];
+    let (records, warn) = run_inputs(inputs, &labels).unwrap();
     assert_eq!(warn, "");
     let kinds: Vec<&str> = records.iter().map(Record::type_name).collect();
-    assert_eq!(kinds, ["header", "summary", "header", "summary"]);
+    assert_eq!(
+        kinds,
+        ["header", "summary", "header", "summary", "header", "summary"]
+    );
     let Record::Header(h) = &records[0] else {
         panic!("{records:?}")
     };
@@ -58,16 +64,38 @@ fn one_summary_per_input_with_labels_and_chained_header() {
     assert!(h.started_at.is_some());
     let tools: Vec<&str> = h.upstream.iter().map(|u| u.tool.as_str()).collect();
     assert_eq!(tools, ["arrivals", "fire"]);
-    let (Record::Summary(a), Record::Summary(b)) = (&records[1], &records[3]) else {
+    let (Record::Summary(a), Record::Summary(b), Record::Summary(c)) =
+        (&records[1], &records[3], &records[5])
+    else {
         panic!("{records:?}")
     };
     assert_eq!((a.label.as_str(), a.run_id.as_str()), ("fp8", "run-1"));
-    // No --label for the second input: the model from the header chain.
-    assert_eq!((b.label.as_str(), b.run_id.as_str()), ("m-7b", "run-2"));
+    assert_eq!((b.label.as_str(), b.run_id.as_str()), ("awq", "run-2"));
+    // Past the labels given: the model from the header chain.
+    assert_eq!((c.label.as_str(), c.run_id.as_str()), ("m-7b", "run-3"));
     assert_eq!(
         a.stat("ttft", StatName::Mean),
         b.stat("ttft", StatName::Mean)
     );
+}
+
+#[test]
+fn one_label_names_every_run() {
+    let second = stream(&two_requests()).replacen("run-1", "run-2", 1);
+    let inputs = vec![
+        input("a.ndjson", stream(&two_requests())),
+        input("b.ndjson", second),
+    ];
+    let (records, _) = run_inputs(inputs, &["fp8".to_string()]).unwrap();
+    let labels: Vec<&str> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Summary(s) => Some(s.label.as_str()),
+            _ => None,
+        })
+        .collect();
+    // Two runs of one configuration under one name, and their group.
+    assert_eq!(labels, ["fp8", "fp8", "fp8"]);
 }
 
 #[test]

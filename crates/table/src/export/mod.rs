@@ -6,9 +6,11 @@
 use crate::report::Report;
 
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod mermaid;
+pub mod svg;
 pub mod terminal;
 
 /// Turns a report into the text of one format.
@@ -32,6 +34,10 @@ pub enum Format {
     /// Mermaid `xychart-beta` bar or line charts of `--cell` (default output throughput) in
     /// fenced blocks, which GitHub renders: one chart per `--cols` value with a pivot.
     Mermaid,
+    /// One chart as an SVG document (`--chart` picks which).
+    Svg,
+    /// One self-contained HTML page: the table and every chart the runs have data for.
+    Html,
 }
 
 impl Format {
@@ -43,6 +49,8 @@ impl Format {
             Format::Csv => Box::new(csv::Csv),
             Format::Json => Box::new(json::Json),
             Format::Mermaid => Box::new(mermaid::Mermaid),
+            Format::Svg => Box::new(svg::Svg::default()),
+            Format::Html => Box::new(html::Html),
         }
     }
 }

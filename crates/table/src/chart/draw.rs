@@ -1,0 +1,96 @@
+//! What every chart shares: its size, its palette, how tick labels read, and turning plotters'
+//! errors into [`ChartError`]. plotters is built without a font backend, so text is measured by
+//! its length alone and the SVG does not depend on the fonts of the machine that drew it.
+
+use super::ChartError;
+use plotters::style::RGBColor;
+
+/// Width of every chart, in SVG pixels.
+pub const WIDTH: u32 = 800;
+/// Height of a one-panel chart.
+pub const HEIGHT: u32 = 480;
+/// Height of a two-panel chart (load, timeline).
+pub const HEIGHT_TWO_PANELS: u32 = 800;
+
+/// Series colours in order (Tableau 10): distinct in print and for the common colour-vision
+/// deficiencies, and fixed so that a chart is the same bytes every time.
+pub const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// The colour of series `i`.
+pub fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// Font of captions, axis descriptions and legends.
+pub const FONT: &str = "sans-serif";
+
+/// A tick label: at most three significant decimals, no trailing zeros (`2`, `0.25`, `1500`).
+pub fn tick(v: f64) -> String {
+    let a = v.abs();
+    let s = if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    };
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    if s == "-0" {
+        "0".into()
+    } else {
+        s
+    }
+}
+
+/// A label with plotters' error turned into a [`ChartError`].
+pub fn drawing<E: std::fmt::Debug>(e: E) -> ChartError {
+    ChartError::Draw(format!("{e:?}"))
+}
+
+/// A padded range around `lo..hi` for an axis that starts at zero when the data allow: a
+/// value axis from 0 to `hi` plus `headroom` (a fraction, room for the legend).
+pub fn zero_based(hi: f64, headroom: f64) -> std::ops::Range<f64> {
+    let hi = if hi.is_finite() && hi > 0.0 { hi } else { 1.0 };
+    0.0..hi * (1.0 + headroom)
+}
+
+/// A padded range around the data, for an x axis: 5 % on each side, one unit when all values
+/// are equal.
+pub fn padded(lo: f64, hi: f64) -> std::ops::Range<f64> {
+    if !(lo.is_finite() && hi.is_finite()) {
+        return 0.0..1.0;
+    }
+    if hi <= lo {
+        return lo - 1.0..hi + 1.0;
+    }
+    let pad = (hi - lo) * 0.05;
+    lo - pad..hi + pad
+}
+
+/// The smallest and largest of `values`, `None` when there are none.
+pub fn bounds(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
+    values
+        .into_iter()
+        .filter(|v| v.is_finite())
+        .fold(None, |acc, v| match acc {
+            None => Some((v, v)),
+            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+        })
+}

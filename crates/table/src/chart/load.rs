@@ -1,0 +1,244 @@
+//! The load chart: output throughput (top) and latency (bottom) against the load setting that
+//! differs between the shown runs, one line per label. A group summary of repeated runs is
+//! plotted at its mean over runs with an error bar of ± one sample standard deviation.
+
+use super::draw::{self, bounds, color, drawing, padded, tick, zero_based, FONT};
+use super::ChartError;
+use crate::member::member_num;
+use crate::report::{Report, RunReport};
+use crate::rows::Kind;
+use plotters::prelude::*;
+
+/// The load settings a sweep varies, in the order they are tried for the x axis.
+pub const LOAD_PARAMS: &[&str] = &["concurrency", "rate_per_s", "batch"];
+
+/// The throughput series: (summary member, legend name).
+pub const THROUGHPUT: &[(&str, &str)] = &[("output_throughput_tokens_per_s", "output")];
+
+/// The latency series: (summary member, legend name).
+pub const LATENCY: &[(&str, &str)] = &[
+    ("ttft_p50_ms", "TTFT p50"),
+    ("ttft_p99_ms", "TTFT p99"),
+    ("tpot_p50_ms", "TPOT p50"),
+];
+
+/// The load setting of `run` as a number.
+fn load_value(run: &RunReport, param: &str) -> Option<f64> {
+    run.param(param).and_then(serde_json::Value::as_f64)
+}
+
+/// The load setting that differs between the shown runs: the first of [`LOAD_PARAMS`] with two
+/// or more distinct values; `None` when none does.
+pub fn load_param(report: &Report) -> Option<&'static str> {
+    LOAD_PARAMS.iter().copied().find(|param| {
+        let mut values: Vec<f64> = report
+            .shown()
+            .into_iter()
+            .filter_map(|i| load_value(&report.runs[i], param))
+            .collect();
+        values.sort_by(f64::total_cmp);
+        values.dedup();
+        values.len() >= 2
+    })
+}
+
+/// The name a run's line goes by: its label, its run id when it has none.
+pub fn run_name(run: &RunReport) -> &str {
+    if run.summary.label.is_empty() {
+        &run.summary.run_id
+    } else {
+        &run.summary.label
+    }
+}
+
+/// One point of a load line: the load, the value, and ± sd for a mean over repeated runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadPoint {
+    /// The load setting.
+    pub x: f64,
+    /// The value (mean over runs for a group summary).
+    pub y: f64,
+    /// Sample standard deviation over runs, for a group summary.
+    pub sd: Option<f64>,
+}
+
+/// One line: a label's values of one metric, sorted by load.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadLine {
+    /// The runs' label.
+    pub label: String,
+    /// The legend name of the metric.
+    pub metric: &'static str,
+    /// Points in increasing load.
+    pub points: Vec<LoadPoint>,
+}
+
+/// The lines of `metrics` against `param`: for each label in order of first appearance among
+/// the shown runs, and each metric, the runs' values sorted by load. Runs without the load
+/// setting or the metric are left out; lines without points too.
+pub fn load_lines(report: &Report, param: &str, metrics: &[(&str, &'static str)]) -> Vec<LoadLine> {
+    let shown: Vec<&RunReport> = report
+        .shown()
+        .into_iter()
+        .map(|i| &report.runs[i])
+        .collect();
+    let mut labels: Vec<&str> = Vec::new();
+    for run in &shown {
+        let name = run_name(run);
+        if !labels.contains(&name) {
+            labels.push(name);
+        }
+    }
+    let mut lines = Vec::new();
+    for label in labels {
+        for &(key, metric) in metrics {
+            let mut points: Vec<LoadPoint> = shown
+                .iter()
+                .filter(|r| run_name(r) == label)
+                .filter_map(|r| {
+                    let x = load_value(r, param)?;
+                    let n = member_num(r, key, Kind::Value)?;
+                    Some(LoadPoint {
+                        x,
+                        y: n.value,
+                        sd: n.spread.map(|s| s.sd),
+                    })
+                })
+                .collect();
+            points.sort_by(|a, b| a.x.total_cmp(&b.x));
+            if !points.is_empty() {
+                lines.push(LoadLine {
+                    label: label.to_string(),
+                    metric,
+                    points,
+                });
+            }
+        }
+    }
+    lines
+}
+
+/// The x axis description of a load setting.
+fn axis_name(param: &str) -> &'static str {
+    match param {
+        "concurrency" => "concurrency (requests in flight)",
+        "rate_per_s" => "request rate (req/s)",
+        _ => "batch size",
+    }
+}
+
+/// Draws the load chart: throughput above, latency below.
+pub fn draw(report: &Report) -> Result<String, ChartError> {
+    let param = load_param(report)
+        .or_else(|| {
+            LOAD_PARAMS.iter().copied().find(|p| {
+                report
+                    .shown()
+                    .into_iter()
+                    .any(|i| load_value(&report.runs[i], p).is_some())
+            })
+        })
+        .ok_or_else(|| {
+            ChartError::NoData(
+                "--chart load: no run has a load setting (concurrency, rate_per_s or batch) in \
+                 its headers; pipe arrivals | fire | reduce with their headers, or use \
+                 --chart ttft-cdf"
+                    .into(),
+            )
+        })?;
+    let throughput = load_lines(report, param, THROUGHPUT);
+    let latency = load_lines(report, param, LATENCY);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (draw::WIDTH, draw::HEIGHT_TWO_PANELS))
+            .into_drawing_area();
+        root.fill(&WHITE).map_err(drawing)?;
+        let panels = root.split_evenly((2, 1));
+        panel(
+            &panels[0],
+            "Output throughput",
+            param,
+            "output throughput (tok/s)",
+            &throughput,
+            false,
+        )?;
+        panel(&panels[1], "Latency", param, "latency (ms)", &latency, true)?;
+        root.present().map_err(drawing)?;
+    }
+    Ok(svg)
+}
+
+/// One panel: a line with points (and error bars) per series, a legend in the upper left.
+fn panel(
+    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    title: &str,
+    param: &str,
+    y_name: &str,
+    lines: &[LoadLine],
+    metric_in_legend: bool,
+) -> Result<(), ChartError> {
+    let (x_lo, x_hi) =
+        bounds(lines.iter().flat_map(|l| l.points.iter().map(|p| p.x))).unwrap_or((0.0, 1.0));
+    let (_, y_hi) = bounds(
+        lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.y + p.sd.unwrap_or(0.0))),
+    )
+    .unwrap_or((0.0, 1.0));
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, (FONT, 20))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d(padded(x_lo, x_hi), zero_based(y_hi, 0.35))
+        .map_err(drawing)?;
+    chart
+        .configure_mesh()
+        .x_desc(axis_name(param))
+        .y_desc(y_name)
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .axis_desc_style((FONT, 14))
+        .label_style((FONT, 12))
+        .max_light_lines(0)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .draw()
+        .map_err(drawing)?;
+    for (i, line) in lines.iter().enumerate() {
+        let c = color(i);
+        let name = if metric_in_legend {
+            format!("{} {}", line.label, line.metric)
+        } else {
+            line.label.clone()
+        };
+        chart
+            .draw_series(LineSeries::new(
+                line.points.iter().map(|p| (p.x, p.y)),
+                c.stroke_width(2),
+            ))
+            .map_err(drawing)?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+        chart
+            .draw_series(
+                line.points
+                    .iter()
+                    .map(|p| Circle::new((p.x, p.y), 4, c.filled())),
+            )
+            .map_err(drawing)?;
+        chart
+            .draw_series(line.points.iter().filter_map(|p| {
+                p.sd.map(|sd| ErrorBar::new_vertical(p.x, p.y - sd, p.y, p.y + sd, c, 8))
+            }))
+            .map_err(drawing)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .label_font((FONT, 12))
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(200, 200, 200))
+        .draw()
+        .map_err(drawing)?;
+    Ok(())
+}

@@ -1,0 +1,99 @@
+//! Charts of a report, drawn with plotters' SVG backend: load against throughput and latency,
+//! TTFT and ITL CDFs across runs, and the timeline of a run's `reduce --every` intervals. Each
+//! kind is one file that first extracts its numbers (tested without drawing) and then draws
+//! them; [`draw`] holds what every chart shares (size, palette, tick labels), so the SVG is the
+//! same bytes on every machine.
+
+pub mod cdf;
+pub mod draw;
+pub mod load;
+pub mod timeline;
+
+use crate::report::Report;
+
+/// The charts `table` draws (`--chart`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ChartKind {
+    /// Output throughput and latency (TTFT p50/p99, TPOT p50) against the load setting that
+    /// differs between runs: concurrency, else request rate, else batch size.
+    Load,
+    /// The distribution of time to first token, one line per run.
+    TtftCdf,
+    /// The distribution of inter-token latency, one line per run.
+    ItlCdf,
+    /// Output tokens/s and requests in flight over a run's time, from `reduce --every`.
+    Timeline,
+}
+
+impl ChartKind {
+    /// Every kind, in the order an HTML report shows them.
+    pub const ALL: [ChartKind; 4] = [
+        ChartKind::Load,
+        ChartKind::TtftCdf,
+        ChartKind::ItlCdf,
+        ChartKind::Timeline,
+    ];
+
+    /// What the chart shows, for a figure caption.
+    pub fn caption(self) -> &'static str {
+        match self {
+            ChartKind::Load => "Output throughput and latency against load",
+            ChartKind::TtftCdf => "Time to first token: cumulative distribution per run",
+            ChartKind::ItlCdf => "Inter-token latency: cumulative distribution per run",
+            ChartKind::Timeline => "Output tokens/s and requests in flight over time",
+        }
+    }
+
+    /// The chart the report suits when none is asked for: `load` when the shown runs differ in
+    /// a load setting, else the TTFT distribution.
+    pub fn default_for(report: &Report) -> ChartKind {
+        if load::load_param(report).is_some() {
+            ChartKind::Load
+        } else {
+            ChartKind::TtftCdf
+        }
+    }
+}
+
+/// Why a chart could not be drawn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChartError {
+    /// The report lacks what the chart plots; the message says what to run to get it.
+    NoData(String),
+    /// plotters failed to draw (it writes into a string, so this is not expected).
+    Draw(String),
+}
+
+impl std::fmt::Display for ChartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChartError::NoData(m) => f.write_str(m),
+            ChartError::Draw(m) => write!(f, "drawing the chart failed: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for ChartError {}
+
+impl ChartError {
+    /// As a process error: missing data is bad input (exit 2).
+    pub fn into_anyhow(self) -> anyhow::Error {
+        match self {
+            ChartError::NoData(m) => tokenpipe_cli::bad_input(m),
+            other => anyhow::Error::new(other),
+        }
+    }
+}
+
+/// Draws chart `kind` of `report` as one SVG document.
+pub fn render_svg(report: &Report, kind: ChartKind) -> Result<String, ChartError> {
+    match kind {
+        ChartKind::Load => load::draw(report),
+        ChartKind::TtftCdf => cdf::draw(report, cdf::Metric::Ttft),
+        ChartKind::ItlCdf => cdf::draw(report, cdf::Metric::Itl),
+        ChartKind::Timeline => timeline::draw(report),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,142 @@
+//! The timeline chart: a run's output tokens/s (top) and requests in flight (bottom) against
+//! seconds since its start, from the `interval` records of `reduce --every`. Every run with
+//! intervals is one line per panel. Tokens/s is the mean over a slice, so it sits at the
+//! slice's middle; in flight is counted at the slice's end, so it sits there.
+
+use super::draw::{self, bounds, color, drawing, tick, zero_based, FONT};
+use super::ChartError;
+use crate::report::Report;
+use plotters::prelude::*;
+
+/// One run's timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    /// The run's column label.
+    pub label: String,
+    /// (middle of the slice in s, output tokens/s).
+    pub tokens_per_s: Vec<(f64, f64)>,
+    /// (end of the slice in s, requests in flight).
+    pub in_flight: Vec<(f64, f64)>,
+}
+
+/// The timelines of every run that has intervals, in input order.
+pub fn timelines(report: &Report) -> Vec<Timeline> {
+    let labels = report.column_labels();
+    report
+        .runs
+        .iter()
+        .zip(labels)
+        .filter(|(run, _)| !run.intervals.is_empty())
+        .map(|(run, label)| Timeline {
+            label,
+            tokens_per_s: run
+                .intervals
+                .iter()
+                .map(|i| ((i.start_s + i.end_s) / 2.0, i.output_tps))
+                .collect(),
+            in_flight: run
+                .intervals
+                .iter()
+                .map(|i| (i.end_s, i.in_flight as f64))
+                .collect(),
+        })
+        .collect()
+}
+
+/// Draws the timeline chart.
+pub fn draw(report: &Report) -> Result<String, ChartError> {
+    let runs = timelines(report);
+    if runs.is_empty() {
+        return Err(ChartError::NoData(
+            "--chart timeline: no interval records in the input; run reduce with --every \
+             (e.g. `reduce --every 1s`) to write them"
+                .into(),
+        ));
+    }
+    let end = report
+        .runs
+        .iter()
+        .flat_map(|r| r.intervals.iter().map(|i| i.end_s))
+        .fold(0.0, f64::max);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (draw::WIDTH, draw::HEIGHT_TWO_PANELS))
+            .into_drawing_area();
+        root.fill(&WHITE).map_err(drawing)?;
+        let panels = root.split_evenly((2, 1));
+        let series = |t: &Timeline| t.tokens_per_s.clone();
+        panel(
+            &panels[0],
+            "Output tokens/s",
+            "output tokens/s",
+            end,
+            &runs,
+            series,
+        )?;
+        let series = |t: &Timeline| t.in_flight.clone();
+        panel(
+            &panels[1],
+            "Requests in flight",
+            "requests in flight",
+            end,
+            &runs,
+            series,
+        )?;
+        root.present().map_err(drawing)?;
+    }
+    Ok(svg)
+}
+
+/// One panel: a line with points per run, the legend in the upper right.
+fn panel(
+    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    title: &str,
+    y_name: &str,
+    end_s: f64,
+    runs: &[Timeline],
+    series: impl Fn(&Timeline) -> Vec<(f64, f64)>,
+) -> Result<(), ChartError> {
+    let (_, y_hi) =
+        bounds(runs.iter().flat_map(|t| series(t).into_iter().map(|p| p.1))).unwrap_or((0.0, 1.0));
+    let x_hi = if end_s > 0.0 { end_s } else { 1.0 };
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, (FONT, 20))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0.0..x_hi, zero_based(y_hi, 0.35))
+        .map_err(drawing)?;
+    chart
+        .configure_mesh()
+        .x_desc("time since run start (s)")
+        .y_desc(y_name)
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .axis_desc_style((FONT, 14))
+        .label_style((FONT, 12))
+        .max_light_lines(0)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .draw()
+        .map_err(drawing)?;
+    for (i, run) in runs.iter().enumerate() {
+        let c = color(i);
+        let points = series(run);
+        chart
+            .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))
+            .map_err(drawing)?
+            .label(run.label.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+        chart
+            .draw_series(points.iter().map(|&p| Circle::new(p, 3, c.filled())))
+            .map_err(drawing)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .label_font((FONT, 12))
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(200, 200, 200))
+        .draw()
+        .map_err(drawing)?;
+    Ok(())
+}
