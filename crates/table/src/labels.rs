@@ -2,8 +2,9 @@
 //! that share a label (a sweep reduced with one `--label`) get what tells them apart appended,
 //! in this order: the `reduce --meta` values that differ between them (`sim gpu=h100`), then
 //! the settings that differ, written short (`sim c=16`, `sim rate=0.3`, `sim isl=1024`), only
-//! as many as it takes to tell them apart; then the input file's name (`sim fp8` for
-//! `fp8.ndjson`), then their position (`sim #2`).
+//! as many as it takes to tell them apart, and last the schedule's seed (`sim c=4 seed=2`); then
+//! the input file's name (`sim fp8` for `fp8.ndjson`), then their position among the runs still
+//! alike (`sim #2`).
 
 use crate::report::{Report, RunReport};
 use serde_json::Value;
@@ -97,6 +98,21 @@ fn suffixes(runs: &[&RunReport]) -> Vec<String> {
             );
         }
     }
+    // The schedule's seed: repeats of one configuration differ only in it.
+    let seed = |r: &RunReport| {
+        r.header
+            .as_ref()
+            .and_then(|h| h.find("arrivals"))
+            .and_then(|h| h.seed)
+            .map(|s| s.to_string())
+    };
+    if differs(&seed) {
+        candidates.push(
+            runs.iter()
+                .map(|r| seed(r).map_or(String::new(), |v| format!("seed={v}")))
+                .collect(),
+        );
+    }
     let mut parts: Vec<Vec<String>> = vec![Vec::new(); runs.len()];
     for candidate in candidates {
         let joined =
@@ -127,11 +143,17 @@ fn suffixes(runs: &[&RunReport]) -> Vec<String> {
         }
     }
     if !all_distinct(&out) {
+        // Number the runs that are still alike, each set from 1, in input order.
+        let alike = out.clone();
         for (k, s) in out.iter_mut().enumerate() {
+            if alike.iter().filter(|o| **o == alike[k]).count() < 2 {
+                continue;
+            }
+            let n = alike[..k].iter().filter(|o| **o == alike[k]).count() + 1;
             *s = if s.is_empty() {
-                format!("#{}", k + 1)
+                format!("#{n}")
             } else {
-                format!("{s} #{}", k + 1)
+                format!("{s} #{n}")
             };
         }
     }
@@ -199,6 +221,43 @@ mod tests {
 
     fn labels(runs: Vec<RunReport>) -> Vec<String> {
         column_labels(&Report { runs })
+    }
+
+    fn seeded(concurrency: u64, seed: Option<u64>) -> RunReport {
+        let mut r = run("sim", &[("concurrency", concurrency.into())], &[], "-");
+        if let Some(h) = r.header.as_mut() {
+            h.upstream[0].seed = seed;
+        }
+        r
+    }
+
+    #[test]
+    fn repeats_are_told_apart_by_seed_then_numbered_within_their_set() {
+        let got = labels(vec![
+            seeded(1, Some(1)),
+            seeded(1, Some(2)),
+            seeded(4, Some(1)),
+            seeded(4, Some(2)),
+        ]);
+        assert_eq!(
+            got,
+            [
+                "sim c=1 seed=1",
+                "sim c=1 seed=2",
+                "sim c=4 seed=1",
+                "sim c=4 seed=2"
+            ]
+        );
+        let got = labels(vec![
+            seeded(1, None),
+            seeded(1, None),
+            seeded(4, None),
+            seeded(4, None),
+        ]);
+        assert_eq!(
+            got,
+            ["sim c=1 #1", "sim c=1 #2", "sim c=4 #1", "sim c=4 #2"]
+        );
     }
 
     #[test]
@@ -312,6 +371,6 @@ mod tests {
             run("sim", &[("concurrency", 1.into())], &[], "-"),
             run("sim", &[("concurrency", 4.into())], &[], "-"),
         ]);
-        assert_eq!(got, ["sim c=1 #1", "sim c=1 #2", "sim c=4 #3"]);
+        assert_eq!(got, ["sim c=1 #1", "sim c=1 #2", "sim c=4"]);
     }
 }
