@@ -93,7 +93,11 @@ impl Cell {
 /// Writes a number with its spread: `57.22 ± 0.15 (0.3%)`, `57.22 [56.9, 57.5]`.
 fn render_num(n: &Num, mode: SpreadMode) -> String {
     let value = crate::rows::format_value(Some(n.value), n.kind);
-    let Some(spread) = n.spread.filter(|_| n.kind != Kind::YesNo) else {
+    // A count that never varied reads as the count (`12`, not `12 ± 0.00 (0.0%)`).
+    let Some(spread) = n
+        .spread
+        .filter(|s| n.kind != Kind::YesNo && !(n.kind == Kind::Count && s.sd == 0.0))
+    else {
         return value;
     };
     let f = |v: f64| crate::rows::format_value(Some(v), Kind::Value);
@@ -205,6 +209,17 @@ mod tests {
             "3.00",
             "a single run has no spread"
         );
+        let steady_count = Cell::Num(Num {
+            value: 12.0,
+            kind: Kind::Count,
+            spread: Some(Spread {
+                n: 3,
+                sd: 0.0,
+                cv_pct: Some(0.0),
+                ci95: Some([12.0, 12.0]),
+            }),
+        });
+        assert_eq!(steady_count.render(SpreadMode::Cv), "12");
     }
 
     #[test]
