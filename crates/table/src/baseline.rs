@@ -1,12 +1,12 @@
 //! `--baseline LABEL`: figures as ratios against one run. Each run is compared with the
-//! baseline run of the same workload (the settings that differ between the runs shown, such as
-//! concurrency or lengths, must match), or with the only baseline run when there is one; a run
-//! with no such baseline run gets `-`.
+//! baseline run of the same workload (equal on every workload setting both runs have: load,
+//! lengths, prompts), a baseline run with itself (`1.00x`); a run with no such baseline run, or
+//! with several, gets `-` and a note on stderr.
 
 use crate::grid::{Cell, Num};
-use crate::labels::setting_text;
 use crate::report::Report;
 use crate::rows::Kind;
+use crate::workload::setting_text;
 
 /// The settings that make a workload, which a baseline run must share with the run it is
 /// compared with.
@@ -34,23 +34,39 @@ pub fn ratio(value: f64, base: f64) -> Cell {
     })
 }
 
-/// The ratio of two cells: the first's number over the second's, `-` when either has none.
+/// The ratio of two cells: the first's number over the second's, `-` when either has none or is
+/// a yes/no.
 pub fn ratio_cell(value: &Cell, base: &Cell) -> Cell {
+    let yes_no = |c: &Cell| matches!(c, Cell::Num(n) if n.kind == Kind::YesNo);
+    if yes_no(value) || yes_no(base) {
+        return Cell::Missing;
+    }
     match (value.number(), base.number()) {
         (Some(v), Some(b)) => ratio(v, b),
         _ => Cell::Missing,
     }
 }
 
-/// The baseline runs of a table and the settings that pair them with the other runs.
+/// The baseline runs of a table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Baseline {
     /// The label asked for.
     pub label: String,
     /// Indices (into `report.runs`) of the shown runs with that label.
     runs: Vec<usize>,
-    /// Settings that differ between the shown runs: a baseline run must match on each.
-    keys: Vec<&'static str>,
+}
+
+/// Whether runs `a` and `b` ran the same workload: equal on every workload setting that both
+/// have. A setting only one of them has (a vLLM result file names no lengths; a closed loop has
+/// no rate) does not tell them apart.
+pub fn same_workload(report: &Report, a: usize, b: usize) -> bool {
+    let setting = |i: usize, key: &str| report.runs[i].param(key).map(setting_text);
+    WORKLOAD_SETTINGS
+        .iter()
+        .all(|key| match (setting(a, key), setting(b, key)) {
+            (Some(x), Some(y)) => x == y,
+            _ => true,
+        })
 }
 
 impl Baseline {
@@ -70,49 +86,74 @@ impl Baseline {
             })
             .collect();
         if runs.is_empty() {
-            let mut known: Vec<&str> = shown
-                .iter()
-                .map(|&i| report.runs[i].summary.label.as_str())
-                .collect();
-            known.dedup();
+            let mut known: Vec<&str> = Vec::new();
+            for name in shown.iter().map(|&i| report.runs[i].name()) {
+                if !known.contains(&name) {
+                    known.push(name);
+                }
+            }
             return Err(tokenpipe_cli::bad_input(format!(
-                "--baseline {label}: no run has that label (the labels are: {})",
+                "--baseline {label}: no run has that label (the labels are: {}; a column's \
+                 full label picks one run)",
                 known.join(", ")
             )));
         }
-        let setting = |i: usize, key: &str| report.runs[i].param(key).map(setting_text);
-        let keys = WORKLOAD_SETTINGS
-            .iter()
-            .copied()
-            .filter(|key| {
-                shown
-                    .iter()
-                    .any(|&i| setting(i, key) != setting(shown[0], key))
-            })
-            .collect();
         Ok(Self {
             label: label.to_string(),
             runs,
-            keys,
         })
     }
 
-    /// The baseline run `run` is compared with, if any.
+    /// The baseline run `run` is compared with: itself when it is a baseline run, else the one
+    /// baseline run of the same workload ([`same_workload`]); `None` when there is none or
+    /// more than one (say which with [`Baseline::notes`]).
     pub fn base_of(&self, report: &Report, run: usize) -> Option<usize> {
-        if let [only] = self.runs[..] {
-            return Some(only);
+        if self.is_base(run) {
+            return Some(run);
         }
-        let setting = |i: usize, key: &str| report.runs[i].param(key).map(setting_text);
-        self.runs.iter().copied().find(|&b| {
-            self.keys
-                .iter()
-                .all(|key| setting(b, key) == setting(run, key))
-        })
+        match self.candidates(report, run)[..] {
+            [only] => Some(only),
+            _ => None,
+        }
+    }
+
+    fn candidates(&self, report: &Report, run: usize) -> Vec<usize> {
+        self.runs
+            .iter()
+            .copied()
+            .filter(|&b| same_workload(report, b, run))
+            .collect()
     }
 
     /// Whether `run` is one of the baseline runs.
     pub fn is_base(&self, run: usize) -> bool {
         self.runs.contains(&run)
+    }
+
+    /// One line for stderr per run of `shown` whose ratios are `-`: no baseline run of its
+    /// workload, or several.
+    pub fn notes(&self, report: &Report, shown: &[usize], labels: &[String]) -> Vec<String> {
+        let name = |i: usize| labels.get(i).cloned().unwrap_or_default();
+        shown
+            .iter()
+            .filter(|&&i| !self.is_base(i))
+            .filter_map(|&i| match self.candidates(report, i)[..] {
+                [_] => None,
+                [] => Some(format!(
+                    "table: --baseline {}: no baseline run has the workload of {}; its ratios are -",
+                    self.label,
+                    name(i)
+                )),
+                ref several => Some(format!(
+                    "table: --baseline {}: {} baseline runs ({}) have the workload of {}; its \
+                     ratios are - (name one run by its column label)",
+                    self.label,
+                    several.len(),
+                    several.iter().map(|&b| name(b)).collect::<Vec<_>>().join(", "),
+                    name(i)
+                )),
+            })
+            .collect()
     }
 }
 
@@ -170,13 +211,42 @@ mod tests {
         assert_eq!(b.base_of(&report, 3), Some(0));
         assert_eq!(b.base_of(&report, 4), None, "no vllm run at c16");
         assert!(b.is_base(0) && !b.is_base(2));
-        // A setting that is the same everywhere (the output length) does not stop a match, and
-        // one baseline run serves all.
+        assert_eq!(
+            b.base_of(&report, 1),
+            Some(1),
+            "a baseline run is its own baseline"
+        );
+        let notes = b.notes(&report, &shown, &labels);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("c=16"), "{notes:?}");
+        // One baseline run does not serve another workload.
         let one = Report {
             runs: vec![run("vllm", 1, 8), run("sglang", 4, 8)],
         };
         let b = Baseline::find(&one, &one.shown(), &one.column_labels(), "vllm").unwrap();
-        assert_eq!(b.base_of(&one, 1), Some(0));
+        assert_eq!(b.base_of(&one, 1), None);
+        // A setting only one run has (a vLLM result file names no lengths) does not stop a
+        // match.
+        let mut other_tool = run("vllm", 4, 8);
+        if let Some(h) = other_tool.header.as_mut() {
+            h.upstream[0].params.remove("output_tokens");
+        }
+        let mixed = Report {
+            runs: vec![other_tool, run("sglang", 4, 8), run("sglang", 1, 8)],
+        };
+        let b = Baseline::find(&mixed, &mixed.shown(), &mixed.column_labels(), "vllm").unwrap();
+        assert_eq!(
+            (b.base_of(&mixed, 1), b.base_of(&mixed, 2)),
+            (Some(0), None)
+        );
+        // Two baseline runs of one workload: neither is picked, and a note says so.
+        let twice = Report {
+            runs: vec![run("vllm", 4, 8), run("vllm", 4, 8), run("sglang", 4, 8)],
+        };
+        let (shown2, labels2) = (twice.shown(), twice.column_labels());
+        let b = Baseline::find(&twice, &shown2, &labels2, "vllm").unwrap();
+        assert_eq!(b.base_of(&twice, 2), None);
+        assert!(b.notes(&twice, &shown2, &labels2)[0].contains("2 baseline runs"));
         let e = Baseline::find(&report, &shown, &labels, "trt").unwrap_err();
         assert!(e.to_string().contains("vllm, sglang"), "{e}");
         assert_eq!(

@@ -7,7 +7,7 @@
 //! alike (`sim #2`).
 
 use crate::report::{Report, RunReport};
-use serde_json::Value;
+use crate::workload::setting_text;
 use std::collections::BTreeSet;
 
 /// Settings that tell runs apart, each with the short name it is written with.
@@ -30,7 +30,7 @@ pub const DISTINGUISHING_PARAMS: &[(&str, &str)] = &[
 /// pooled by a group summary are told apart separately, as they never share a table.
 pub fn column_labels(report: &Report) -> Vec<String> {
     let shown: BTreeSet<usize> = report.shown().into_iter().collect();
-    let base: Vec<String> = report.runs.iter().map(base_label).collect();
+    let base: Vec<String> = report.runs.iter().map(|r| r.name().to_string()).collect();
     let mut labels = base.clone();
     let mut done = vec![false; base.len()];
     for i in 0..base.len() {
@@ -56,15 +56,6 @@ pub fn column_labels(report: &Report) -> Vec<String> {
         }
     }
     labels
-}
-
-/// A run's own label: the summary's, else its run id.
-fn base_label(run: &RunReport) -> String {
-    if run.summary.label.is_empty() {
-        run.summary.run_id.clone()
-    } else {
-        run.summary.label.clone()
-    }
 }
 
 /// What tells each of `runs` (which share a label) apart from the others: the fewest of the
@@ -168,14 +159,6 @@ fn distinct(v: &[String]) -> usize {
     v.iter().collect::<BTreeSet<_>>().len()
 }
 
-/// A setting as written on a command line: `16`, `0.3`, `chat`.
-pub fn setting_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// `runs/fp8.ndjson` → `fp8`: the file's name without its directory and NDJSON/JSON extension.
 pub fn file_stem(source: &str) -> String {
     let name = source.rsplit('/').next().unwrap_or(source);
@@ -189,6 +172,7 @@ pub fn file_stem(source: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
     use tokenpipe_format::{Header, Summary};
 
     fn run(

@@ -79,6 +79,10 @@ pub fn lay_out(report: &Report, format: Format, opts: &Options) -> anyhow::Resul
         .as_deref()
         .map(|label| Baseline::find(report, &runs, &labels, label))
         .transpose()?;
+    let notes = baseline
+        .as_ref()
+        .map(|b| b.notes(report, &runs, &labels))
+        .unwrap_or_default();
     let long = match opts.layout {
         Layout::Wide => false,
         Layout::Long => true,
@@ -98,7 +102,7 @@ pub fn lay_out(report: &Report, format: Format, opts: &Options) -> anyhow::Resul
         let laid = LaidOut {
             grid: lg.grid,
             machine,
-            notes: Vec::new(),
+            notes,
         };
         return Ok((laid, true));
     }
@@ -118,7 +122,7 @@ pub fn lay_out(report: &Report, format: Format, opts: &Options) -> anyhow::Resul
     let laid = LaidOut {
         grid,
         machine: MachineTable::default(),
-        notes: Vec::new(),
+        notes,
     };
     Ok((laid, false))
 }

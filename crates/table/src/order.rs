@@ -4,12 +4,9 @@
 //! numbers by value, text in natural order, missing values last).
 
 use crate::field::{compare_cells, Field};
-use crate::report::{Report, RunReport};
-use serde_json::Value;
+use crate::report::Report;
+use crate::workload::load;
 use std::cmp::Ordering;
-
-/// The settings that say how hard a run loads the server, in the order they are looked for.
-const LOAD_SETTINGS: &[&str] = &["concurrency", "rate_per_s", "batch"];
 
 /// The shown runs of `report` (see [`Report::shown`]) as indices into `report.runs`, ordered by
 /// `sort` (field names, each optionally `:desc`) or else by the default order. `labels` are the
@@ -76,16 +73,10 @@ fn default_order(report: &Report, a: usize, b: usize) -> Ordering {
     first(a).cmp(&first(b)).then(by_load).then(a.cmp(&b))
 }
 
-/// The run's load: its concurrency, else its rate, else its batch size.
-pub fn load(run: &RunReport) -> Option<f64> {
-    LOAD_SETTINGS
-        .iter()
-        .find_map(|key| run.param(key).and_then(Value::as_f64))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::RunReport;
     use tokenpipe_format::{Header, Summary};
 
     fn run(label: &str, key: &str, load: f64, tps: f64) -> RunReport {

@@ -54,19 +54,9 @@ pub fn key_text(key: &Cell) -> String {
     key.render(SpreadMode::None)
 }
 
-/// The label that names a run in a pivot: its own label (its run id when it has none), without
-/// the settings that the wide layout appends to tell runs apart, since here the keys do that.
-pub fn plain_label(run: &RunReport) -> String {
-    if run.summary.label.is_empty() {
-        run.summary.run_id.clone()
-    } else {
-        run.summary.label.clone()
-    }
-}
-
 /// How a run is named in messages: `label (run id)`.
 fn run_name(run: &RunReport) -> String {
-    format!("{} ({})", plain_label(run), run.summary.run_id)
+    format!("{} ({})", run.name().to_string(), run.summary.run_id)
 }
 
 /// The unit in a heading's brackets: `Output [tok/s]` → `tok/s`.
@@ -113,7 +103,7 @@ impl Pivot {
 
         let mut notes = Vec::new();
         let mut key_of = |field: &Field, run: &RunReport| {
-            let key = field.cell(run, &plain_label(run));
+            let key = field.cell(run, run.name());
             if key == Cell::Missing {
                 notes.push(format!(
                     "run {} has no {}: shown under -",
@@ -176,7 +166,7 @@ impl Pivot {
                     .map(|run| match run {
                         Some(i) => {
                             let run = &report.runs[*i];
-                            cell.cell(run, &plain_label(run))
+                            cell.cell(run, run.name())
                         }
                         None => Cell::Missing,
                     })
@@ -334,7 +324,7 @@ fn joined_cell(field: &Field, runs: &[usize], report: &Report, mode: SpreadMode)
     let mut seen: Vec<(String, Cell)> = Vec::new();
     for &i in runs {
         let run = &report.runs[i];
-        let cell = field.cell(run, &plain_label(run));
+        let cell = field.cell(run, run.name());
         let text = cell.render(mode);
         if !seen.iter().any(|(t, _)| *t == text) {
             seen.push((text, cell));

@@ -35,6 +35,16 @@ impl RunReport {
         self.header.as_ref().and_then(|h| h.param(key))
     }
 
+    /// The run's own name: its label, its run id when it has none (summaries picked out with
+    /// jq, unlabelled files).
+    pub fn name(&self) -> &str {
+        if self.summary.label.is_empty() {
+            &self.summary.run_id
+        } else {
+            &self.summary.label
+        }
+    }
+
     /// Whether this is a group summary: the pooled figures of repeated runs.
     pub fn is_group(&self) -> bool {
         !self.summary.runs.is_empty()

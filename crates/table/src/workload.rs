@@ -5,6 +5,26 @@
 use crate::report::RunReport;
 use serde_json::Value;
 
+/// The settings that say how hard a run loads the server, in the order they are looked for:
+/// what sorts a sweep, pairs a run with its baseline and is the x axis of a load chart.
+pub const LOAD_SETTINGS: &[&str] = &["concurrency", "rate_per_s", "batch"];
+
+/// The run's load: its concurrency, else its rate, else its batch size.
+pub fn load(run: &RunReport) -> Option<f64> {
+    LOAD_SETTINGS
+        .iter()
+        .find_map(|key| run.param(key).and_then(Value::as_f64))
+}
+
+/// A setting as written on a command line: `16`, `0.3`, `chat`.
+pub fn setting_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), short),
+        other => other.to_string(),
+    }
+}
+
 /// `1024→128 c16`, `4000→500 1.5/s b1 max25 ×3 runs`; `None` when the run has no settings
 /// (summary lines picked out with jq, some vLLM result files).
 pub fn describe(run: &RunReport) -> Option<String> {
@@ -39,8 +59,8 @@ pub fn describe(run: &RunReport) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 
-/// A setting as written on a command line: `16`, `0.3`, `1.5`.
-fn short(v: f64) -> String {
+/// A number as written on a command line: `16`, `0.3`, `1.5`.
+pub fn short(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
     } else {

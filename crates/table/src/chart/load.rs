@@ -7,10 +7,8 @@ use super::ChartError;
 use crate::member::member_num;
 use crate::report::{Report, RunReport};
 use crate::rows::Kind;
+use crate::workload::LOAD_SETTINGS;
 use plotters::prelude::*;
-
-/// The load settings a sweep varies, in the order they are tried for the x axis.
-pub const LOAD_PARAMS: &[&str] = &["concurrency", "rate_per_s", "batch"];
 
 /// The throughput series: (summary member, legend name).
 pub const THROUGHPUT: &[(&str, &str)] = &[("output_throughput_tokens_per_s", "output")];
@@ -27,10 +25,10 @@ fn load_value(run: &RunReport, param: &str) -> Option<f64> {
     run.param(param).and_then(serde_json::Value::as_f64)
 }
 
-/// The load setting that differs between the shown runs: the first of [`LOAD_PARAMS`] with two
+/// The load setting that differs between the shown runs: the first of [`LOAD_SETTINGS`] with two
 /// or more distinct values; `None` when none does.
 pub fn load_param(report: &Report) -> Option<&'static str> {
-    LOAD_PARAMS.iter().copied().find(|param| {
+    LOAD_SETTINGS.iter().copied().find(|param| {
         let mut values: Vec<f64> = report
             .shown()
             .into_iter()
@@ -40,15 +38,6 @@ pub fn load_param(report: &Report) -> Option<&'static str> {
         values.dedup();
         values.len() >= 2
     })
-}
-
-/// The name a run's line goes by: its label, its run id when it has none.
-pub fn run_name(run: &RunReport) -> &str {
-    if run.summary.label.is_empty() {
-        &run.summary.run_id
-    } else {
-        &run.summary.label
-    }
 }
 
 /// One point of a load line: the load, the value, and ± sd for a mean over repeated runs.
@@ -84,7 +73,7 @@ pub fn load_lines(report: &Report, param: &str, metrics: &[(&str, &'static str)]
         .collect();
     let mut labels: Vec<&str> = Vec::new();
     for run in &shown {
-        let name = run_name(run);
+        let name = run.name();
         if !labels.contains(&name) {
             labels.push(name);
         }
@@ -94,7 +83,7 @@ pub fn load_lines(report: &Report, param: &str, metrics: &[(&str, &'static str)]
         for &(key, metric) in metrics {
             let mut points: Vec<LoadPoint> = shown
                 .iter()
-                .filter(|r| run_name(r) == label)
+                .filter(|r| r.name() == label)
                 .filter_map(|r| {
                     let x = load_value(r, param)?;
                     let n = member_num(r, key, Kind::Value)?;
@@ -131,7 +120,7 @@ fn axis_name(param: &str) -> &'static str {
 pub fn draw(report: &Report) -> Result<String, ChartError> {
     let param = load_param(report)
         .or_else(|| {
-            LOAD_PARAMS.iter().copied().find(|p| {
+            LOAD_SETTINGS.iter().copied().find(|p| {
                 report
                     .shown()
                     .into_iter()

@@ -36,7 +36,7 @@ impl Exporter for Html {
 pub fn page(report: &Report, grid: &Grid, mode: SpreadMode) -> anyhow::Result<String> {
     let mut labels: Vec<String> = Vec::new();
     for i in report.shown() {
-        let name = crate::chart::load::run_name(&report.runs[i]).to_string();
+        let name = report.runs[i].name().to_string();
         if !labels.contains(&name) {
             labels.push(name);
         }

@@ -15,7 +15,7 @@ use super::Exporter;
 use crate::field::{Better, Field, Source};
 use crate::grid::Cell;
 use crate::options::Options;
-use crate::pivot::{key_text, plain_label, unit_of, Pivot, DEFAULT_CELL};
+use crate::pivot::{key_text, unit_of, Pivot, DEFAULT_CELL};
 use crate::report::Report;
 use crate::style::Rendered;
 use std::collections::HashSet;
@@ -86,7 +86,7 @@ fn sweep_pivot(report: &Report, opts: &Options) -> Option<Pivot> {
         let run = &report.runs[i];
         let level = run.param("concurrency")?.as_f64()?;
         levels.insert(level.to_bits());
-        if !pairs.insert((plain_label(run), level.to_bits())) {
+        if !pairs.insert((run.name().to_string(), level.to_bits())) {
             return None;
         }
     }
