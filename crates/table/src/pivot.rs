@@ -56,7 +56,7 @@ pub fn key_text(key: &Cell) -> String {
 
 /// How a run is named in messages: `label (run id)`.
 fn run_name(run: &RunReport) -> String {
-    format!("{} ({})", run.name().to_string(), run.summary.run_id)
+    format!("{} ({})", run.name(), run.summary.run_id)
 }
 
 /// The unit in a heading's brackets: `Output [tok/s]` → `tok/s`.
