@@ -185,7 +185,7 @@ pub fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     let rendered = match args.chart {
-        Some(kind) => chart_only(&report, args.format, args.style, kind)?,
+        Some(kind) => chart_only(&report, args.format, args.style, kind, &args.options())?,
         None => args.style.render(&report, args.format, &args.options())?,
     };
     for note in &rendered.notes {
@@ -212,6 +212,7 @@ fn chart_only(
     format: Format,
     style: Style,
     kind: ChartKind,
+    opts: &Options,
 ) -> anyhow::Result<crate::style::Rendered> {
     if format != Format::Svg || style != Style::Default {
         return Err(tokenpipe_cli::bad_input(
@@ -219,6 +220,7 @@ fn chart_only(
              shows every chart",
         ));
     }
+    opts.refuse_for("--format svg --chart")?;
     use crate::export::Exporter;
     Ok(crate::style::Rendered {
         text: crate::export::svg::Svg { chart: Some(kind) }.export(report)?,

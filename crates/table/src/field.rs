@@ -216,13 +216,29 @@ impl Field {
     /// hint of what names look like.
     pub fn parse(name: &str, report: &Report) -> anyhow::Result<Self> {
         let name = name.trim();
-        Self::resolve(name, report).ok_or_else(|| {
-            tokenpipe_cli::bad_input(format!(
-                "no run has a field `{name}`: fields look like ttft.p99, tpot.mean, \
-                 output_tps, ok, meta.KEY, concurrency, label (`table --list-fields` lists \
-                 those of this input)"
-            ))
-        })
+        Self::resolve(name, report)
+            .filter(|field| field.some_run_has_it(report))
+            .ok_or_else(|| {
+                tokenpipe_cli::bad_input(format!(
+                    "no run has a field `{name}`: fields look like ttft.p99, tpot.mean, \
+                     output_tps, ok, meta.KEY, concurrency, label (`table --list-fields` \
+                     lists those of this input)"
+                ))
+            })
+    }
+
+    /// Whether some run of `report` has a value for the field: a name is only as good as the
+    /// input it is used on. Names and statistics the summaries carry (null where no request
+    /// counted) always pass.
+    fn some_run_has_it(&self, report: &Report) -> bool {
+        match self.source {
+            Source::Label | Source::RunId | Source::File | Source::Workload => true,
+            Source::Member(ref key) if parse_stat_key(key).is_some() => true,
+            _ => report
+                .runs
+                .iter()
+                .any(|r| !matches!(self.cell(r, r.name()), Cell::Missing)),
+        }
     }
 
     /// Parses a comma-separated list (`--columns`).
@@ -260,8 +276,12 @@ impl Field {
             "workload" => return text("Workload", Source::Workload),
             _ => {}
         }
-        if let Some((_, member, heading, kind, better)) =
-            ALIASES.iter().find(|(alias, ..)| *alias == name)
+        // A short name, or the summary member it stands for (`output_throughput_tokens_per_s`
+        // reads as `output_tps`, with its unit and direction).
+        if let Some((_, member, heading, kind, better)) = ALIASES
+            .iter()
+            .find(|(alias, ..)| *alias == name)
+            .or_else(|| ALIASES.iter().find(|(_, member, ..)| *member == name))
         {
             return Some(Self::new(
                 name,
@@ -307,19 +327,28 @@ impl Field {
         if report.runs.iter().any(|r| r.param(name).is_some()) {
             return Some(Self::param(name, name, name, Kind::Value));
         }
-        report
+        let values: Vec<Value> = report
             .runs
             .iter()
-            .any(|r| member_value(r, name).is_some_and(|v| !v.is_object() && !v.is_array()))
-            .then(|| {
-                Self::new(
-                    name,
-                    name.into(),
-                    Source::Raw(name.into()),
-                    Kind::Value,
-                    Better::Neither,
-                )
-            })
+            .filter_map(|r| member_value(r, name))
+            .filter(|v| !v.is_object() && !v.is_array())
+            .collect();
+        if values.is_empty() {
+            return None;
+        }
+        // Whole numbers everywhere (`requests_sent`) are counts.
+        let kind = if values.iter().all(|v| v.is_u64() || v.is_i64()) {
+            Kind::Count
+        } else {
+            Kind::Value
+        };
+        Some(Self::new(
+            name,
+            name.into(),
+            Source::Raw(name.into()),
+            kind,
+            Better::Neither,
+        ))
     }
 
     fn param(name: &str, key: &str, heading: &str, kind: Kind) -> Self {
@@ -338,7 +367,7 @@ impl Field {
             Some((metric, stat)) => {
                 let stat = match stat {
                     "median" => StatName::Percentile(50.0),
-                    "sd" => StatName::Std,
+                    "sd" => StatName::SampleStd,
                     other => StatName::parse(other)?,
                 };
                 (metric.to_string(), stat)
@@ -361,8 +390,8 @@ impl Field {
             other => other,
         };
         let stat_word = match stat {
-            StatName::Std => "sd".into(),
-            StatName::SampleStd => "sample sd".into(),
+            StatName::Std => "pop. sd".into(),
+            StatName::SampleStd => "sd".into(),
             other => other.key_part(),
         };
         let heading = match shown_unit {
@@ -650,6 +679,32 @@ mod tests {
         );
         assert!(Field::parse("ttft.p98", &r).is_err());
         assert!(Field::parse("meta", &r).is_err());
+        // Well-formed names that no run has a value for.
+        for name in ["meta.nope", "param.nope", "batch", "goodput", "tg_tps"] {
+            assert!(Field::parse(name, &r).is_err(), "{name}");
+        }
+    }
+
+    #[test]
+    fn member_names_read_as_their_short_names_and_whole_numbers_as_counts() {
+        let r = report();
+        let f = Field::parse("output_throughput_tokens_per_s", &r).unwrap();
+        assert_eq!(
+            (f.heading.as_str(), f.better),
+            ("Output [tok/s]", Better::Higher)
+        );
+        assert_eq!(
+            f.name, "output_throughput_tokens_per_s",
+            "machine columns keep the name"
+        );
+        let mut r = r;
+        r.runs[0].summary.requests_sent = Some(8);
+        let f = Field::parse("requests_sent", &r).unwrap();
+        assert_eq!(f.kind, Kind::Count);
+        assert_eq!(
+            f.cell(&r.runs[0], "m").render(crate::grid::SpreadMode::Cv),
+            "8"
+        );
     }
 
     #[test]

@@ -40,8 +40,11 @@ pub fn render(report: &Report, format: Format, opts: &Options) -> anyhow::Result
     };
     match format {
         Format::Mermaid => return crate::export::mermaid::charts(report, opts),
-        Format::Svg => return Ok(plain(crate::export::svg::Svg::default().export(report)?)),
-        Format::Csv | Format::Json if opts.columns.is_empty() && !opts.is_pivot() => {
+        Format::Svg => {
+            opts.refuse_for("--format svg (pick its chart with --chart)")?;
+            return Ok(plain(crate::export::svg::Svg::default().export(report)?));
+        }
+        Format::Csv | Format::Json if opts.given().iter().all(|f| *f == "--layout") => {
             // Every member of every run, as reduce named them.
             return Ok(plain(format.exporter().export(report)?));
         }
@@ -69,6 +72,12 @@ pub fn render(report: &Report, format: Format, opts: &Options) -> anyhow::Result
 /// The layout the flags ask for, and whether it has runs as rows.
 pub fn lay_out(report: &Report, format: Format, opts: &Options) -> anyhow::Result<(LaidOut, bool)> {
     if opts.is_pivot() {
+        if opts.layout != Layout::Auto || !opts.sort.is_empty() {
+            return Err(tokenpipe_cli::bad_input(
+                "--sort and --layout do not apply to a pivot or ranking: its rows and columns \
+                 are its keys' values in natural order",
+            ));
+        }
         return Ok((crate::pivot::laid_out(report, opts)?, false));
     }
     let machine = matches!(format, Format::Csv | Format::Json);

@@ -45,4 +45,41 @@ impl Options {
     pub fn is_pivot(&self) -> bool {
         self.rows.is_some() || self.cols.is_some() || self.top.is_some()
     }
+
+    /// The layout flags given, by name: what a fixed layout (another tool's style, a chart)
+    /// must refuse rather than ignore.
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if self.layout != Layout::Auto {
+            given.push("--layout");
+        }
+        for (set, name) in [
+            (!self.columns.is_empty(), "--columns"),
+            (!self.sort.is_empty(), "--sort"),
+            (self.baseline.is_some(), "--baseline"),
+            (self.rows.is_some(), "--rows"),
+            (self.cols.is_some(), "--cols"),
+            (self.cell.is_some(), "--cell"),
+            (self.top.is_some(), "--top"),
+        ] {
+            if set {
+                given.push(name);
+            }
+        }
+        given
+    }
+
+    /// Refuses the layout flags given (bad input, exit 2) for `what`, which has a layout of its
+    /// own.
+    pub fn refuse_for(&self, what: &str) -> anyhow::Result<()> {
+        let given = self.given();
+        if given.is_empty() {
+            return Ok(());
+        }
+        Err(tokenpipe_cli::bad_input(format!(
+            "{} {} not apply to {what}, which has a layout of its own",
+            given.join(", "),
+            if given.len() == 1 { "does" } else { "do" }
+        )))
+    }
 }

@@ -101,9 +101,13 @@ impl Pivot {
             .map(|c| Field::parse(c, report))
             .collect::<anyhow::Result<Vec<_>>>()?;
 
+        // Without --rows, runs are the rows: name them as the other layouts do (`sim c=16`),
+        // so that a sweep under one label still has one row per run.
+        let column_labels = report.column_labels();
+        let rows_by_column_label = opts.rows.is_none();
         let mut notes = Vec::new();
-        let mut key_of = |field: &Field, run: &RunReport| {
-            let key = field.cell(run, run.name());
+        let mut key_of = |field: &Field, run: &RunReport, label: &str| {
+            let key = field.cell(run, label);
             if key == Cell::Missing {
                 notes.push(format!(
                     "run {} has no {}: shown under -",
@@ -117,9 +121,14 @@ impl Pivot {
         let mut keyed = Vec::with_capacity(shown.len());
         for &i in &shown {
             let run = &report.runs[i];
-            let row = key_of(&rows, run);
+            let row_label = if rows_by_column_label {
+                column_labels[i].as_str()
+            } else {
+                run.name()
+            };
+            let row = key_of(&rows, run, row_label);
             let col = match &cols {
-                Some(f) => key_of(f, run),
+                Some(f) => key_of(f, run, run.name()),
                 None => all_runs.clone(),
             };
             keyed.push((i, row, col));
@@ -146,12 +155,18 @@ impl Pivot {
                     .as_ref()
                     .map(|f| format!(", {}={}", f.name, key_text(col)))
                     .unwrap_or_default();
+                let (a, b) = (&report.runs[first], &report.runs[*run]);
+                let repeats = if a.is_group() || b.is_group() {
+                    ""
+                } else {
+                    " or reduce repeats into a group summary"
+                };
                 return Err(tokenpipe_cli::bad_input(format!(
                     "runs {} and {} both fall in the cell {}={}{col_part}: a pivot shows one \
                      run per cell; choose keys that tell them apart (--rows/--cols with \
-                     meta.KEY, concurrency, label, …) or reduce repeats into a group summary",
-                    run_name(&report.runs[first]),
-                    run_name(&report.runs[*run]),
+                     meta.KEY, concurrency, label, …){repeats}",
+                    run_name(a),
+                    run_name(b),
                     rows.name,
                     key_text(row),
                 )));
@@ -355,6 +370,8 @@ pub fn laid_out(report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
         if n == 0 {
             return Err(tokenpipe_cli::bad_input("--top needs at least 1"));
         }
+        // No more places than rows to rank.
+        let n = n.min(pivot.row_keys.len().max(1));
         return Ok(LaidOut {
             grid: crate::top::to_grid(&pivot, n),
             machine: crate::top::to_machine(&pivot, n, opts.spread),

@@ -254,7 +254,7 @@ fn rankings_follow_the_better_direction_and_keep_ties_in_natural_order() {
     assert!(out.starts_with("Top 1 by OK\n"), "{out}");
     let o = Options {
         top: Some(2),
-        cell: Some("requests_ok".into()),
+        cell: Some("duration".into()),
         ..Options::default()
     };
     let out = text(&report, Format::Terminal, &o);
@@ -415,4 +415,25 @@ fn group_summaries_show_their_spread_and_stand_for_their_runs() {
         csv,
         "concurrency,llama-benchy,llama-benchy_sd,llama-benchy_cv_pct,vLLM\n16,214.0,3.25,1.467,207.22"
     );
+}
+
+#[test]
+fn a_ranking_without_rows_ranks_the_runs_of_a_sweep_by_their_column_labels() {
+    let sweep = Report {
+        runs: [(1, 57.22), (4, 107.40), (16, 214.47)]
+            .iter()
+            .map(|&(c, tps)| at_concurrency("sim", c, tps))
+            .collect(),
+    };
+    let o = Options {
+        top: Some(u64::MAX as usize),
+        ..Options::default()
+    };
+    let got = text(&sweep, Format::Markdown, &o);
+    // Three places, however many were asked for; the runs named as in the other layouts.
+    assert!(
+        got.contains("sim c=16 (214.47 tok/s)") && got.contains("sim c=1 (57.22 tok/s)"),
+        "{got}"
+    );
+    assert!(got.contains("#3") && !got.contains("#4"), "{got}");
 }

@@ -41,12 +41,8 @@ impl Style {
         format: Format,
         opts: &Options,
     ) -> anyhow::Result<Rendered> {
-        if self != Style::Default && !opts.columns.is_empty() {
-            return Err(tokenpipe_cli::bad_input(format!(
-                "--columns chooses the columns of the default style; --style {} reproduces \
-                 another tool's fixed layout, so drop one of the two",
-                self.name()
-            )));
+        if self != Style::Default {
+            opts.refuse_for(&format!("--style {}", self.name()))?;
         }
         if self != Style::Default && matches!(format, Format::Svg | Format::Html | Format::Mermaid)
         {

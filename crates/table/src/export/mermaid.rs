@@ -18,7 +18,7 @@ use crate::options::Options;
 use crate::pivot::{key_text, unit_of, Pivot, DEFAULT_CELL};
 use crate::report::Report;
 use crate::style::Rendered;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Mermaid charts of the default cell field.
 pub struct Mermaid;
@@ -43,14 +43,26 @@ struct Chart {
 
 /// The charts `opts` asks for, one fenced block each; runs a chart had to skip are notes.
 pub fn charts(report: &Report, opts: &Options) -> anyhow::Result<Rendered> {
+    if opts.baseline.is_some() {
+        return Err(tokenpipe_cli::bad_input(
+            "--baseline makes ratio columns in a table; --format mermaid charts values, so drop \
+             one of the two",
+        ));
+    }
+    // Check every named field up front, so that a typo is an error and never a quiet change
+    // of chart.
+    for name in &opts.columns {
+        Field::parse(name, report)?;
+    }
     let mut notes = Vec::new();
+    let top = opts.top.unwrap_or(usize::MAX);
     let charts = if opts.is_pivot() {
         let pivot = Pivot::build(report, opts)?;
         notes.extend(pivot.notes.iter().cloned());
-        if is_load_setting(&pivot) {
+        if is_load_setting(&pivot) && opts.top.is_none() {
             vec![line_chart(&pivot, &mut notes)]
         } else {
-            bar_charts(&pivot, &mut notes)
+            bar_charts(&pivot, top, &mut notes)
         }
     } else if let Some(pivot) = sweep_pivot(report, opts) {
         vec![line_chart(&pivot, &mut notes)]
@@ -59,9 +71,14 @@ pub fn charts(report: &Report, opts: &Options) -> anyhow::Result<Rendered> {
     };
     let charts: Vec<Chart> = charts.into_iter().filter(|c| !c.x.is_empty()).collect();
     if charts.is_empty() {
-        return Err(tokenpipe_cli::bad_input(
-            "nothing to chart: no shown run has a value for the charted field",
-        ));
+        let why = if notes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", notes.join("; "))
+        };
+        return Err(tokenpipe_cli::bad_input(format!(
+            "nothing to chart: no shown run has a value for the charted field{why}"
+        )));
     }
     Ok(Rendered {
         text: charts.iter().map(write).collect::<Vec<_>>().join("\n\n"),
@@ -76,25 +93,30 @@ fn is_load_setting(pivot: &Pivot) -> bool {
         && pivot.row_keys.iter().all(|k| matches!(k, Cell::Num(_)))
 }
 
-/// Runs of one or more labels at several concurrencies, one run each: the pivot
-/// `--rows concurrency --cols label` that a line chart shows.
+/// Runs of one or more labels at the same two or more loads (concurrency, rate or batch size),
+/// one run each: the pivot `--rows concurrency --cols label` that a line chart shows. `None`
+/// (bars instead) when the labels do not share their load levels.
 fn sweep_pivot(report: &Report, opts: &Options) -> Option<Pivot> {
-    let shown = report.shown();
-    let mut levels = HashSet::new();
-    let mut pairs = HashSet::new();
-    for &i in &shown {
+    let param = crate::chart::load::load_param(report)?;
+    let mut levels_by_label: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+    for i in report.shown() {
         let run = &report.runs[i];
-        let level = run.param("concurrency")?.as_f64()?;
-        levels.insert(level.to_bits());
-        if !pairs.insert((run.name().to_string(), level.to_bits())) {
+        let level = run.param(param)?.as_f64()?;
+        if !levels_by_label
+            .entry(run.name().to_string())
+            .or_default()
+            .insert(level.to_bits())
+        {
             return None;
         }
     }
-    if levels.len() < 2 {
+    let mut sets = levels_by_label.values();
+    let first = sets.next()?;
+    if first.len() < 2 || sets.any(|s| s != first) {
         return None;
     }
     let sweep = Options {
-        rows: Some("concurrency".into()),
+        rows: Some(param.into()),
         cols: Some("label".into()),
         ..opts.clone()
     };
@@ -115,11 +137,11 @@ fn y_title(field: &Field) -> String {
     unit_of(&field.heading).map_or_else(|| field.heading.clone(), str::to_string)
 }
 
-/// One bar chart per column value, bars best first (ties in the rows' natural order).
-fn bar_charts(pivot: &Pivot, notes: &mut Vec<String>) -> Vec<Chart> {
+/// One bar chart per column value, the best `top` bars first (ties in the rows' natural order).
+fn bar_charts(pivot: &Pivot, top: usize, notes: &mut Vec<String>) -> Vec<Chart> {
     (0..pivot.col_keys.len())
         .map(|c| {
-            let ranked = crate::top::ranking(pivot, c, usize::MAX);
+            let ranked = crate::top::ranking(pivot, c, top);
             let col = key_text(&pivot.col_keys[c]);
             let skipped: Vec<String> = (0..pivot.row_keys.len())
                 .filter(|&r| pivot.cells[r][c].number().is_none())
@@ -203,13 +225,13 @@ fn line_chart(pivot: &Pivot, notes: &mut Vec<String>) -> Chart {
     }
 }
 
-/// One bar chart of the cell field over the shown runs, in their order.
+/// One bar chart of the cell field over the shown runs, in the tables' order (or `--sort`'s).
 fn runs_chart(report: &Report, opts: &Options, notes: &mut Vec<String>) -> anyhow::Result<Chart> {
     let field = Field::parse(opts.cell.as_deref().unwrap_or(DEFAULT_CELL), report)?;
     let labels = report.column_labels();
     let mut x = Vec::new();
     let mut values = Vec::new();
-    for i in report.shown() {
+    for i in crate::order::ordered_runs(report, &opts.sort, &labels)? {
         let run = &report.runs[i];
         match field.cell(run, &labels[i]).number() {
             Some(v) => {
