@@ -29,8 +29,38 @@ pub const DISTINGUISHING_PARAMS: &[(&str, &str)] = &[
 /// The label of each run of `report` (index for index): see the module doc. Runs shown and runs
 /// pooled by a group summary are told apart separately, as they never share a table.
 pub fn column_labels(report: &Report) -> Vec<String> {
+    named(
+        report,
+        |r| r.name().to_string(),
+        |runs| suffixes(runs, &[], true),
+    )
+}
+
+/// The name of each run's line in a chart whose x axis is the setting `x` (`concurrency`): its
+/// label with what tells it apart from the other runs of that label except `x` (and the seed),
+/// so that the runs of one line differ only in `x`. Unlabelled runs share one line, `runs`.
+pub fn series_labels(report: &Report, x: &str) -> Vec<String> {
+    named(
+        report,
+        |r| {
+            if r.summary.label.is_empty() {
+                "runs".to_string()
+            } else {
+                r.summary.label.clone()
+            }
+        },
+        |runs| suffixes(runs, &[x], false),
+    )
+}
+
+/// Names runs by `base`, runs that share a base told apart by `suffixes`.
+fn named(
+    report: &Report,
+    base: impl Fn(&RunReport) -> String,
+    suffixes: impl Fn(&[&RunReport]) -> Vec<String>,
+) -> Vec<String> {
     let shown: BTreeSet<usize> = report.shown().into_iter().collect();
-    let base: Vec<String> = report.runs.iter().map(|r| r.name().to_string()).collect();
+    let base: Vec<String> = report.runs.iter().map(base).collect();
     let mut labels = base.clone();
     let mut done = vec![false; base.len()];
     for i in 0..base.len() {
@@ -61,7 +91,10 @@ pub fn column_labels(report: &Report) -> Vec<String> {
 /// What tells each of `runs` (which share a label) apart from the others: the fewest of the
 /// differing metadata values and settings, taken in order, that leave no two runs alike (a sweep
 /// over concurrency reads `c=16`, not every setting that happens to differ too).
-fn suffixes(runs: &[&RunReport]) -> Vec<String> {
+///
+/// `leave_out` names settings not to use; without `fallbacks`, neither the seed, the file name
+/// nor a position is used, and runs that stay alike share their name.
+fn suffixes(runs: &[&RunReport], leave_out: &[&str], fallbacks: bool) -> Vec<String> {
     let differs = |get: &dyn Fn(&RunReport) -> Option<String>| {
         let first = get(runs[0]);
         runs.iter().any(|r| get(r) != first)
@@ -80,6 +113,9 @@ fn suffixes(runs: &[&RunReport]) -> Vec<String> {
         }
     }
     for (key, short) in DISTINGUISHING_PARAMS {
+        if leave_out.contains(key) {
+            continue;
+        }
         let get = |r: &RunReport| r.param(key).map(setting_text);
         if differs(&get) {
             candidates.push(
@@ -97,7 +133,7 @@ fn suffixes(runs: &[&RunReport]) -> Vec<String> {
             .and_then(|h| h.seed)
             .map(|s| s.to_string())
     };
-    if differs(&seed) {
+    if fallbacks && differs(&seed) {
         candidates.push(
             runs.iter()
                 .map(|r| seed(r).map_or(String::new(), |v| format!("seed={v}")))
@@ -123,6 +159,9 @@ fn suffixes(runs: &[&RunReport]) -> Vec<String> {
         }
     }
     let mut out: Vec<String> = parts.iter().map(|p| p.join(" ")).collect();
+    if !fallbacks {
+        return out;
+    }
     if !all_distinct(&out) && differs(&|r| Some(file_stem(&r.source))) {
         for (k, r) in runs.iter().enumerate() {
             out[k] = [out[k].clone(), file_stem(&r.source)]

@@ -7,6 +7,7 @@ use super::draw::{self, bounds, color, drawing, tick, FONT};
 use super::ChartError;
 use crate::report::Report;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use tokenpipe_format::MetricState;
 use tokenpipe_reduce::stat::Stat;
@@ -160,11 +161,27 @@ where
         .map_err(drawing)?;
     for (i, (label, points)) in lines.iter().enumerate() {
         let c = color(i);
-        chart
-            .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))
-            .map_err(drawing)?
-            .label(label.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+        let style = c.stroke_width(2);
+        let (dash, gap) = draw::DASH;
+        let dashed = draw::dashed(i);
+        let drawn = if dashed {
+            chart.draw_series(DashedLineSeries::new(
+                points.iter().copied(),
+                dash,
+                gap,
+                style,
+            ))
+        } else {
+            chart.draw_series(LineSeries::new(points.iter().copied(), style))
+        };
+        let anno = drawn.map_err(drawing)?.label(label.clone());
+        if dashed {
+            anno.legend(move |(x, y)| {
+                DashedPathElement::new(vec![(x, y), (x + 20, y)], dash, gap, style)
+            });
+        } else {
+            anno.legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        }
     }
     chart
         .configure_series_labels()

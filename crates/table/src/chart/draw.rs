@@ -32,6 +32,15 @@ pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// Whether series `i` is drawn dashed: once the palette's colours are used up, so that a chart
+/// of many runs (21 in a sweep) still tells each line from the one of its colour.
+pub fn dashed(i: usize) -> bool {
+    (i / PALETTE.len()) % 2 == 1
+}
+
+/// Dash length and gap of dashed lines, in pixels.
+pub const DASH: (u32, u32) = (7, 4);
+
 /// Font of captions, axis descriptions and legends.
 pub const FONT: &str = "sans-serif";
 
@@ -59,13 +68,13 @@ pub fn tick(v: f64) -> String {
     }
 }
 
-/// A label with plotters' error turned into a [`ChartError`].
+/// Turns plotters' drawing error into a [`ChartError`].
 pub fn drawing<E: std::fmt::Debug>(e: E) -> ChartError {
     ChartError::Draw(format!("{e:?}"))
 }
 
-/// A padded range around `lo..hi` for an axis that starts at zero when the data allow: a
-/// value axis from 0 to `hi` plus `headroom` (a fraction, room for the legend).
+/// A value axis from 0 to `hi` plus `headroom` (a fraction of `hi`, room for the legend); 0 to
+/// 1 when `hi` is not a positive number.
 pub fn zero_based(hi: f64, headroom: f64) -> std::ops::Range<f64> {
     let hi = if hi.is_finite() && hi > 0.0 { hi } else { 1.0 };
     0.0..hi * (1.0 + headroom)

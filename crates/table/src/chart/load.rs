@@ -8,6 +8,7 @@ use crate::member::member_num;
 use crate::report::{Report, RunReport};
 use crate::rows::Kind;
 use crate::workload::LOAD_SETTINGS;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 /// The throughput series: (summary member, legend name).
@@ -62,42 +63,61 @@ pub struct LoadLine {
     pub points: Vec<LoadPoint>,
 }
 
-/// The lines of `metrics` against `param`: for each label in order of first appearance among
-/// the shown runs, and each metric, the runs' values sorted by load. Runs without the load
+/// The lines of `metrics` against `param`: one per series (a label, with what tells its runs
+/// apart other than the load: `sim osl=64`; see [`crate::labels::series_labels`]) and metric,
+/// in order of first appearance among the shown runs, points by load. Repeats at one load
+/// that no group summary pools are drawn as their mean ± sample sd. Runs without the load
 /// setting or the metric are left out; lines without points too.
 pub fn load_lines(report: &Report, param: &str, metrics: &[(&str, &'static str)]) -> Vec<LoadLine> {
-    let shown: Vec<&RunReport> = report
-        .shown()
-        .into_iter()
-        .map(|i| &report.runs[i])
-        .collect();
-    let mut labels: Vec<&str> = Vec::new();
-    for run in &shown {
-        let name = run.name();
-        if !labels.contains(&name) {
-            labels.push(name);
+    let names = crate::labels::series_labels(report, param);
+    let shown = report.shown();
+    let mut series: Vec<&str> = Vec::new();
+    for &i in &shown {
+        if !series.contains(&names[i].as_str()) {
+            series.push(&names[i]);
         }
     }
     let mut lines = Vec::new();
-    for label in labels {
+    for name in series {
         for &(key, metric) in metrics {
-            let mut points: Vec<LoadPoint> = shown
-                .iter()
-                .filter(|r| r.name() == label)
-                .filter_map(|r| {
-                    let x = load_value(r, param)?;
-                    let n = member_num(r, key, Kind::Value)?;
-                    Some(LoadPoint {
+            // (x, values at x, the one value's own spread)
+            let mut at: Vec<(f64, Vec<f64>, Option<f64>)> = Vec::new();
+            for &i in shown.iter().filter(|&&i| names[i] == name) {
+                let run = &report.runs[i];
+                let (Some(x), Some(n)) =
+                    (load_value(run, param), member_num(run, key, Kind::Value))
+                else {
+                    continue;
+                };
+                match at.iter_mut().find(|(ax, ..)| *ax == x) {
+                    Some((_, values, _)) => values.push(n.value),
+                    None => at.push((x, vec![n.value], n.spread.map(|s| s.sd))),
+                }
+            }
+            let mut points: Vec<LoadPoint> = at
+                .into_iter()
+                .map(|(x, values, own_sd)| {
+                    if values.len() == 1 {
+                        return LoadPoint {
+                            x,
+                            y: values[0],
+                            sd: own_sd,
+                        };
+                    }
+                    let n = values.len() as f64;
+                    let mean = values.iter().sum::<f64>() / n;
+                    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+                    LoadPoint {
                         x,
-                        y: n.value,
-                        sd: n.spread.map(|s| s.sd),
-                    })
+                        y: mean,
+                        sd: Some(var.sqrt()),
+                    }
                 })
                 .collect();
             points.sort_by(|a, b| a.x.total_cmp(&b.x));
             if !points.is_empty() {
                 lines.push(LoadLine {
-                    label: label.to_string(),
+                    label: name.to_string(),
                     metric,
                     points,
                 });
@@ -193,21 +213,45 @@ fn panel(
         .bold_line_style(RGBColor(225, 225, 225))
         .draw()
         .map_err(drawing)?;
-    for (i, line) in lines.iter().enumerate() {
-        let c = color(i);
+    // A colour per series, the same in both panels; in the latency panel each metric after
+    // the first is dashed.
+    let mut series: Vec<&str> = Vec::new();
+    for line in lines {
+        if !series.contains(&line.label.as_str()) {
+            series.push(&line.label);
+        }
+    }
+    let metrics: Vec<&str> = LATENCY.iter().map(|(_, m)| *m).collect();
+    for line in lines {
+        let i = series.iter().position(|s| *s == line.label).unwrap_or(0);
+        let m = metrics.iter().position(|m| *m == line.metric).unwrap_or(0);
+        // One series: a colour per metric. Several: a colour per series, later metrics dashed.
+        let (c, dashed) = if series.len() == 1 {
+            (color(m), false)
+        } else {
+            (color(i), draw::dashed(i) || m > 0)
+        };
         let name = if metric_in_legend {
             format!("{} {}", line.label, line.metric)
         } else {
             line.label.clone()
         };
-        chart
-            .draw_series(LineSeries::new(
-                line.points.iter().map(|p| (p.x, p.y)),
-                c.stroke_width(2),
-            ))
-            .map_err(drawing)?
-            .label(name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+        let style = c.stroke_width(2);
+        let points = line.points.iter().map(|p| (p.x, p.y));
+        let (dash, gap) = draw::DASH;
+        let drawn = if dashed {
+            chart.draw_series(DashedLineSeries::new(points, dash, gap, style))
+        } else {
+            chart.draw_series(LineSeries::new(points, style))
+        };
+        let anno = drawn.map_err(drawing)?.label(name);
+        if dashed {
+            anno.legend(move |(x, y)| {
+                DashedPathElement::new(vec![(x, y), (x + 20, y)], dash, gap, style)
+            });
+        } else {
+            anno.legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        }
         chart
             .draw_series(
                 line.points

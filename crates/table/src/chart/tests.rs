@@ -52,6 +52,37 @@ fn load_lines_follow_the_differing_setting_sorted_by_load() {
 }
 
 #[test]
+fn runs_of_one_label_that_differ_in_more_than_the_load_get_lines_of_their_own() {
+    let with_osl = |c: u64, osl: u64, tps: f64| {
+        let mut r = run("sim", c, tps, 10.0);
+        if let Some(h) = r.header.as_mut() {
+            h.upstream[0]
+                .params
+                .insert("output_tokens".into(), osl.into());
+        }
+        r
+    };
+    let report = Report {
+        runs: vec![
+            with_osl(1, 8, 100.0),
+            with_osl(1, 64, 40.0),
+            with_osl(4, 8, 400.0),
+            with_osl(4, 64, 160.0),
+            // A repeat at c=4, osl=8 that no group pools: averaged with the first.
+            with_osl(4, 8, 420.0),
+        ],
+    };
+    let lines = load_lines(&report, "concurrency", THROUGHPUT);
+    let names: Vec<&str> = lines.iter().map(|l| l.label.as_str()).collect();
+    assert_eq!(names, ["sim osl=8", "sim osl=64"]);
+    let xy: Vec<(f64, f64)> = lines[0].points.iter().map(|p| (p.x, p.y)).collect();
+    assert_eq!(xy, [(1.0, 100.0), (4.0, 410.0)]);
+    let sd = lines[0].points[1].sd.unwrap();
+    assert!((sd - 200f64.sqrt()).abs() < 1e-9, "{sd}");
+    assert_eq!(lines[1].points.len(), 2);
+}
+
+#[test]
 fn a_group_is_plotted_at_its_mean_with_its_sd() {
     let mut group = run("a", 2, 200.0, 20.0);
     group.summary.runs = vec!["x".into(), "y".into()];
