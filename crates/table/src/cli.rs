@@ -224,7 +224,7 @@ fn chart_only(
     use crate::export::Exporter;
     Ok(crate::style::Rendered {
         text: crate::export::svg::Svg { chart: Some(kind) }.export(report)?,
-        notes: Vec::new(),
+        notes: crate::chart::left_out(report, kind),
     })
 }
 

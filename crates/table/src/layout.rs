@@ -42,7 +42,11 @@ pub fn render(report: &Report, format: Format, opts: &Options) -> anyhow::Result
         Format::Mermaid => return crate::export::mermaid::charts(report, opts),
         Format::Svg => {
             opts.refuse_for("--format svg (pick its chart with --chart)")?;
-            return Ok(plain(crate::export::svg::Svg::default().export(report)?));
+            let kind = crate::chart::ChartKind::default_for(report);
+            return Ok(Rendered {
+                text: crate::export::svg::Svg { chart: Some(kind) }.export(report)?,
+                notes: crate::chart::left_out(report, kind),
+            });
         }
         Format::Csv | Format::Json if opts.given().iter().all(|f| *f == "--layout") => {
             // Every member of every run, as reduce named them.
@@ -55,7 +59,11 @@ pub fn render(report: &Report, format: Format, opts: &Options) -> anyhow::Result
         Format::Csv => laid.machine.to_csv()?,
         Format::Json => laid.machine.to_json()?,
         Format::Markdown => grid_markdown(&laid.grid, opts.spread),
-        Format::Html => crate::export::html::page(report, &laid.grid, opts.spread)?,
+        Format::Html => {
+            let mut notes = laid.notes;
+            let page = crate::export::html::page(report, &laid.grid, opts.spread, &mut notes)?;
+            return Ok(Rendered { text: page, notes });
+        }
         _ if long => {
             let mut grid = laid.grid;
             units_below(&mut grid);

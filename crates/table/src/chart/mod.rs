@@ -95,5 +95,68 @@ pub fn render_svg(report: &Report, kind: ChartKind) -> Result<String, ChartError
     }
 }
 
+/// One line for stderr per shown run that chart `kind` leaves out, and why, so that a run
+/// missing from a chart is never a silent drop. The timeline draws every run with intervals
+/// (the pooled ones too: a group summary has no timeline of its own), so it names none.
+pub fn left_out(report: &Report, kind: ChartKind) -> Vec<String> {
+    let labels = report.column_labels();
+    let why = |i: usize| -> Option<String> {
+        let run = &report.runs[i];
+        match kind {
+            ChartKind::Load => {
+                let param = load::load_param(report)?;
+                if run.param(param).is_none() {
+                    Some(format!("has no {param}"))
+                } else if crate::member::member_num(
+                    run,
+                    "output_throughput_tokens_per_s",
+                    crate::rows::Kind::Value,
+                )
+                .is_none()
+                {
+                    Some("has no output throughput".into())
+                } else {
+                    None
+                }
+            }
+            ChartKind::TtftCdf | ChartKind::ItlCdf => {
+                let key = if kind == ChartKind::TtftCdf {
+                    "ttft"
+                } else {
+                    "itl"
+                };
+                (!run.summary.histograms.contains_key(key))
+                    .then(|| format!("has no {key} histogram (reduced with --no-histograms?)"))
+            }
+            ChartKind::Timeline => None,
+        }
+    };
+    report
+        .shown()
+        .into_iter()
+        .filter_map(|i| {
+            why(i).map(|w| {
+                format!(
+                    "table: chart {}: run {} {w}; left out",
+                    kind.name(),
+                    labels[i]
+                )
+            })
+        })
+        .collect()
+}
+
+impl ChartKind {
+    /// The kind's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChartKind::Load => "load",
+            ChartKind::TtftCdf => "ttft-cdf",
+            ChartKind::ItlCdf => "itl-cdf",
+            ChartKind::Timeline => "timeline",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -229,3 +229,18 @@ fn other_layouts_refuse_the_chart_formats() {
         "no histograms, no intervals"
     );
 }
+
+#[test]
+fn runs_a_chart_leaves_out_are_named() {
+    let mut no_load = run("c", 1, 50.0, 5.0);
+    no_load.header = None;
+    let report = Report {
+        runs: vec![run("a", 1, 100.0, 10.0), run("a", 4, 400.0, 40.0), no_load],
+    };
+    let notes = left_out(&report, ChartKind::Load);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("run c has no concurrency"), "{notes:?}");
+    let notes = left_out(&report, ChartKind::TtftCdf);
+    assert_eq!(notes.len(), 3, "no run has histograms: {notes:?}");
+    assert!(left_out(&report, ChartKind::Timeline).is_empty());
+}

@@ -6,7 +6,6 @@ use super::Exporter;
 use crate::chart::{render_svg, ChartError, ChartKind};
 use crate::grid::{Align, Grid, SpreadMode};
 use crate::report::Report;
-use crate::rows::MetricTable;
 
 /// A self-contained HTML page.
 pub struct Html;
@@ -26,14 +25,21 @@ svg { max-width: 100%; height: auto; }";
 
 impl Exporter for Html {
     fn export(&self, report: &Report) -> anyhow::Result<String> {
-        let grid = MetricTable::from_report(report).to_grid();
-        page(report, &grid, SpreadMode::default())
+        // The page the command line writes: the default layout and every chart.
+        let opts = crate::options::Options::default();
+        Ok(crate::layout::render(report, super::Format::Html, &opts)?.text)
     }
 }
 
 /// The page: a title naming the runs, `grid` (the layout the flags chose), then every chart
 /// the report has data for.
-pub fn page(report: &Report, grid: &Grid, mode: SpreadMode) -> anyhow::Result<String> {
+/// Runs a chart leaves out are added to `notes`.
+pub fn page(
+    report: &Report,
+    grid: &Grid,
+    mode: SpreadMode,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<String> {
     let mut labels: Vec<String> = Vec::new();
     for i in report.shown() {
         let name = report.runs[i].name().to_string();
@@ -49,11 +55,14 @@ pub fn page(report: &Report, grid: &Grid, mode: SpreadMode) -> anyhow::Result<St
             continue;
         }
         match render_svg(report, kind) {
-            Ok(svg) => body.push(format!(
-                "<figure>\n{}\n<figcaption>{}</figcaption>\n</figure>",
-                strip_prolog(&svg),
-                escape(kind.caption())
-            )),
+            Ok(svg) => {
+                notes.extend(crate::chart::left_out(report, kind));
+                body.push(format!(
+                    "<figure>\n{}\n<figcaption>{}</figcaption>\n</figure>",
+                    strip_prolog(&svg),
+                    escape(kind.caption())
+                ));
+            }
             Err(ChartError::NoData(_)) => {}
             Err(e) => return Err(e.into()),
         }

@@ -15,9 +15,15 @@ impl Exporter for Markdown {
     }
 }
 
-/// Makes a cell safe inside a Markdown table row: pipes escaped, line breaks as spaces.
+/// Makes a cell safe inside a Markdown table row: pipes escaped, line breaks as spaces, and
+/// `&`, `<`, `>` as HTML entities so that a label cannot become markup where Markdown renders
+/// HTML (GitHub).
 pub fn escape(cell: &str) -> String {
-    cell.replace('|', "\\|").replace(['\r', '\n'], " ")
+    cell.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
+        .replace(['\r', '\n'], " ")
 }
 
 pub use crate::grid::Align;
@@ -82,4 +88,12 @@ pub fn grid_markdown(grid: &Grid, mode: SpreadMode) -> String {
         parts.push(format!("\n{note}"));
     }
     parts.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cells_cannot_add_columns_or_markup() {
+        assert_eq!(super::escape("a|b <b>&\"c\"\n"), "a\\|b &lt;b&gt;&amp;\"c\" ");
+    }
 }
