@@ -45,6 +45,13 @@ pub struct Num {
 }
 
 impl Num {
+    /// The spread a cell shows: none for a yes/no, nor for a count that never varied (`12`,
+    /// not `12 ± 0.00 (0.0%)`).
+    pub fn shown_spread(&self) -> Option<Spread> {
+        self.spread
+            .filter(|s| self.kind != Kind::YesNo && !(self.kind == Kind::Count && s.sd == 0.0))
+    }
+
     /// A plain measurement with two decimals.
     pub fn value(value: f64) -> Self {
         Self {
@@ -93,11 +100,7 @@ impl Cell {
 /// Writes a number with its spread: `57.22 ± 0.15 (0.3%)`, `57.22 [56.9, 57.5]`.
 fn render_num(n: &Num, mode: SpreadMode) -> String {
     let value = crate::rows::format_value(Some(n.value), n.kind);
-    // A count that never varied reads as the count (`12`, not `12 ± 0.00 (0.0%)`).
-    let Some(spread) = n
-        .spread
-        .filter(|s| n.kind != Kind::YesNo && !(n.kind == Kind::Count && s.sd == 0.0))
-    else {
+    let Some(spread) = n.shown_spread() else {
         return value;
     };
     let f = |v: f64| crate::rows::format_value(Some(v), Kind::Value);
@@ -153,17 +156,12 @@ impl Grid {
             .collect()
     }
 
-    /// Whether any cell carries a spread over runs (so a note says what `±` means).
+    /// Whether any cell shows a spread over runs (so a note says what `±` means).
     pub fn has_spread(&self) -> bool {
-        self.rows.iter().flatten().any(|c| {
-            matches!(
-                c,
-                Cell::Num(Num {
-                    spread: Some(_),
-                    ..
-                })
-            )
-        })
+        self.rows
+            .iter()
+            .flatten()
+            .any(|c| matches!(c, Cell::Num(n) if n.shown_spread().is_some()))
     }
 }
 

@@ -63,27 +63,9 @@ pub fn cell_value(cell: &Cell) -> Value {
     match cell {
         Cell::Text(s) => Value::String(s.clone()),
         Cell::Missing => Value::Null,
-        Cell::Num(n) if n.kind == Kind::Count && n.spread.is_none() && n.value.fract() == 0.0 => {
+        Cell::Num(n) if n.kind == Kind::Count && n.value.fract() == 0.0 && n.value.abs() < 9e15 => {
             Value::from(n.value as i64)
         }
         Cell::Num(n) => number(Some(n.value)),
     }
-}
-
-/// A cell's spread over runs (sample standard deviation), for its `_sd` column.
-pub fn cell_sd(cell: &Cell) -> Option<f64> {
-    match cell {
-        Cell::Num(n) => n.spread.map(|s| s.sd),
-        _ => None,
-    }
-}
-
-/// `grid` as CSV: a header row of `names`, one line per row, missing values empty.
-pub fn grid_csv(grid: &Grid, names: &[String], mode: SpreadMode) -> anyhow::Result<String> {
-    grid_values(grid, names, mode).to_csv()
-}
-
-/// `grid` as a JSON array of objects whose members keep the column order.
-pub fn grid_json(grid: &Grid, names: &[String], mode: SpreadMode) -> anyhow::Result<String> {
-    grid_values(grid, names, mode).to_json()
 }

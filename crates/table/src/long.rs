@@ -23,7 +23,7 @@ pub const DEFAULT_COLUMNS: &[&str] = &[
 ];
 
 /// The fields of the long layout: `columns` resolved (a name no run has is bad input), or the
-/// [`DEFAULT_COLUMNS`] some run has a value for.
+/// [`DEFAULT_COLUMNS`] some run has a value for (`failed` only when some run had failures).
 pub fn long_fields(report: &Report, columns: &[String]) -> anyhow::Result<Vec<Field>> {
     if !columns.is_empty() {
         return columns
@@ -32,15 +32,16 @@ pub fn long_fields(report: &Report, columns: &[String]) -> anyhow::Result<Vec<Fi
             .map(|c| Field::parse(c, report))
             .collect();
     }
+    // A column shows when some run has a value for it; failures only when some run had one.
+    let shows = |f: &Field, c: &Cell| match c {
+        Cell::Missing => false,
+        Cell::Num(n) if f.name == "failed" => n.value != 0.0,
+        _ => true,
+    };
     Ok(DEFAULT_COLUMNS
         .iter()
         .filter_map(|name| Field::parse(name, report).ok())
-        .filter(|f| {
-            report
-                .runs
-                .iter()
-                .any(|r| !matches!(f.cell(r, ""), Cell::Missing))
-        })
+        .filter(|f| report.runs.iter().any(|r| shows(f, &f.cell(r, ""))))
         .collect())
 }
 

@@ -85,8 +85,6 @@ pub struct Row {
     pub name: String,
     /// Whole number or two decimals.
     pub kind: Kind,
-    /// One value per column.
-    pub values: Vec<Option<f64>>,
     /// One cell per column: the value, or for a group summary the mean over its runs with
     /// their spread.
     pub cells: Vec<Cell>,
@@ -135,12 +133,7 @@ impl MetricTable {
                         num.map_or(Cell::Missing, Cell::Num)
                     })
                     .collect();
-                rows.push(Row {
-                    name,
-                    kind,
-                    values,
-                    cells,
-                })
+                rows.push(Row { name, kind, cells })
             };
         for (name, member, kind, get) in HEAD_ROWS {
             push(name.to_string(), member, *kind, get);
@@ -224,20 +217,6 @@ impl MetricTable {
             ..Grid::default()
         }
     }
-
-    /// The table as text cells, heading row first: what the text renderers lay out.
-    pub fn text_cells(&self) -> Vec<Vec<String>> {
-        let mut cells = Vec::with_capacity(self.rows.len() + 1);
-        let mut heading = vec![METRIC_HEADING.to_string()];
-        heading.extend(self.labels.iter().cloned());
-        cells.push(heading);
-        for row in &self.rows {
-            let mut line = vec![row.name.clone()];
-            line.extend(row.values.iter().map(|v| format_value(*v, row.kind)));
-            cells.push(line);
-        }
-        cells
-    }
 }
 
 /// Writes one value as people read it: counts whole, measurements with two decimals, `-` for
@@ -284,7 +263,7 @@ mod tests {
         let t = MetricTable::from_report(&Report {
             runs: vec![run(Some(true)), run(Some(false)), run(None)],
         });
-        let cells = t.text_cells();
+        let cells = t.to_grid().text_rows(crate::grid::SpreadMode::Cv);
         let row = cells.iter().find(|r| r[0] == "Client kept up").unwrap();
         assert_eq!(row[1..], ["yes", "no", "-"]);
     }
@@ -305,7 +284,7 @@ mod tests {
         assert_eq!(t.labels, ["r1"]);
         let names: Vec<&str> = t.rows.iter().map(|r| r.name.as_str()).collect();
         assert!(names.contains(&"P90 TTFT (ms)"), "{names:?}");
-        assert_eq!(t.rows[6].values, [None]);
+        assert_eq!(t.rows[6].cells, [Cell::Missing]);
         s.percentiles = vec![50.0, 99.9];
         s.set_stat("ttft", StatName::Percentile(99.9), Some(7.5));
         let t = MetricTable::from_report(&Report {
@@ -316,7 +295,7 @@ mod tests {
             }],
         });
         let row = t.rows.iter().find(|r| r.name == "P99.9 TTFT (ms)").unwrap();
-        assert_eq!(row.values, [Some(7.5)]);
+        assert_eq!(row.cells, [Cell::Num(Num::value(7.5))]);
         assert!(!t.rows.iter().any(|r| r.name == "P90 TTFT (ms)"));
     }
 }
