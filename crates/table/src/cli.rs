@@ -48,7 +48,7 @@ Examples:
     # One self-contained HTML page with the table and every chart, to open offline
     table --format html sweep.ndjson > report.html";
 
-/// Renders reduce's summaries as a table with one column per run.
+/// Renders reduce's summaries as the tables and charts results are published with.
 #[derive(Debug, Parser)]
 #[command(
     name = "table",
@@ -132,7 +132,7 @@ struct Args {
     cell: Option<String>,
 
     /// Pivot: instead of the table, the best N rows of each column by the cell's field (higher
-    /// throughput, lower latency): "Top 3 by output throughput per profile".
+    /// throughput, lower latency): "Top 3 by Output [tok/s] per profile".
     #[arg(long, value_name = "N")]
     top: Option<usize>,
 

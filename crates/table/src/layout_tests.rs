@@ -251,11 +251,27 @@ fn twenty_one_runs_fit_a_terminal_as_rows() {
     let got = render(&report, Format::Terminal, &Options::default());
     assert!(got.lines().all(|l| l.chars().count() <= 120), "\n{got}");
     let lines: Vec<&str> = got.lines().collect();
-    assert_eq!(lines.len(), 3 + 21 + 2, "runs as rows, units under the headings\n{got}");
-    assert!(lines[1].starts_with("│ Label           │ Workload     │ OK │ Output "), "{got}");
-    assert!(lines[4].starts_with("│ sim c=1 seed=1  │ 1024→128 c1  │ 64 │ "), "{got}");
-    assert!(lines[24].starts_with("│ sim c=64 seed=3 │ 1024→128 c64 │ 64 │ "), "{got}");
-    assert!(!got.contains("Failed"), "no run failed, so no Failed column\n{got}");
+    assert_eq!(
+        lines.len(),
+        3 + 21 + 2,
+        "runs as rows, units under the headings\n{got}"
+    );
+    assert!(
+        lines[1].starts_with("│ Label           │ Workload     │ OK │ Output "),
+        "{got}"
+    );
+    assert!(
+        lines[4].starts_with("│ sim c=1 seed=1  │ 1024→128 c1  │ 64 │ "),
+        "{got}"
+    );
+    assert!(
+        lines[24].starts_with("│ sim c=64 seed=3 │ 1024→128 c64 │ 64 │ "),
+        "{got}"
+    );
+    assert!(
+        !got.contains("Failed"),
+        "no run failed, so no Failed column\n{got}"
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
-//! Which metrics a table shows, in which order, and how a value reads: the sideways version of
-//! `vllm bench serve`'s result block. The text exporters lay out a [`MetricTable`] and only
-//! decide layout.
+//! Which metrics the wide layout shows, in which order, and how a value reads: the sideways
+//! version of `vllm bench serve`'s result block. [`crate::wide`] lays a [`MetricTable`] out as
+//! a grid.
 
 use crate::grid::{Align, Cell, Grid, Num};
 use crate::member::member_num;

@@ -1,6 +1,6 @@
-//! The `--style` flag: which layout of the summaries `table` prints. The default is the
-//! sideways `vllm bench serve` block of [`crate::rows`] in `--format`; the others reproduce, line
-//! for line, what another benchmark tool prints, so a result can be pasted beside theirs.
+//! The `--style` flag: whose layout `table` prints. The default is this tool's own (the layouts
+//! of [`crate::layout`], in `--format`); the others reproduce, line for line, what another
+//! benchmark tool prints, so a result can be pasted beside theirs.
 
 use crate::export::Format;
 use crate::llama_bench::LlamaBenchTables;
@@ -12,11 +12,12 @@ pub mod vllm;
 /// The layouts of `table`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Style {
-    /// One column per run, one row per metric, in the chosen `--format`.
+    /// This tool's layouts (runs as columns or rows, pivots, rankings), in the chosen
+    /// `--format`.
     #[default]
     Default,
     /// Each run as the "Serving Benchmark Result" block of `vllm bench serve`, one after
-    /// another; `--format` is ignored.
+    /// another, the same in every text format (charts are refused).
     Vllm,
     /// llama-benchy's two Markdown tables: decode and prefill throughput by concurrency.
     LlamaBench,

@@ -27,9 +27,11 @@ pub enum Format {
     Terminal,
     /// A GitHub-flavoured Markdown table, for reports and pull requests.
     Markdown,
-    /// Comma-separated values, one row per run and one column per summary member.
+    /// Comma-separated values: one row per run and a column per summary member, or the
+    /// chosen layout's rows (`--columns`, `--sort`, `--baseline`, pivots, rankings) with raw
+    /// numbers.
     Csv,
-    /// A JSON array, one object per run with the members of the CSV columns.
+    /// A JSON array of objects with the members of the CSV columns.
     Json,
     /// Mermaid `xychart-beta` bar or line charts of `--cell` (default output throughput) in
     /// fenced blocks, which GitHub renders: one chart per `--cols` value with a pivot.
