@@ -15,7 +15,9 @@
 //! `timeline.ndjson` is `arrivals --rate 20 -n 40 --output-tokens 20 --seed 1 | fire --url $URL |
 //! reduce --label sim --every 500ms`. To keep them small, the single runs a group summary pools
 //! were dropped (the group stands for them), and of each summary only the `ttft` and `itl`
-//! histograms, and the `across_runs` members the load chart plots, were kept.
+//! histograms, and the `across_runs` members the load chart plots and the counts (requests and
+//! tokens; every run of a group had the same, so their mean is the pooled count over the runs
+//! and their sd 0), were kept.
 
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
