@@ -1,12 +1,12 @@
 complete -c table -l format -d 'Output format' -r -f -a "terminal\t'A box-drawn table for a terminal, numbers right-aligned'
 markdown\t'A GitHub-flavoured Markdown table, for reports and pull requests'
-csv\t'Comma-separated values, one row per run and one column per summary member'
-json\t'A JSON array, one object per run with the members of the CSV columns'
+csv\t'Comma-separated values: one row per run and a column per summary member, or the chosen layout\'s rows (`--columns`, `--sort`, `--baseline`, pivots, rankings) with raw numbers'
+json\t'A JSON array of objects with the members of the CSV columns'
 mermaid\t'Mermaid `xychart-beta` bar or line charts of `--cell` (default output throughput) in fenced blocks, which GitHub renders: one chart per `--cols` value with a pivot'
 svg\t'One chart as an SVG document (`--chart` picks which)'
 html\t'One self-contained HTML page: the table and every chart the runs have data for'"
-complete -c table -l style -d 'Layout: `default` is this tool\'s own (see --layout); `vllm` writes each run as the "Serving Benchmark Result" block of `vllm bench serve`, line for line (the summary\'s `vllm` member when it has one, from `reduce --vllm-compatible` or a vLLM result file, else our own figures; every text format prints the same block, and charts are refused); `llama-bench` prints llama-benchy\'s decode and prefill tables (Markdown) from each summary\'s llama-benchy figures, one row per run sorted by concurrency' -r -f -a "default\t'One column per run, one row per metric, in the chosen `--format`'
-vllm\t'Each run as the "Serving Benchmark Result" block of `vllm bench serve`, one after another; `--format` is ignored'
+complete -c table -l style -d 'Layout: `default` is this tool\'s own (see --layout); `vllm` writes each run as the "Serving Benchmark Result" block of `vllm bench serve`, line for line (the summary\'s `vllm` member when it has one, from `reduce --vllm-compatible` or a vLLM result file, else our own figures; every text format prints the same block, and charts are refused); `llama-bench` prints llama-benchy\'s decode and prefill tables (Markdown) from each summary\'s llama-benchy figures, one row per run sorted by concurrency' -r -f -a "default\t'This tool\'s layouts (runs as columns or rows, pivots, rankings), in the chosen `--format`'
+vllm\t'Each run as the "Serving Benchmark Result" block of `vllm bench serve`, one after another, the same in every text format (charts are refused)'
 llama-bench\t'llama-benchy\'s two Markdown tables: decode and prefill throughput by concurrency'"
 complete -c table -l layout -d 'Runs as columns (`wide`: a row per metric) or as rows (`long`: a row per run, a column per field); `auto` is wide unless `--columns` is given or there are more than 6 runs' -r -f -a "auto\t'Wide while it stays readable, long when `--columns` is given or there are many runs'
 wide\t'One column per run, one row per metric (`vllm bench serve`\'s block turned sideways)'
@@ -21,7 +21,7 @@ complete -c table -l baseline -d 'Adds ratio columns against the run labelled LA
 complete -c table -l rows -d 'Pivot: one row per value of this field (`model`, `meta.shape`, `concurrency`)' -r
 complete -c table -l cols -d 'Pivot: one column per value of this field (`profile`, `label`)' -r
 complete -c table -l cell -d 'Pivot: the field in each cell (default `output_tps`); also what `--format mermaid` charts' -r
-complete -c table -l top -d 'Pivot: instead of the table, the best N rows of each column by the cell\'s field (higher throughput, lower latency): "Top 3 by output throughput per profile"' -r
+complete -c table -l top -d 'Pivot: instead of the table, the best N rows of each column by the cell\'s field (higher throughput, lower latency): "Top 3 by Output [tok/s] per profile"' -r
 complete -c table -l chart -d 'The chart `--format svg` draws: `load` (output throughput and latency against the load setting that differs between runs: concurrency, rate or batch), `ttft-cdf` and `itl-cdf` (one cumulative distribution per run, from the summaries\' histograms), `timeline` (output tokens/s and requests in flight over time, from `reduce --every`). Default: `load` when the runs differ in a load setting, else `ttft-cdf`. `--format html` shows every chart the runs have data for' -r -f -a "load\t'Output throughput and latency (TTFT p50/p99, TPOT p50) against the load setting that differs between runs: concurrency, else request rate, else batch size'
 ttft-cdf\t'The distribution of time to first token, one line per run'
 itl-cdf\t'The distribution of inter-token latency, one line per run'
