@@ -7,10 +7,11 @@
 //!   | reduce --llama-benchy
 //! ```
 //!
-//! and the summary's `llama_benchy.tg_tps` and `pp_tps` (per batch above C = 1, per request at
-//! 1) beside the published decode and prefill t/s. It prints one row per concurrency with the
-//! ratio, and exits 1 if any figure is more than 10 % off or if `fire` did not keep up (the
-//! summary's `client_kept_up`), so a drifting profile or a slow machine is seen, not hidden.
+//! and the summary's `llama_benchy.tg_tps` and `pp_tps` (per batch above concurrency one, per
+//! request at one) beside the published decode and prefill t/s. It prints one row per
+//! concurrency with the ratio, and exits 1 if any figure is more than 10 % off or if `fire` did
+//! not keep up (the summary's `client_kept_up`), so a drifting profile or a slow machine is
+//! seen, not hidden.
 //!
 //! One server (one tokio worker) serves the whole sweep; batches follow each other on an idle
 //! engine. Run with `cargo bench --bench simserve_calibration` (the full sweep: C = 1 … 64,
