@@ -73,16 +73,56 @@ pub struct Args {
     #[arg(long, default_value_t = 8000)]
     pub port: u16,
 
-    /// Milliseconds from receiving a request's body to sending its first token.
-    #[arg(long, value_name = "MS", default_value_t = 50.0, value_parser = parse_delay_ms,
+    /// Milliseconds from receiving a request's body to sending its first token, with the fixed
+    /// timetable (giving it selects `--profile fixed`) [default: 50].
+    #[arg(long, value_name = "MS", value_parser = parse_delay_ms,
           allow_negative_numbers = true)]
-    pub ttft_ms: f64,
+    pub ttft_ms: Option<f64>,
 
-    /// Milliseconds between consecutive tokens.
-    #[arg(long, value_name = "MS", default_value_t = 10.0, value_parser = parse_delay_ms,
+    /// Milliseconds between consecutive tokens, with the fixed timetable (giving it selects
+    /// `--profile fixed`) [default: 10].
+    #[arg(long, value_name = "MS", value_parser = parse_delay_ms,
           allow_negative_numbers = true)]
-    pub itl_ms: f64,
+    pub itl_ms: Option<f64>,
 
+    // --- engine: continuous batching and its profiles ---
+    /// The engine's profile: small-gpu (default), spark-gpt-oss-120b, multinode-tp4, or fixed
+    ///
+    /// A batching profile runs a continuous-batching engine (docs/simserve.md): steps of one
+    /// token per running sequence plus chunked prefill, a KV-cache capacity, a prefix cache.
+    /// `fixed` is the timetable of --ttft-ms and --itl-ms, which giving either of them selects.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+
+    /// Most sequences running at once [default: the profile's].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_num_seqs: Option<u64>,
+
+    /// Tokens one step may process, prefill chunks and decodes together [default: the
+    /// profile's].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_num_batched_tokens: Option<u64>,
+
+    /// KV-cache capacity in tokens; also the longest prompt + completion served [default: the
+    /// profile's].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub kv_cache_tokens: Option<u64>,
+
+    /// Time of a step by sequences in it, in ms: `A+B` (A + B·batch, e.g. `8+0.5`) or points
+    /// BATCH:MS (`1:17.5,8:53.1,64:141.4`) [default: the profile's].
+    #[arg(long, value_name = "CURVE", value_parser = crate::engine::batching::curve::Curve::parse_cost)]
+    pub decode_step_ms: Option<crate::engine::batching::curve::Curve>,
+
+    /// Prefill tokens per second: a number, or points TOKENS_IN_STEP:TPS
+    /// (`1024:3500,8192:7100`) [default: the profile's].
+    #[arg(long, value_name = "CURVE", value_parser = crate::engine::batching::curve::Curve::parse_rate)]
+    pub prefill_tps: Option<crate::engine::batching::curve::Curve>,
+
+    /// Prompts that share leading 16-token blocks with recent ones skip their prefill (vLLM's
+    /// automatic prefix caching) [default: on].
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    pub prefix_cache: Option<bool>,
+    // --- end engine ---
     /// The name of the one model served (listed by /v1/models, echoed in every answer).
     #[arg(long, default_value = "tokenpipe-sim")]
     pub model: String,
@@ -154,6 +194,15 @@ pub struct Args {
     pub workers: u16,
 }
 
+/// `on` or `off` (also true/false, yes/no, 1/0).
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("expected on or off, got `{s}`")),
+    }
+}
+
 /// Accepts a finite, non-negative number of milliseconds up to an hour.
 fn parse_delay_ms(s: &str) -> Result<f64, String> {
     let ms: f64 = s
@@ -192,6 +241,10 @@ pub struct Config {
     /// The API key required and the delay of response heads (`--api-key`,
     /// `--headers-delay-ms`); none by default.
     pub access: Access,
+    /// Which engine times the tokens (`--profile` and its overrides): the fixed timetable for
+    /// a `Config` built by [`Config::from_ms`], the default batching profile on a command line
+    /// without timing flags.
+    pub engine: crate::engine::profile::EngineSettings,
 }
 
 impl Config {
@@ -207,12 +260,18 @@ impl Config {
             itl,
             faults: FaultPlan::default(),
             access: Access::default(),
+            engine: crate::engine::profile::EngineSettings::Fixed,
         })
     }
 
     /// The settings for parsed arguments.
     pub fn from_args(args: &Args) -> anyhow::Result<Self> {
-        let mut config = Self::from_ms(args.model.clone(), args.ttft_ms, args.itl_ms)?;
+        let mut config = Self::from_ms(
+            args.model.clone(),
+            args.ttft_ms.unwrap_or(DEFAULT_TTFT_MS),
+            args.itl_ms.unwrap_or(DEFAULT_ITL_MS),
+        )?;
+        config.engine = engine_settings(args)?;
         config.faults = FaultPlan::new(&args.fault, args.fault_seed, args.fault_after)
             .map_err(tokenpipe_cli::bad_input)?;
         config.access = Access {
@@ -222,6 +281,28 @@ impl Config {
         };
         Ok(config)
     }
+}
+
+/// The fixed timetable's TTFT when only --itl-ms is given.
+pub const DEFAULT_TTFT_MS: f64 = 50.0;
+/// The fixed timetable's ITL when only --ttft-ms is given.
+pub const DEFAULT_ITL_MS: f64 = 10.0;
+
+/// The engine the flags ask for (see [`crate::engine::profile::choose`]).
+fn engine_settings(args: &Args) -> anyhow::Result<crate::engine::profile::EngineSettings> {
+    let overrides = crate::engine::profile::Overrides {
+        max_num_seqs: args
+            .max_num_seqs
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        max_batched_tokens: args.max_num_batched_tokens,
+        kv_tokens: args.kv_cache_tokens,
+        decode_ms: args.decode_step_ms.clone(),
+        prefill_tps: args.prefill_tps.clone(),
+        prefix_cache: args.prefix_cache,
+    };
+    let timing_flags = args.ttft_ms.is_some() || args.itl_ms.is_some();
+    crate::engine::profile::choose(args.profile.as_deref(), timing_flags, &overrides)
+        .map_err(tokenpipe_cli::bad_input)
 }
 
 fn delay(ms: f64) -> Result<Duration, String> {

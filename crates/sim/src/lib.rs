@@ -2,8 +2,10 @@
 //! construction, so every tokenpipe command works on a fresh machine and `fire` can measure its
 //! own timing error against it.
 //!
-//! When each token is due is the [`engine`]'s answer, behind a seam that a batching engine can
-//! take later; today's engine is [`engine::fixed`]: token k (1-based) of a request leaves at
+//! When each token is due is the [`engine`]'s answer: by default a continuous-batching engine
+//! ([`engine::batching`]) with a profile's costs ([`engine::profile`]), where each request's
+//! tokens depend on what else runs; with `--ttft-ms`/`--itl-ms` (or `--profile fixed`) the
+//! fixed timetable ([`engine::fixed`]): token k (1-based) leaves at
 //! `received + ttft + (k − 1) · itl`, from absolute deadlines. The streamed body is a
 //! hand-written `http_body::Body` ([`stream_body::StreamedAnswer`]) with one wait per request
 //! and no task or channel per token, so 1,000 streams at 100 tokens per second stay cheap. With
@@ -14,7 +16,8 @@
 //!
 //! Modules: [`config`] (command line), [`access`] (API key, slow response heads), [`api`]
 //! (request parsing), [`engine`] (when tokens are
-//! due: the seam and its implementations), [`fault`] (simulated failures: which requests fail,
+//! due: the seam and its implementations), [`prompt_blocks`] (prompt block hashes for the
+//! prefix cache), [`fault`] (simulated failures: which requests fail,
 //! and how), [`timetable`] (one request's place in the engine and its wait), [`timer`] (the
 //! shared high-resolution timer), [`transport`] (TLS and HTTP/2), [`waiter`] (the server's clock and how a request waits on it:
 //! that timer, or tokio's under virtual time), [`render`] (wire bytes), [`stream_body`] (the
@@ -30,6 +33,7 @@ pub mod api;
 pub mod config;
 pub mod engine;
 pub mod fault;
+pub mod prompt_blocks;
 pub mod render;
 pub mod request_log;
 pub mod server;
@@ -68,7 +72,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let transport = transport::Transport::from_args(&args.transport)?;
     let stamps = match &args.stamps {
         Some(path) => Some(Arc::new(
-            StampLog::create(path, stamp_params(args)).map_err(|e| {
+            StampLog::create(path, stamp_params(args, &config)).map_err(|e| {
                 tokenpipe_cli::bad_input(format!("cannot create {}: {e}", path.display()))
             })?,
         )),
@@ -109,11 +113,24 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 
 /// The settings a stamps file keeps in its header, so that it says what the server was asked to
 /// do.
-fn stamp_params(args: &Args) -> std::collections::BTreeMap<String, serde_json::Value> {
+fn stamp_params(
+    args: &Args,
+    config: &Config,
+) -> std::collections::BTreeMap<String, serde_json::Value> {
+    use engine::profile::{EngineSettings, FIXED_PROFILE};
     let mut params = std::collections::BTreeMap::new();
     params.insert("model".into(), args.model.clone().into());
-    params.insert("ttft_ms".into(), args.ttft_ms.into());
-    params.insert("itl_ms".into(), args.itl_ms.into());
+    match &config.engine {
+        EngineSettings::Fixed => {
+            params.insert("profile".into(), FIXED_PROFILE.into());
+            let ms = |d: Duration| d.as_secs_f64() * 1e3;
+            params.insert("ttft_ms".into(), ms(config.ttft).into());
+            params.insert("itl_ms".into(), ms(config.itl).into());
+        }
+        EngineSettings::Batching(settings) => {
+            params.insert("profile".into(), settings.profile.clone().into());
+        }
+    }
     params
 }
 

@@ -302,7 +302,16 @@ async fn answer(
         arrival_ns,
         prompt_tokens: parsed.prompt_tokens,
         max_tokens: parsed.max_tokens,
+        prefix_blocks: if app.engine.wants_prefix_blocks() {
+            crate::prompt_blocks::of_body(kind, &body)
+        } else {
+            Vec::new()
+        },
     };
+    if let Some(message) = app.engine.refuse(&admission) {
+        let bad = error(StatusCode::BAD_REQUEST, "BadRequestError", &message);
+        return Ok(bad);
+    }
     let timetable = Timetable::admit(app.engine.clone(), &app.timer, &admission);
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -144,6 +144,7 @@ mod tests {
             arrival_ns: timer.now_ns(),
             prompt_tokens: 5,
             max_tokens: 4,
+            prefix_blocks: Vec::new(),
         };
         let mut timetable = Timetable::admit(engine.clone(), &timer, &admission);
         for k in 1..=3 {
@@ -171,6 +172,7 @@ mod tests {
             arrival_ns: timer.now_ns(),
             prompt_tokens: 0,
             max_tokens: 1,
+            prefix_blocks: Vec::new(),
         };
         drop(Timetable::admit(engine.clone(), &timer, &admission));
         let log = engine.log.lock().unwrap().clone();

@@ -65,6 +65,7 @@ mod tests {
             arrival_ns: 1_000,
             prompt_tokens: 7,
             max_tokens: 3,
+            prefix_blocks: Vec::new(),
         });
         assert_eq!(f.due(&ticket, 1, 0), Due::At(50_001_000));
         assert_eq!(f.due(&ticket, 3, u64::MAX), Due::At(55_001_000));

@@ -40,13 +40,14 @@
 
 pub mod batching;
 pub mod fixed;
+pub mod profile;
 
 use crate::config::Config;
 use std::sync::Arc;
 
 /// What an engine learns of a request when it is admitted: all it needs to place the request in
 /// a batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Admission {
     /// When the request's body had been fully read, on the server's clock (ns).
     pub arrival_ns: u64,
@@ -54,6 +55,10 @@ pub struct Admission {
     pub prompt_tokens: u64,
     /// Tokens the request will generate unless it leaves early.
     pub max_tokens: u64,
+    /// Hashes of the prompt's whole 16-token blocks, each covering every token before it
+    /// ([`crate::prompt_blocks`]): what a prefix cache needs. Empty unless the engine asks for
+    /// them ([`Engine::wants_prefix_blocks`]).
+    pub prefix_blocks: Vec<u64>,
 }
 
 /// How an engine names an admitted request in later calls. The engine decides what `slot`
@@ -104,13 +109,30 @@ pub trait Engine: Send + Sync {
 
     /// The request left; called exactly once per admitted ticket.
     fn depart(&self, ticket: &Ticket, why: Departure);
+
+    /// Why the request can never be served (too long for the model), asked before `admit`:
+    /// the server answers 400 with this message instead of admitting it. None by default.
+    fn refuse(&self, _admission: &Admission) -> Option<String> {
+        None
+    }
+
+    /// Whether `admit` reads [`Admission::prefix_blocks`], so the server hashes prompts only
+    /// for an engine that uses the hashes.
+    fn wants_prefix_blocks(&self) -> bool {
+        false
+    }
 }
 
-/// The engine the settings ask for: the fixed timetable of `--ttft-ms` and `--itl-ms`, today
-/// the only one.
+/// The engine the settings ask for: the fixed timetable of `--ttft-ms` and `--itl-ms`, or a
+/// continuous-batching engine with a profile's costs (see [`profile`]).
 pub fn from_config(config: &Config) -> Arc<dyn Engine> {
-    Arc::new(fixed::Fixed {
-        ttft: config.ttft,
-        itl: config.itl,
-    })
+    match &config.engine {
+        profile::EngineSettings::Fixed => Arc::new(fixed::Fixed {
+            ttft: config.ttft,
+            itl: config.itl,
+        }),
+        profile::EngineSettings::Batching(settings) => {
+            Arc::new(batching::Batching::new(settings.clone()))
+        }
+    }
 }

@@ -66,6 +66,7 @@ fn stream_on(
         arrival_ns: timer.now_ns(),
         prompt_tokens: req.prompt_tokens,
         max_tokens: req.max_tokens,
+        prefix_blocks: Vec::new(),
     };
     let timetable = Timetable::admit(engine.clone(), timer, &admission);
     let chunks = Renderer::new("sim").chunks(req.kind, 1, 0);

@@ -23,6 +23,9 @@ pub enum Beyond {
     Flat,
 }
 
+// Points are finite (checked by `new`), so equality is an equivalence.
+impl Eq for Curve {}
+
 impl Curve {
     /// A curve through `points` (any order). Needs at least one point, finite values, distinct
     /// x and y ≥ 0.
@@ -64,6 +67,37 @@ impl Curve {
             points.push((num(x)?, num(y)?));
         }
         Self::new(points, beyond)
+    }
+
+    /// A step cost as a person types it: `A+B` (`8+0.5`: 8 ms plus 0.5 ms per sequence), a
+    /// single number (a constant), or points (`1:17.5,8:53.1`), continued past the last one.
+    pub fn parse_cost(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        if let Some((a, b)) = text.split_once('+').filter(|_| !text.contains(':')) {
+            let num = |s: &str| {
+                s.trim()
+                    .parse::<f64>()
+                    .map_err(|_| format!("`{text}`: `{}` is not a number (want A+B)", s.trim()))
+            };
+            return Self::linear(num(a)?, num(b)?);
+        }
+        Self::parse_rate_or_points(text, Beyond::Extend)
+    }
+
+    /// A rate as a person types it: one number (`5000`), or points (`1024:3500,16384:7100`)
+    /// that stay at the last value past the last one.
+    pub fn parse_rate(text: &str) -> Result<Self, String> {
+        Self::parse_rate_or_points(text.trim(), Beyond::Flat)
+    }
+
+    fn parse_rate_or_points(text: &str, beyond: Beyond) -> Result<Self, String> {
+        if text.contains(':') {
+            return Self::parse(text, beyond);
+        }
+        let value = text
+            .parse::<f64>()
+            .map_err(|_| format!("`{text}`: expected a number or SIZE:VALUE points"))?;
+        Self::new(vec![(1.0, value)], beyond)
     }
 
     /// The value at `x`: the first point's value before it, straight lines between points,
@@ -110,6 +144,21 @@ mod tests {
         assert_eq!(line.at(10.0), 25.0);
         let one = Curve::parse("4:7", Beyond::Extend).unwrap();
         assert_eq!((one.at(1.0), one.at(9.0)), (7.0, 7.0));
+    }
+
+    #[test]
+    fn typed_costs_and_rates() {
+        let line = Curve::parse_cost("8+0.5").unwrap();
+        assert_eq!((line.at(1.0), line.at(64.0)), (8.5, 40.0));
+        let pts = Curve::parse_cost("1:10,3:20").unwrap();
+        assert_eq!(pts.at(5.0), 30.0);
+        assert_eq!(Curve::parse_cost("12").unwrap().at(50.0), 12.0);
+        let rate = Curve::parse_rate("1024:100,2048:200").unwrap();
+        assert_eq!(rate.at(1e6), 200.0);
+        assert_eq!(Curve::parse_rate(" 5000 ").unwrap().at(3.0), 5000.0);
+        assert!(Curve::parse_cost("8+x").unwrap_err().contains("`x`"));
+        assert!(Curve::parse_rate("fast").is_err());
+        assert!(Curve::parse_cost("-1+2").is_err());
     }
 
     #[test]

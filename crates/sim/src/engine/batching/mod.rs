@@ -4,25 +4,33 @@
 
 pub mod curve;
 pub mod model;
+pub mod prefix;
 
 #[cfg(test)]
 mod tests;
 
+use super::profile::BatchingSettings;
 use super::{Admission, Departure, Due, Engine, Ticket};
-use model::{Gauges, Model, Params};
+use model::{Gauges, Model};
 use std::sync::Mutex;
 
 /// A [`Model`] shared by every connection.
 #[derive(Debug)]
 pub struct Batching {
     model: Mutex<Model>,
+    /// The longest prompt + completion served: the profile's context length, or the KV
+    /// capacity if smaller (a longer request could never be scheduled).
+    max_model_len: u64,
+    prefix_cache: bool,
 }
 
 impl Batching {
     /// An idle engine with these limits and costs.
-    pub fn new(params: Params) -> Self {
+    pub fn new(settings: BatchingSettings) -> Self {
         Self {
-            model: Mutex::new(Model::new(params)),
+            max_model_len: settings.max_model_len.min(settings.params.kv_tokens),
+            prefix_cache: settings.params.prefix_cache,
+            model: Mutex::new(Model::new(settings.params)),
         }
     }
 
@@ -40,10 +48,11 @@ impl Batching {
 
 impl Engine for Batching {
     fn admit(&self, admission: &Admission) -> Ticket {
-        let slot = self.lock().admit(
+        let slot = self.lock().admit_blocks(
             admission.arrival_ns,
             admission.prompt_tokens,
             admission.max_tokens,
+            admission.prefix_blocks.clone(),
         );
         Ticket {
             slot: slot as u64,
@@ -63,4 +72,25 @@ impl Engine for Batching {
         let slot = usize::try_from(ticket.slot).unwrap_or(usize::MAX);
         self.lock().depart(slot);
     }
+
+    fn refuse(&self, admission: &Admission) -> Option<String> {
+        let asked = admission.prompt_tokens.saturating_add(admission.max_tokens);
+        (asked > self.max_model_len).then(|| context_length_message(self.max_model_len, admission))
+    }
+
+    fn wants_prefix_blocks(&self) -> bool {
+        self.prefix_cache
+    }
+}
+
+/// vLLM's answer to a request longer than the model's context, word for word.
+pub fn context_length_message(max_model_len: u64, admission: &Admission) -> String {
+    format!(
+        "This model's maximum context length is {max_model_len} tokens. However, you requested \
+         {} tokens ({} in the messages, {} in the completion). Please reduce the length of the \
+         messages or completion.",
+        admission.prompt_tokens.saturating_add(admission.max_tokens),
+        admission.prompt_tokens,
+        admission.max_tokens,
+    )
 }

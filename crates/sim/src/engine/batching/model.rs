@@ -21,10 +21,11 @@
 //! (plain numbers).
 
 use super::curve::Curve;
+use super::prefix::{PrefixCache, BLOCK_TOKENS};
 use std::collections::VecDeque;
 
 /// The limits and costs of a simulated engine.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Params {
     /// Time of a step by the number of sequences in it, in ms (`a + b·batch`, or measured
     /// points).
@@ -38,6 +39,9 @@ pub struct Params {
     pub max_batched_tokens: u64,
     /// KV-cache capacity in tokens.
     pub kv_tokens: u64,
+    /// Whether prompts that share leading blocks with earlier ones skip their prefill (see
+    /// [`super::prefix`]).
+    pub prefix_cache: bool,
 }
 
 /// Where a sequence is.
@@ -70,6 +74,8 @@ struct Seq {
     first_kept: u64,
     /// How often it was preempted.
     preemptions: u32,
+    /// The prompt's block hashes, for the prefix cache (empty without one).
+    blocks: Vec<u64>,
 }
 
 /// What a sequence does in the current step.
@@ -106,6 +112,10 @@ pub struct Gauges {
     pub prefilled_tokens: u64,
     /// Tokens produced so far.
     pub generated_tokens: u64,
+    /// Prompt tokens looked up in the prefix cache (each scheduling of a sequence counts).
+    pub prefix_queried_tokens: u64,
+    /// Prompt tokens found there, whose prefill was skipped.
+    pub prefix_hit_tokens: u64,
 }
 
 /// A continuous-batching engine on virtual time.
@@ -123,6 +133,8 @@ pub struct Model {
     /// When the last step ended (or 0).
     last_end_ns: u64,
     gauges: Gauges,
+    /// The prefix cache, when the parameters ask for one.
+    prefix: Option<PrefixCache>,
 }
 
 /// The shortest step: keeps time moving even when a profile's costs round to nothing.
@@ -132,7 +144,6 @@ impl Model {
     /// An idle engine.
     pub fn new(params: Params) -> Self {
         Self {
-            params,
             seqs: Vec::new(),
             free: Vec::new(),
             waiting: VecDeque::new(),
@@ -140,13 +151,34 @@ impl Model {
             step: None,
             last_end_ns: 0,
             gauges: Gauges::default(),
+            prefix: params
+                .prefix_cache
+                .then(|| PrefixCache::new(params.kv_tokens)),
+            params,
         }
     }
 
     /// A request arrives at `arrival_ns`; returns its slot. Every step that starts before it is
     /// run first, so it joins at the next step boundary, as in a real engine.
     pub fn admit(&mut self, arrival_ns: u64, prompt: u64, max_tokens: u64) -> usize {
+        self.admit_blocks(arrival_ns, prompt, max_tokens, Vec::new())
+    }
+
+    /// [`Model::admit`] with the hashes of the prompt's whole blocks, oldest first (see
+    /// [`super::prefix`]); ignored without a prefix cache.
+    pub fn admit_blocks(
+        &mut self,
+        arrival_ns: u64,
+        prompt: u64,
+        max_tokens: u64,
+        blocks: Vec<u64>,
+    ) -> usize {
         self.advance(arrival_ns);
+        let blocks = if self.prefix.is_some() {
+            blocks
+        } else {
+            Vec::new()
+        };
         let seq = Seq {
             arrival_ns,
             prompt: prompt.max(1),
@@ -158,6 +190,7 @@ impl Model {
             times: VecDeque::new(),
             first_kept: 1,
             preemptions: 0,
+            blocks,
         };
         let slot = match self.free.pop() {
             Some(slot) => {
@@ -291,6 +324,11 @@ impl Model {
             seq.to_prefill -= w.prefill;
             seq.kv += w.prefill;
             self.gauges.prefilled_tokens += w.prefill;
+            if w.prefill > 0 && seq.to_prefill == 0 {
+                if let Some(cache) = self.prefix.as_mut() {
+                    cache.insert(&seq.blocks);
+                }
+            }
             if w.produces {
                 seq.generated += 1;
                 seq.kv += 1;
@@ -364,6 +402,12 @@ impl Model {
                 j += 1;
                 continue;
             }
+            if seq.kv == 0 {
+                self.look_up_prefix(slot);
+            }
+            let Some(seq) = self.seqs[slot].as_ref() else {
+                continue;
+            };
             let chunk = seq.to_prefill.min(budget);
             let produces = chunk == seq.to_prefill;
             let need = chunk + u64::from(produces);
@@ -402,6 +446,22 @@ impl Model {
             end_ns: start_ns.saturating_add(ns),
             work,
         });
+    }
+
+    /// A sequence about to be scheduled with nothing in the cache: what it must prefill, less
+    /// the leading blocks the prefix cache holds (never its last prompt token, which must be
+    /// computed to produce the next one, as in vLLM).
+    fn look_up_prefix(&mut self, slot: usize) {
+        let (Some(cache), Some(seq)) = (
+            self.prefix.as_mut(),
+            self.seqs.get_mut(slot).and_then(Option::as_mut),
+        ) else {
+            return;
+        };
+        let cached = (cache.hits(&seq.blocks) * BLOCK_TOKENS).min(seq.prompt - 1);
+        seq.to_prefill = seq.prompt + seq.generated - cached;
+        self.gauges.prefix_queried_tokens += seq.prompt;
+        self.gauges.prefix_hit_tokens += cached;
     }
 
     /// Sends a running sequence back to the front of the queue, freeing its cache: it will

@@ -15,6 +15,7 @@ fn params(a: f64, b: f64, tps: f64) -> Params {
         max_num_seqs: 256,
         max_batched_tokens: 1_000_000,
         kv_tokens: 1_000_000,
+        prefix_cache: false,
     }
 }
 
@@ -186,4 +187,108 @@ fn random_workloads_keep_the_invariants() {
     let want: u64 = reqs.iter().map(|r| r.2).sum();
     assert_eq!(g.generated_tokens, want);
     assert_eq!((g.kv_used, g.running, g.waiting), (0, 0, 0));
+}
+
+#[test]
+fn a_cached_prefix_skips_its_prefill_and_a_salt_busts_it() {
+    let mut p = params(10.0, 0.0, 1000.0);
+    p.prefix_cache = true;
+    let mut m = Model::new(p);
+    let blocks: Vec<u64> = (1..=6).collect();
+    let a = m.admit_blocks(0, 100, 1, blocks.clone());
+    // No hit: 10 ms + 100 tokens at 1000/s.
+    assert_eq!(all_tokens(&mut m, a, 1), [110 * MS]);
+    // The same prompt later: 96 tokens (six blocks) cached, 4 to prefill.
+    let b = m.admit_blocks(200 * MS, 100, 1, blocks.clone());
+    assert_eq!(all_tokens(&mut m, b, 1), [(200 + 10 + 4) * MS]);
+    // A salted prompt shares no block: the whole prefill again.
+    let salted: Vec<u64> = (101..=106).collect();
+    let c = m.admit_blocks(300 * MS, 100, 1, salted);
+    assert_eq!(all_tokens(&mut m, c, 1), [(300 + 110) * MS]);
+    // A prompt that is all cached still computes its last token.
+    let d = m.admit_blocks(500 * MS, 96, 1, blocks[..6].to_vec());
+    assert_eq!(all_tokens(&mut m, d, 1), [(500 + 10 + 1) * MS]);
+    let g = m.gauges(600 * MS);
+    assert_eq!(g.prefix_hit_tokens, 96 + 95);
+    assert_eq!(g.prefix_queried_tokens, 100 * 3 + 96);
+    // Without the cache, the same prompt prefills in full.
+    let mut off = Model::new(params(10.0, 0.0, 1000.0));
+    let _ = off.admit_blocks(0, 100, 1, blocks.clone());
+    let e = off.admit_blocks(200 * MS, 100, 1, blocks);
+    assert_eq!(all_tokens(&mut off, e, 1), [310 * MS]);
+}
+
+/// Every token instant of a busy workload (queueing, chunking, preemption, prefix hits).
+fn busy_workload() -> Vec<Vec<u64>> {
+    let mut state = 7u64;
+    let mut next = |n: u64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) % n
+    };
+    let mut p = params(5.0, 0.5, 5000.0);
+    p.max_num_seqs = 6;
+    p.max_batched_tokens = 128;
+    p.kv_tokens = 1500;
+    p.prefix_cache = true;
+    let mut m = Model::new(p);
+    let mut reqs = Vec::new();
+    let mut t = 0;
+    for _ in 0..40 {
+        t += next(15) * MS;
+        let (prompt, out) = (1 + next(300), 1 + next(40));
+        // Half the prompts share a prefix of up to four blocks.
+        let shared = next(2) * next(5);
+        let blocks = (0..prompt / 16)
+            .map(|b| if b < shared { b } else { 1000 + next(1 << 30) })
+            .collect();
+        reqs.push((m.admit_blocks(t, prompt, out, blocks), out));
+    }
+    reqs.iter()
+        .map(|&(slot, out)| all_tokens(&mut m, slot, out))
+        .collect()
+}
+
+#[test]
+fn the_same_admissions_give_the_same_instants() {
+    let first = busy_workload();
+    assert_eq!(first.len(), 40);
+    assert_eq!(first, busy_workload());
+}
+
+#[test]
+fn a_request_longer_than_the_context_is_refused() {
+    use crate::engine::profile::BatchingSettings;
+    use crate::engine::{Admission, Engine};
+    let mut p = params(10.0, 0.0, 1000.0);
+    p.kv_tokens = 5000;
+    let engine = super::Batching::new(BatchingSettings {
+        profile: "test".into(),
+        params: p,
+        max_model_len: 4096,
+    });
+    let ask = |prompt_tokens, max_tokens| Admission {
+        prompt_tokens,
+        max_tokens,
+        ..Admission::default()
+    };
+    assert_eq!(engine.refuse(&ask(4000, 96)), None);
+    let message = engine.refuse(&ask(4000, 97)).unwrap();
+    assert!(
+        message.starts_with("This model's maximum context length is 4096 tokens.")
+            && message
+                .contains("you requested 4097 tokens (4000 in the messages, 97 in the completion)"),
+        "{message}"
+    );
+    // The KV capacity bounds it too when it is the smaller.
+    let small = super::Batching::new(BatchingSettings {
+        profile: "test".into(),
+        params: params(10.0, 0.0, 1000.0),
+        max_model_len: u64::MAX,
+    });
+    assert!(small
+        .refuse(&ask(1_000_001, 1))
+        .unwrap()
+        .contains("1000000 tokens"));
 }

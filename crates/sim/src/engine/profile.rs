@@ -1,0 +1,231 @@
+//! Engine profiles: named sets of costs and limits for the continuous-batching engine, each
+//! with its source, and the `fixed` timetable kept for tests. `--profile NAME` picks one; the
+//! flags `--max-num-seqs`, `--max-num-batched-tokens`, `--kv-cache-tokens`, `--decode-step-ms`,
+//! `--prefill-tps` and `--prefix-cache` change its fields (see [`Overrides`]).
+//!
+//! The table is text, parsed as a person would type the flags, so the docs, the flags and the
+//! table read alike; a test parses every row.
+
+use super::batching::curve::Curve;
+use super::batching::model::Params;
+
+/// The profile a command line without timing flags gets.
+pub const DEFAULT_PROFILE: &str = "small-gpu";
+
+/// The fixed timetable's name (`--ttft-ms`, `--itl-ms`).
+pub const FIXED_PROFILE: &str = "fixed";
+
+/// One row of the profile table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Profile {
+    /// What `--profile` takes.
+    pub name: &'static str,
+    /// What it simulates and where its numbers come from (shown in the docs).
+    pub source: &'static str,
+    /// Step time by sequences in the step, in ms (`A+B` or points).
+    pub decode_ms: &'static str,
+    /// Prefill tokens/s by prompt tokens in the step (a number or points).
+    pub prefill_tps: &'static str,
+    /// Most sequences running at once.
+    pub max_num_seqs: usize,
+    /// Tokens per step, decode and prefill together (chunked prefill).
+    pub max_batched_tokens: u64,
+    /// KV-cache capacity in tokens.
+    pub kv_tokens: u64,
+    /// The longest prompt + completion accepted.
+    pub max_model_len: u64,
+}
+
+/// Every batching profile. The curves of `spark-gpt-oss-120b` were fitted so that our own
+/// llama-benchy pipe measures seed 001's published figures (see `benches/simserve_calibration.rs`
+/// and the test `spark_profile_reproduces_seed_001` below).
+pub const PROFILES: &[Profile] = &[
+    // An 8B-class model on one mid-range GPU: a modest engine for `make demo` and for learning
+    // the tools. Not calibrated: round numbers of the usual shape (about 100 t/s for one
+    // stream, 2,800 t/s for 64, prefill 8,000 t/s).
+    Profile {
+        name: "small-gpu",
+        source: "an 8B-class model on one mid-range GPU; round numbers, not calibrated",
+        decode_ms: "10+0.2",
+        prefill_tps: "8000",
+        max_num_seqs: 256,
+        max_batched_tokens: 8192,
+        kv_tokens: 131_072,
+        max_model_len: 32_768,
+    },
+    // gpt-oss-120b on one DGX Spark (vLLM), calibrated to seed 001's llama-benchy sweep:
+    // decode t/s 57.2 … 452.5 at concurrency 1 … 64, prefill t/s 3,310 … 6,991 with
+    // 1,024-token prompts, TTFR 311 ms alone. The KV capacity is an assumption.
+    Profile {
+        name: "spark-gpt-oss-120b",
+        source: "gpt-oss-120b on one DGX Spark, vLLM: seed 001's llama-benchy sweep (c = 1 … 64)",
+        decode_ms: SPARK_DECODE_MS,
+        prefill_tps: SPARK_PREFILL_TPS,
+        max_num_seqs: 256,
+        max_batched_tokens: 8192,
+        kv_tokens: 500_000,
+        max_model_len: 131_072,
+    },
+    // A large model served by tensor parallelism over 4 nodes, shaped like seed 002's "4 node
+    // (tp)" `vllm bench serve` runs (1,024-token prompts, 128 out, all sent at once): TPOT
+    // about 45 to 52 ms alone rising to 190 to 400 ms with 100 requests, TTFT 84 to 128 ms
+    // alone and seconds under load. Shaped, not calibrated.
+    Profile {
+        name: "multinode-tp4",
+        source: "a large model, tensor parallel over 4 nodes: seed 002's \"4 node (tp)\" runs; shaped, not calibrated",
+        decode_ms: "1:46,10:60,100:150",
+        prefill_tps: "1024:20000,2048:12000",
+        max_num_seqs: 256,
+        max_batched_tokens: 2048,
+        kv_tokens: 400_000,
+        max_model_len: 32_768,
+    },
+];
+
+/// Seed 001's decode step times, fitted (see [`PROFILES`]).
+const SPARK_DECODE_MS: &str = "1:17.5,2:23.3,4:32.7,8:45.4,16:58.5,32:68.9,64:74.7";
+/// Seed 001's prefill rates by tokens in a step, fitted.
+const SPARK_PREFILL_TPS: &str = "1024:3508,3072:5560,8192:7785";
+
+/// Which engine serves, with what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EngineSettings {
+    /// The fixed timetable of `--ttft-ms` and `--itl-ms`.
+    Fixed,
+    /// The continuous-batching engine.
+    Batching(BatchingSettings),
+}
+
+/// A batching profile with its overrides applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchingSettings {
+    /// The profile it started from.
+    pub profile: String,
+    /// The model's costs and limits.
+    pub params: Params,
+    /// The longest prompt + completion accepted; longer requests get a 400.
+    pub max_model_len: u64,
+}
+
+/// What the command line changes in a profile; each `None` keeps the profile's value.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// `--max-num-seqs`.
+    pub max_num_seqs: Option<usize>,
+    /// `--max-num-batched-tokens`.
+    pub max_batched_tokens: Option<u64>,
+    /// `--kv-cache-tokens`.
+    pub kv_tokens: Option<u64>,
+    /// `--decode-step-ms`.
+    pub decode_ms: Option<Curve>,
+    /// `--prefill-tps`.
+    pub prefill_tps: Option<Curve>,
+    /// `--prefix-cache`.
+    pub prefix_cache: Option<bool>,
+}
+
+impl Overrides {
+    /// The first flag set, for an error that names it.
+    fn first_set(&self) -> Option<&'static str> {
+        [
+            (self.max_num_seqs.is_some(), "--max-num-seqs"),
+            (
+                self.max_batched_tokens.is_some(),
+                "--max-num-batched-tokens",
+            ),
+            (self.kv_tokens.is_some(), "--kv-cache-tokens"),
+            (self.decode_ms.is_some(), "--decode-step-ms"),
+            (self.prefill_tps.is_some(), "--prefill-tps"),
+            (self.prefix_cache.is_some(), "--prefix-cache"),
+        ]
+        .into_iter()
+        .find_map(|(set, name)| set.then_some(name))
+    }
+}
+
+/// The profile called `name`, if there is one.
+pub fn find(name: &str) -> Option<&'static Profile> {
+    PROFILES.iter().find(|p| p.name == name)
+}
+
+/// Every name `--profile` takes, `fixed` included.
+pub fn names() -> Vec<&'static str> {
+    PROFILES
+        .iter()
+        .map(|p| p.name)
+        .chain([FIXED_PROFILE])
+        .collect()
+}
+
+impl Profile {
+    /// The profile's settings, before any override.
+    pub fn settings(&self) -> Result<BatchingSettings, String> {
+        let bad = |what: &str, e: String| format!("profile {}: {what}: {e}", self.name);
+        Ok(BatchingSettings {
+            profile: self.name.to_owned(),
+            params: Params {
+                decode_ms: Curve::parse_cost(self.decode_ms).map_err(|e| bad("decode", e))?,
+                prefill_tps: Curve::parse_rate(self.prefill_tps).map_err(|e| bad("prefill", e))?,
+                max_num_seqs: self.max_num_seqs,
+                max_batched_tokens: self.max_batched_tokens,
+                kv_tokens: self.kv_tokens,
+                prefix_cache: true,
+            },
+            max_model_len: self.max_model_len,
+        })
+    }
+}
+
+/// The engine a command line asks for. `profile` is `--profile`; `timing_flags` is whether
+/// `--ttft-ms` or `--itl-ms` was given. The rule: `--profile fixed`, or timing flags without a
+/// profile, select the fixed timetable; otherwise the named (or default) batching profile with
+/// `overrides` applied. Mixing the two kinds of flags is refused.
+pub fn choose(
+    profile: Option<&str>,
+    timing_flags: bool,
+    overrides: &Overrides,
+) -> Result<EngineSettings, String> {
+    let name = match profile {
+        Some(name) => name,
+        None if timing_flags => FIXED_PROFILE,
+        None => DEFAULT_PROFILE,
+    };
+    if name == FIXED_PROFILE {
+        if let Some(flag) = overrides.first_set() {
+            return Err(format!(
+                "{flag} applies to a batching profile, not to the fixed timetable \
+                 (drop --ttft-ms/--itl-ms or name a --profile)"
+            ));
+        }
+        return Ok(EngineSettings::Fixed);
+    }
+    if timing_flags {
+        return Err(format!(
+            "--ttft-ms and --itl-ms apply to --profile fixed, not to {name}"
+        ));
+    }
+    let Some(found) = find(name) else {
+        return Err(format!(
+            "--profile: unknown profile `{name}`; known: {}",
+            names().join(", ")
+        ));
+    };
+    let mut settings = found.settings()?;
+    let params = &mut settings.params;
+    let o = overrides.clone();
+    params.max_num_seqs = o.max_num_seqs.unwrap_or(params.max_num_seqs);
+    params.max_batched_tokens = o.max_batched_tokens.unwrap_or(params.max_batched_tokens);
+    params.kv_tokens = o.kv_tokens.unwrap_or(params.kv_tokens);
+    params.prefix_cache = o.prefix_cache.unwrap_or(params.prefix_cache);
+    if let Some(curve) = o.decode_ms {
+        params.decode_ms = curve;
+    }
+    if let Some(curve) = o.prefill_tps {
+        params.prefill_tps = curve;
+    }
+    Ok(EngineSettings::Batching(settings))
+}
+
+#[cfg(test)]
+#[path = "profile_tests.rs"]
+mod tests;
