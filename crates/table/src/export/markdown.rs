@@ -94,6 +94,9 @@ pub fn grid_markdown(grid: &Grid, mode: SpreadMode) -> String {
 mod tests {
     #[test]
     fn cells_cannot_add_columns_or_markup() {
-        assert_eq!(super::escape("a|b <b>&\"c\"\n"), "a\\|b &lt;b&gt;&amp;\"c\" ");
+        assert_eq!(
+            super::escape("a|b <b>&\"c\"\n"),
+            "a\\|b &lt;b&gt;&amp;\"c\" "
+        );
     }
 }
