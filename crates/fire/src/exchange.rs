@@ -13,7 +13,7 @@ use crate::stop::{Stop, StopReason};
 use crate::verdict::Verdict;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use hyper::Uri;
 use std::sync::Arc;
 use std::time::Duration;
@@ -234,6 +234,7 @@ impl Request {
         let ctx = self.ctx.clone();
         let job = &mut self.job;
         let body = std::mem::take(&mut job.body);
+        let own_headers = std::mem::take(&mut job.headers);
         let sent_ns = ctx.clock.now_ns();
         ctx.sink.record(&Record::Sent(Sent {
             id: job.id,
@@ -242,7 +243,7 @@ impl Request {
         }));
         ctx.live.sent(job.scheduled_ns, sent_ns);
         self.sent = true;
-        let result = exchange(&ctx, body, &mut self.st).await;
+        let result = exchange(&ctx, body, own_headers, &mut self.st).await;
         self.end(result)
     }
 
@@ -313,12 +314,20 @@ impl Drop for Request {
     }
 }
 
-async fn exchange(ctx: &Ctx, body: Bytes, st: &mut StreamState) -> Result<(), Failure> {
+async fn exchange(
+    ctx: &Ctx,
+    body: Bytes,
+    own_headers: Vec<(HeaderName, HeaderValue)>,
+    st: &mut StreamState,
+) -> Result<(), Failure> {
     let mut req = hyper::Request::post(ctx.uri.clone())
         .body(Full::new(body))
         .map_err(|e| Failure::new(ErrorKind::Connect, e.to_string()))?;
     let headers = req.headers_mut();
     headers.clone_from(&ctx.headers);
+    for (name, value) in own_headers {
+        headers.insert(name, value);
+    }
     if !headers.contains_key(CONTENT_TYPE) {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     }
@@ -351,6 +360,7 @@ async fn exchange(ctx: &Ctx, body: Bytes, st: &mut StreamState) -> Result<(), Fa
     let status = resp.status();
     st.status = Some(status.as_u16());
     let content_type = resp.headers().get(CONTENT_TYPE).cloned();
+    let retry_after = resp.headers().get(RETRY_AFTER).cloned();
     let mut body = resp.into_body();
     if !status.is_success() {
         let text = watch
@@ -358,7 +368,7 @@ async fn exchange(ctx: &Ctx, body: Bytes, st: &mut StreamState) -> Result<(), Fa
             .await?;
         return Err(Failure::new(
             ErrorKind::Http,
-            format!("HTTP {status}: {}", snippet(&text)),
+            http_error_message(status, retry_after.as_ref(), &text),
         ));
     }
     if let Some(other) = content_type.filter(|t| !is_event_stream(t)) {
@@ -511,6 +521,24 @@ async fn read_prefix(
     text
 }
 
+/// The `error` of a non-2xx answer: the status, the server's `Retry-After` when it sent one
+/// (a rate limiter's or an overloaded server's "come back in N seconds"), and the start of
+/// the body.
+fn http_error_message(
+    status: hyper::StatusCode,
+    retry_after: Option<&HeaderValue>,
+    body: &[u8],
+) -> String {
+    match retry_after.and_then(|v| v.to_str().ok()) {
+        Some(after) => format!(
+            "HTTP {status} (retry-after: {}): {}",
+            after.trim(),
+            snippet(body)
+        ),
+        None => format!("HTTP {status}: {}", snippet(body)),
+    }
+}
+
 /// A short, printable excerpt of server bytes for error messages.
 fn snippet(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
@@ -551,6 +579,20 @@ mod tests {
         for no in ["application/json", "text/html", "text/event-streamx"] {
             assert!(!is_event_stream(&HeaderValue::from_static(no)), "{no}");
         }
+    }
+
+    #[test]
+    fn an_http_error_names_its_retry_after() {
+        let status = hyper::StatusCode::TOO_MANY_REQUESTS;
+        let body = br#"{"error":{"message":"slow down"}}"#;
+        let m = http_error_message(status, Some(&HeaderValue::from_static("2")), body);
+        assert!(
+            m.starts_with("HTTP 429 Too Many Requests (retry-after: 2): "),
+            "{m}"
+        );
+        assert!(m.contains("slow down"), "{m}");
+        let m = http_error_message(status, None, body);
+        assert!(m.starts_with("HTTP 429 Too Many Requests: "), "{m}");
     }
 
     #[test]

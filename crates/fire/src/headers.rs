@@ -3,6 +3,7 @@
 //! writes: the recorded argv and params, and its messages.
 
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION};
+use std::collections::BTreeMap;
 
 /// Headers `fire` sets itself on every request, which `-H` may not replace: the body's framing
 /// and the per-request id.
@@ -48,17 +49,35 @@ pub fn parse(text: &str) -> Result<(HeaderName, HeaderValue), String> {
             "-H: expected \"Name: value\" (a header name, a colon, the value), got text without a colon that starts {first_word:?}"
         ));
     };
-    let name = name.trim();
+    checked(name.trim(), value.trim()).map_err(|e| format!("-H {e}"))
+}
+
+/// A request's own headers (the schedule's `headers` member), checked as `-H` headers are; the
+/// error names the field and never repeats a value.
+pub fn per_request(
+    headers: &BTreeMap<String, String>,
+) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            checked(name, value.trim()).map_err(|e| format!("field \"headers\": {e}"))
+        })
+        .collect()
+}
+
+/// One header, checked: a valid name that fire does not set itself, a value a header can
+/// carry (marked sensitive when the name looks secret). The error starts with the name.
+fn checked(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), String> {
     let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-        format!("-H {name:?}: not a valid header name (letters, digits and -_.!#$%&'*+^`|~ only)")
+        format!("{name:?}: not a valid header name (letters, digits and -_.!#$%&'*+^`|~ only)")
     })?;
     if FIRES_OWN.contains(&header.as_str()) {
         return Err(format!(
-            "-H {name}: fire sets this header itself on every request; it cannot be replaced"
+            "{name}: fire sets this header itself on every request; it cannot be replaced"
         ));
     }
-    let mut value = HeaderValue::from_str(value.trim()).map_err(|_| {
-        format!("-H {name}: the value holds characters a header cannot carry (control characters or non-ASCII)")
+    let mut value = HeaderValue::from_str(value).map_err(|_| {
+        format!("{name}: the value holds characters a header cannot carry (control characters or non-ASCII)")
     })?;
     value.set_sensitive(is_secret(name));
     Ok((header, value))

@@ -5,6 +5,7 @@
 
 use crate::dispatch::Credit;
 use bytes::Bytes;
+use hyper::header::{HeaderName, HeaderValue};
 use tokenpipe_format::Grouping;
 
 /// A request ready to go.
@@ -16,6 +17,8 @@ pub struct Job {
     pub scheduled_ns: Option<u64>,
     /// Encoded API body.
     pub body: Bytes,
+    /// Headers of this request alone (the schedule's `headers`), over the run's `-H` ones.
+    pub headers: Vec<(HeaderName, HeaderValue)>,
     /// What the request's `done` echoes from the schedule.
     pub echo: Grouping,
     /// Keep the generated text and hand it back in [`Ended::text`]: the session's next turn

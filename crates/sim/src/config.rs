@@ -33,7 +33,8 @@ const MAX_DELAY_MS: f64 = 3_600_000.0;
 /// With --fault it fails chosen requests the way real servers fail (an error status, a reset
 /// or stalled connection, a broken event, an in-stream error, a stream cut short), so that a
 /// client's handling of each failure can be checked end to end. A request can also ask for
-/// its own fault with "tokenpipe_fault": "KIND" in its JSON body.
+/// its own fault with "tokenpipe_fault": "KIND" in its JSON body, or with the header
+/// `x-tokenpipe-fault: KIND[;after=N]`, so one run can mix them.
 ///
 /// Other routes: GET /v1/models lists the one model, GET /health answers 200.
 ///
@@ -152,11 +153,17 @@ pub struct Args {
     ///   bare-done      send `data: [DONE]` without any finish_reason (as llama-cpp-python)
     ///   json           answer the whole JSON (application/json), ignoring `stream: true`
     ///   html           answer 200 with a text/html page at once (a proxy's, a login page)
-    /// The mid-stream kinds act after --fault-after tokens. FRACTION (0 to 1, default 1) of the
-    /// requests fail; which ones is a hash of each request's number and --fault-seed, so the
-    /// same seed fails the same requests. Repeatable; the fractions must add up to at most 1.
-    /// A request can choose for itself with the body members "tokenpipe_fault": "KIND" (or
-    /// "none") and "tokenpipe_fault_after": N, which override these flags.
+    ///   stall=MS       pause MS ms mid-stream, then go on (the later tokens MS ms late)
+    ///   slow-headers=MS  hold the status and headers back MS ms (tokens keep their schedule)
+    ///   endless        never end: tokens keep coming past max_tokens, no finish_reason
+    ///   long[=N]       answer N tokens (default 10000) whatever max_tokens says
+    /// http=429 and http=503 carry `Retry-After: --retry-after`. The mid-stream kinds act after
+    /// --fault-after tokens. FRACTION (0 to 1, default 1) of the requests fail; which ones is a
+    /// hash of each request's number and --fault-seed, so the same seed fails the same
+    /// requests. Repeatable; the fractions must add up to at most 1. A request can choose for
+    /// itself with the body members "tokenpipe_fault": "KIND" (or "none") and
+    /// "tokenpipe_fault_after": N, or with the header `x-tokenpipe-fault: KIND[;after=N]`,
+    /// which beats the body members; both override these flags.
     #[arg(long, value_name = "KIND[:FRACTION]", value_parser = select::parse_flag,
           verbatim_doc_comment)]
     pub fault: Vec<FaultFlag>,
@@ -169,6 +176,11 @@ pub struct Args {
     /// at most max_tokens].
     #[arg(long, value_name = "N")]
     pub fault_after: Option<u64>,
+
+    // --- faults: per request, through a header; the kinds that reshape an answer ---
+    /// Seconds the `Retry-After` header of an http=429 or http=503 fault says.
+    #[arg(long, value_name = "S", default_value_t = select::DEFAULT_RETRY_AFTER_S)]
+    pub retry_after: u64,
 
     /// Require `Authorization: Bearer KEY` on every /v1 route (GET /health stays open);
     /// other requests get 401 with an OpenAI-style error body.
@@ -273,7 +285,8 @@ impl Config {
         )?;
         config.engine = engine_settings(args)?;
         config.faults = FaultPlan::new(&args.fault, args.fault_seed, args.fault_after)
-            .map_err(tokenpipe_cli::bad_input)?;
+            .map_err(tokenpipe_cli::bad_input)?
+            .with_retry_after(args.retry_after);
         config.access = Access {
             api_key: args.api_key.clone(),
             headers_delay: delay(args.headers_delay_ms)

@@ -14,7 +14,7 @@ use crate::api::{self, GenerationRequest, Kind};
 use crate::config::Config;
 use crate::engine::{self, Admission, Departure, Engine};
 use crate::fault::select::FaultPlan;
-use crate::fault::{Fault, NotStream, Reset, WholeDivert};
+use crate::fault::{self, Fault, NotStream, Reset, WholeDivert};
 use crate::render::{self, Renderer};
 use crate::request_log::RequestLog;
 use crate::stamps::{RequestStamps, StampLog};
@@ -25,7 +25,7 @@ use crate::waiter::TokenTimer;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Either, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE};
+use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE, RETRY_AFTER};
 use hyper::{Method, Request, Response, StatusCode};
 use std::future::Future;
 use std::io;
@@ -243,6 +243,7 @@ async fn answer(
     request_id: Option<String>,
 ) -> Result<Response<ResponseBody>, Reset> {
     let logged_headers = app.request_log.as_ref().map(|_| req.headers().clone());
+    let header_fault = fault::header::asked(req.headers(), api::MAX_TOKENS_LIMIT);
     let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
         .collect()
         .await
@@ -275,20 +276,31 @@ async fn answer(
     }
     // Its line in the stamps file is written when this is dropped, whatever the answer.
     let stamps = RequestStamps::new(app.stamps.clone(), request_id, received_ns);
-    let parsed = match api::parse(kind, &body) {
-        Ok(parsed) => parsed,
-        Err(e) => {
-            let bad = error(StatusCode::BAD_REQUEST, "invalid_request_error", &e.message);
+    let (mut parsed, header_fault) = match (api::parse(kind, &body), header_fault) {
+        (Ok(parsed), Ok(asked)) => (parsed, asked),
+        (Err(api::ApiError { message }), _) | (_, Err(message)) => {
+            let bad = error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
             return Ok(bad);
         }
     };
     let id = app.next_id.fetch_add(1, Ordering::Relaxed);
-    let fault = app.faults.choose(id, &parsed.fault, parsed.max_tokens);
+    let asked = header_fault.over(parsed.fault);
+    let fault = app.faults.choose(id, &asked, parsed.max_tokens);
     if let Some(refusal) = fault.as_ref().and_then(Fault::refusal) {
         let status =
             StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        return Ok(error(status, refusal.kind, &refusal.message));
+        let mut response = error(status, refusal.kind, &refusal.message);
+        if refusal.retry_after {
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(app.faults.retry_after_s()));
+        }
+        return Ok(response);
     }
+    // `stall=MS`, `slow-headers=MS`, `endless`, `long=N` change the answer, not break it.
+    let reshape = fault.as_ref().and_then(Fault::reshape).unwrap_or_default();
+    let fault = fault.filter(|f| f.reshape().is_none());
+    reshape.apply_to(&mut parsed);
     let not_stream = fault.as_ref().and_then(Fault::not_stream);
     if let Some(NotStream::Html(page)) = not_stream {
         let mut response = full(StatusCode::OK, page);
@@ -308,11 +320,22 @@ async fn answer(
             Vec::new()
         },
     };
-    if let Some(message) = app.engine.refuse(&admission) {
-        let bad = error(StatusCode::BAD_REQUEST, "BadRequestError", &message);
-        return Ok(bad);
+    // A runaway answer (`endless`) is the fault's point, not a request to refuse.
+    if !reshape.endless {
+        if let Some(message) = app.engine.refuse(&admission) {
+            let bad = error(StatusCode::BAD_REQUEST, "BadRequestError", &message);
+            return Ok(bad);
+        }
     }
-    let timetable = Timetable::admit(app.engine.clone(), &app.timer, &admission);
+    let mut timetable = Timetable::admit(app.engine.clone(), &app.timer, &admission);
+    if let Some((after, delay)) = reshape.pause {
+        timetable.pause_after(after, delay);
+    }
+    reshape.hold_head().await;
+    if reshape.endless && !parsed.stream {
+        // An answer sent whole that never ends is never sent: the client's timeout ends it.
+        return std::future::pending().await;
+    }
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

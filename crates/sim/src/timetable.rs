@@ -18,6 +18,9 @@ pub struct Timetable {
     ticket: Ticket,
     waiter: Waiter,
     departed: bool,
+    /// Tokens after the first `.0` are due `.1` ns later than the engine says (the `stall=MS`
+    /// fault).
+    pause: Option<(u64, u64)>,
 }
 
 impl Timetable {
@@ -30,7 +33,15 @@ impl Timetable {
             ticket,
             waiter: timer.waiter(),
             departed: false,
+            pause: None,
         }
+    }
+
+    /// Delays every token after the first `after` by `delay`: the answer pauses, then goes on
+    /// at its own pace (the `stall=MS` fault).
+    pub fn pause_after(&mut self, after: u64, delay: std::time::Duration) {
+        let ns = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX);
+        self.pause = Some((after, ns));
     }
 
     /// When the request arrived, on the timer's clock (ns).
@@ -45,6 +56,10 @@ impl Timetable {
             let now = self.waiter.now_ns();
             match self.engine.due(&self.ticket, k, now) {
                 Due::At(at) => {
+                    let at = match self.pause {
+                        Some((after, ns)) if k > after => at.saturating_add(ns),
+                        _ => at,
+                    };
                     if at > now {
                         ready!(self.waiter.poll_until(cx, at));
                     }
@@ -161,6 +176,24 @@ mod tests {
         drop(timetable);
         let log = engine.log.lock().unwrap().clone();
         assert_eq!(log, ["admit 0 5 4", "depart 7 Finished"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_pause_delays_the_tokens_after_it() {
+        let engine = Arc::new(Lazy::default());
+        let timer = TokenTimer::tokio();
+        let start = Instant::now();
+        let admission = Admission {
+            arrival_ns: timer.now_ns(),
+            prompt_tokens: 5,
+            max_tokens: 4,
+        };
+        let mut timetable = Timetable::admit(engine, &timer, &admission);
+        timetable.pause_after(2, Duration::from_millis(100));
+        for (k, want_ms) in [(1, 10), (2, 20), (3, 130), (4, 140)] {
+            timetable.until(k).await;
+            assert_eq!(start.elapsed(), Duration::from_millis(want_ms), "token {k}");
+        }
     }
 
     #[tokio::test(start_paused = true)]

@@ -13,11 +13,12 @@ use crate::job::{Ended, Flow, Job};
 use crate::salt::RunSalt;
 use crate::session::{Failed, Session, Sessions};
 use crate::sink::Sink;
+use hyper::header::{HeaderName, HeaderValue};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
-use tokenpipe_format::{IdSet, Record};
+use tokenpipe_format::{IdSet, Record, Request};
 use tokio::sync::mpsc::UnboundedSender;
 
 /// Something released at an instant.
@@ -217,6 +218,18 @@ impl Dispatcher {
         }
     }
 
+    /// The request's own headers, checked; an error names its line.
+    fn own_headers(
+        &self,
+        line: usize,
+        req: &Request,
+    ) -> anyhow::Result<Vec<(HeaderName, HeaderValue)>> {
+        match &req.headers {
+            None => Ok(Vec::new()),
+            Some(map) => crate::headers::per_request(map).map_err(|m| self.bad(line, m)),
+        }
+    }
+
     fn bad(&self, line: usize, msg: impl std::fmt::Display) -> anyhow::Error {
         tokenpipe_cli::bad_input(format!("{}: line {line}: {msg}", self.source))
     }
@@ -288,6 +301,7 @@ impl Dispatcher {
             .dialect
             .encode(&req, &[], &self.body)
             .map_err(|m| self.bad(line, m))?;
+        let headers = self.own_headers(line, &req)?;
         let admit = match batch_at {
             Some(at) => Admit::At(at),
             None => self.policy.admit(&req).map_err(|m| self.bad(line, m))?,
@@ -311,6 +325,7 @@ impl Dispatcher {
             id: req.id,
             scheduled_ns: None,
             body,
+            headers,
             echo: req.grouping,
             keep_text: starts_session,
             flow: Flow {
@@ -409,6 +424,7 @@ impl Dispatcher {
             .dialect
             .encode(&req, &session.history, &self.body)
             .map_err(|m| self.bad(line, m))?;
+        let headers = self.own_headers(line, &req)?;
         let last = req.grouping.turn.unwrap_or(0) + 1 >= session.turns;
         if last {
             // The history is no longer needed.
@@ -423,6 +439,7 @@ impl Dispatcher {
             id: req.id,
             scheduled_ns: Some(at),
             body,
+            headers,
             echo: req.grouping,
             keep_text: !last,
             flow: Flow {

@@ -133,6 +133,11 @@ pub struct Request {
     /// never replace the members `fire` itself sets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
+    /// HTTP headers added to this request alone (`{"x-tokenpipe-fault": "reset;after=3"}`);
+    /// one of the same name replaces a `fire -H` header. Those `fire` sets itself (framing,
+    /// `x-request-id`) cannot be given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<BTreeMap<String, String>>,
 }
 
 /// What a request belongs to, for grouping results: written by `arrivals` on the `request`,

@@ -19,6 +19,15 @@
 //! | `bare-done`     | after tokens, `data: [DONE]` with no finish_reason (llama-cpp-python) |
 //! | `json`          | the whole answer as `application/json`, as if `stream` were false     |
 //! | `html`          | at once: 200 with a `text/html` page (a proxy's or a login page)      |
+//! | `stall=MS`      | after tokens, a pause of MS ms, then the rest on their schedule + MS  |
+//! | `slow-headers=MS` | the status and headers held back MS ms; tokens keep their schedule  |
+//! | `endless`       | tokens keep coming past `max_tokens`, never a finish_reason or end    |
+//! | `long[=N]`      | an answer of N tokens (default 10,000) whatever `max_tokens` says     |
+//!
+//! `http=429` and `http=503` carry a `Retry-After` header (`--retry-after`). The last four
+//! kinds do not break the answer but change its shape ([`Reshape`]): the answer is well formed,
+//! and only a client's limits (`fire --idle-timeout`, `--first-token-timeout`, `--timeout`)
+//! can make it fail.
 //!
 //! A fault acts when token `after + 1` is due (or right after the last token when `after` is
 //! all of them), as if the server broke while generating it, and no token of an answer that
@@ -28,7 +37,11 @@
 //! (`error`), the answer's JSON cut short (`truncate`), or the tokens so far with a null
 //! `finish_reason` (`bare-done`).
 
+pub mod header;
+mod reshape;
 pub mod select;
+
+pub use reshape::Reshape;
 
 use crate::api::GenerationRequest;
 use crate::render::{self, Renderer};
@@ -58,14 +71,31 @@ pub enum FaultKind {
     /// Answer 200 with an HTML page at once, as a proxy or a login page in front of a server
     /// does.
     Html,
+    /// Pause this many ms mid-stream, then go on: a GC pause, a preemption, a congested link.
+    StallFor(u64),
+    /// Hold the response head back this many ms, as a server slow to answer at all.
+    SlowHeaders(u64),
+    /// Never end the answer: a runaway generation only the client's timeout stops.
+    Endless,
+    /// Answer this many tokens whatever `max_tokens` asked, as a server that ignores it.
+    Long(u64),
 }
 
 /// The status `http` answers when none is given.
 pub const DEFAULT_HTTP_STATUS: u16 = 500;
 
+/// The answer's length `long` gives when no length is named: the issue's 10,000-token answer.
+pub const DEFAULT_LONG_TOKENS: u64 = 10_000;
+
+/// The longest answer `long=N` gives (a million tokens, about 6 MB of text when not streamed).
+pub const MAX_LONG_TOKENS: u64 = 1_000_000;
+
+/// The longest pause `stall=MS` and `slow-headers=MS` take: one hour.
+pub const MAX_PAUSE_MS: u64 = 3_600_000;
+
 /// Every kind's name, for messages and help.
-pub const KIND_NAMES: &str =
-    "http[=STATUS], reset, stall, garbage, error, truncate, bare-done, json, html";
+pub const KIND_NAMES: &str = "http[=STATUS], reset, stall[=MS], garbage, error, truncate, \
+bare-done, json, html, slow-headers=MS, endless, long[=N]";
 
 impl FaultKind {
     /// Parses a kind's name: `http`, `http=STATUS` (400 to 599), `reset`, `stall`, `garbage`,
@@ -81,19 +111,31 @@ impl FaultKind {
             "bare-done" => FaultKind::BareDone,
             "json" => FaultKind::Json,
             "html" => FaultKind::Html,
-            _ => match name.strip_prefix("http=") {
-                Some(status) => match status.parse::<u16>() {
-                    Ok(s) if (400..=599).contains(&s) => FaultKind::Http(s),
-                    _ => {
-                        return Err(format!(
-                            "`{name}`: the status must be a number from 400 to 599"
-                        ))
-                    }
-                },
-                None => return Err(format!("unknown fault `{name}`; expected {KIND_NAMES}")),
-            },
+            "endless" => FaultKind::Endless,
+            "long" => FaultKind::Long(DEFAULT_LONG_TOKENS),
+            _ => return Self::parse_valued(name),
         };
         Ok(kind)
+    }
+
+    /// Parses the kinds that carry a number: `http=STATUS`, `stall=MS`, `slow-headers=MS`,
+    /// `long=N`.
+    fn parse_valued(name: &str) -> Result<Self, String> {
+        let unknown = || format!("unknown fault `{name}`; expected {KIND_NAMES}");
+        let (kind, value) = name.split_once('=').ok_or_else(unknown)?;
+        let number = |lo: u64, hi: u64, what: &str| match value.parse::<u64>() {
+            Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+            _ => Err(format!(
+                "`{name}`: {what} must be a number from {lo} to {hi}"
+            )),
+        };
+        Ok(match kind {
+            "http" => FaultKind::Http(number(400, 599, "the status")? as u16),
+            "stall" => FaultKind::StallFor(number(0, MAX_PAUSE_MS, "MS")?),
+            "slow-headers" => FaultKind::SlowHeaders(number(0, MAX_PAUSE_MS, "MS")?),
+            "long" => FaultKind::Long(number(1, MAX_LONG_TOKENS, "N")?),
+            _ => return Err(unknown()),
+        })
     }
 }
 
@@ -109,6 +151,10 @@ impl fmt::Display for FaultKind {
             FaultKind::BareDone => f.write_str("bare-done"),
             FaultKind::Json => f.write_str("json"),
             FaultKind::Html => f.write_str("html"),
+            FaultKind::StallFor(ms) => write!(f, "stall={ms}"),
+            FaultKind::SlowHeaders(ms) => write!(f, "slow-headers={ms}"),
+            FaultKind::Endless => f.write_str("endless"),
+            FaultKind::Long(n) => write!(f, "long={n}"),
         }
     }
 }
@@ -131,6 +177,9 @@ pub struct Refusal {
     pub kind: &'static str,
     /// The error message.
     pub message: String,
+    /// Whether a `Retry-After` header goes with it (429 and 503, as rate limiters and
+    /// overloaded servers send it).
+    pub retry_after: bool,
 }
 
 /// What a streamed answer does at its fault point instead of its next event.
@@ -200,6 +249,7 @@ impl Fault {
                 status,
                 kind: error_type(status),
                 message: format!("simulated failure (fault `{}`)", self.kind),
+                retry_after: matches!(status, 429 | 503),
             }),
             _ => None,
         }
@@ -236,12 +286,19 @@ impl Fault {
             },
             // `http`, `json` and `html` act before any stream exists; read as a bare `[DONE]`
             // if they ever got here.
-            FaultKind::BareDone | FaultKind::Http(_) | FaultKind::Json | FaultKind::Html => {
-                Divert::Finish {
-                    event: None,
-                    done: true,
-                }
-            }
+            // The kinds that act before any stream exists, or reshape it instead of diverting
+            // it: read as a bare `[DONE]` if they ever got here.
+            FaultKind::BareDone
+            | FaultKind::Http(_)
+            | FaultKind::Json
+            | FaultKind::Html
+            | FaultKind::StallFor(_)
+            | FaultKind::SlowHeaders(_)
+            | FaultKind::Endless
+            | FaultKind::Long(_) => Divert::Finish {
+                event: None,
+                done: true,
+            },
         }
     }
 
@@ -276,12 +333,17 @@ impl Fault {
                     tokens,
                 }
             }
-            FaultKind::BareDone | FaultKind::Http(_) | FaultKind::Json | FaultKind::Html => {
-                WholeDivert::Answer {
-                    body: renderer.partial_response(req, id, created, tokens),
-                    tokens,
-                }
-            }
+            FaultKind::BareDone
+            | FaultKind::Http(_)
+            | FaultKind::Json
+            | FaultKind::Html
+            | FaultKind::StallFor(_)
+            | FaultKind::SlowHeaders(_)
+            | FaultKind::Endless
+            | FaultKind::Long(_) => WholeDivert::Answer {
+                body: renderer.partial_response(req, id, created, tokens),
+                tokens,
+            },
         }
     }
 
@@ -328,13 +390,33 @@ mod tests {
             "bare-done",
             "json",
             "html",
+            "stall=250",
+            "slow-headers=40",
+            "endless",
+            "long=10000",
         ] {
             let kind = FaultKind::parse(name).unwrap();
             assert_eq!(kind.to_string(), name);
         }
         assert_eq!(FaultKind::parse("http"), Ok(FaultKind::Http(500)));
+        assert_eq!(FaultKind::parse("stall"), Ok(FaultKind::Stall));
+        assert_eq!(FaultKind::parse("long"), Ok(FaultKind::Long(10_000)));
         for bad in [
-            "", "HTTP", "http=200", "http=600", "http=", "http=5xx", "rst", "none",
+            "",
+            "HTTP",
+            "http=200",
+            "http=600",
+            "http=",
+            "http=5xx",
+            "rst",
+            "none",
+            "stall=",
+            "stall=-1",
+            "stall=3600001",
+            "slow-headers",
+            "long=0",
+            "long=1000001",
+            "endless=3",
         ] {
             let e = FaultKind::parse(bad).unwrap_err();
             assert!(e.contains(bad), "{e}");
@@ -352,6 +434,9 @@ mod tests {
         assert!(r.message.contains("http=503"), "{}", r.message);
         assert_eq!(fault(429).refusal().unwrap().kind, "rate_limit_error");
         assert_eq!(fault(404).refusal().unwrap().kind, "invalid_request_error");
+        assert!(fault(429).refusal().unwrap().retry_after);
+        assert!(fault(503).refusal().unwrap().retry_after);
+        assert!(!fault(500).refusal().unwrap().retry_after);
         let reset = Fault {
             kind: FaultKind::Reset,
             after: 3,

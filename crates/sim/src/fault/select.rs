@@ -9,7 +9,8 @@
 //!
 //! A body member `"tokenpipe_fault": "KIND"` fails that request whatever the flags say, and
 //! `"none"` spares it; `"tokenpipe_fault_after": N` sets how many tokens go out first. Neither
-//! is part of any real API: they let a test make exactly request 3 fail.
+//! is part of any real API: they let a test make exactly request 3 fail. The request's
+//! `x-tokenpipe-fault` header ([`super::header`]) does the same and beats both.
 
 use super::{Fault, FaultKind, KIND_NAMES};
 use serde_json::{Map, Value};
@@ -109,7 +110,12 @@ pub struct FaultPlan {
     shares: Vec<(FaultKind, u64)>,
     seed: u64,
     after: Option<u64>,
+    /// `--retry-after`; `None` for the default.
+    retry_after_s: Option<u64>,
 }
+
+/// The `Retry-After` seconds of a 429 or 503 fault unless `--retry-after` says otherwise.
+pub const DEFAULT_RETRY_AFTER_S: u64 = 1;
 
 impl FaultPlan {
     /// The plan for `flags`, drawn with `seed`, with `after` tokens before a mid-stream fault
@@ -130,7 +136,19 @@ impl FaultPlan {
             shares,
             seed,
             after,
+            retry_after_s: None,
         })
+    }
+
+    /// The same plan, its 429 and 503 answers saying `Retry-After: SECONDS`.
+    pub fn with_retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after_s = Some(seconds);
+        self
+    }
+
+    /// The seconds a 429 or 503 fault's `Retry-After` header says.
+    pub fn retry_after_s(&self) -> u64 {
+        self.retry_after_s.unwrap_or(DEFAULT_RETRY_AFTER_S)
     }
 
     /// Whether no flag asks for faults (requests may still ask for their own).
