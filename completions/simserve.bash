@@ -23,7 +23,7 @@ _simserve() {
 
     case "${cmd}" in
         simserve)
-            opts="-h -V --host --port --ttft-ms --itl-ms --model --stamps --log-requests --fault --fault-seed --fault-after --api-key --headers-delay-ms --tls-cert --tls-key --log-connections --workers --generate --help --version"
+            opts="-h -V --host --port --ttft-ms --itl-ms --profile --max-num-seqs --max-num-batched-tokens --kv-cache-tokens --decode-step-ms --prefill-tps --prefix-cache --model --stamps --log-requests --fault --fault-seed --fault-after --retry-after --api-key --headers-delay-ms --tls-cert --tls-key --log-connections --workers --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -42,6 +42,34 @@ _simserve() {
                     return 0
                     ;;
                 --itl-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-num-seqs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-num-batched-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kv-cache-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --decode-step-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prefill-tps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prefix-cache)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -66,6 +94,10 @@ _simserve() {
                     return 0
                     ;;
                 --fault-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retry-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

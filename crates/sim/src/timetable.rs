@@ -187,6 +187,7 @@ mod tests {
             arrival_ns: timer.now_ns(),
             prompt_tokens: 5,
             max_tokens: 4,
+            ..Admission::default()
         };
         let mut timetable = Timetable::admit(engine, &timer, &admission);
         timetable.pause_after(2, Duration::from_millis(100));
