@@ -123,8 +123,9 @@ fn main() {
         let kept_up = summary["client_kept_up"].as_bool().unwrap_or(true);
         let (tg_ratio, pp_ratio) = (tg / tg_want, pp_want.map_or(f64::NAN, |w| pp / w));
         println!(
-            "{c:>3}  {tg:>9.2} {tg_want:>9.2} {tg_ratio:>6.3}  {pp:>9.0} {:>9} {pp_ratio:>6.3}  {kept_up:>9}",
+            "{c:>3}  {tg:>9.2} {tg_want:>9.2} {tg_ratio:>6.3}  {pp:>9.0} {:>9} {:>6}  {kept_up:>9}",
             pp_want.map_or("-".to_owned(), |w| format!("{w:.0}")),
+            pp_want.map_or("-".to_owned(), |_| format!("{pp_ratio:.3}")),
         );
         let off = |ratio: f64| !((1.0 - TOLERANCE)..=(1.0 + TOLERANCE)).contains(&ratio);
         if off(tg_ratio) {
