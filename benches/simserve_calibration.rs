@@ -21,17 +21,6 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
-/// Seed 001: concurrency, decode t/s (total), prefill t/s (total; none where not published).
-const SEED_001: &[(u64, f64, Option<f64>)] = &[
-    (1, 57.22, Some(3310.0)),
-    (2, 77.81, None),
-    (4, 107.40, Some(4579.0)),
-    (8, 150.62, None),
-    (16, 214.47, Some(6918.0)),
-    (32, 314.36, Some(6991.0)),
-    (64, 452.54, Some(6809.0)),
-];
-
 /// The largest relative difference accepted.
 const TOLERANCE: f64 = 0.10;
 
@@ -115,7 +104,10 @@ fn main() {
         "c", "tg t/s", "seed 001", "ratio", "pp t/s", "seed 001", "ratio", "kept up"
     );
     let mut failures = Vec::new();
-    for &(c, tg_want, pp_want) in SEED_001.iter().filter(|r| wanted.contains(&r.0)) {
+    for &(c, tg_want, pp_want) in tokenpipe_sim::engine::profile::SPARK_PUBLISHED
+        .iter()
+        .filter(|r| wanted.contains(&r.0))
+    {
         let summary = measure(&url, c, runs);
         let figure = |name: &str| summary["llama_benchy"][name]["mean"].as_f64();
         let tg = figure("tg_tps").unwrap_or(f64::NAN);

@@ -82,6 +82,20 @@ pub const PROFILES: &[Profile] = &[
     },
 ];
 
+/// What `spark-gpt-oss-120b` is calibrated to: seed 001's published llama-benchy sweep of
+/// gpt-oss-120b on one DGX Spark, as (concurrency, decode t/s total, prefill t/s total with
+/// 1,024-token prompts; `None` where none was published). The calibration test and benchmark
+/// both check against it.
+pub const SPARK_PUBLISHED: &[(u64, f64, Option<f64>)] = &[
+    (1, 57.22, Some(3310.0)),
+    (2, 77.81, None),
+    (4, 107.40, Some(4579.0)),
+    (8, 150.62, None),
+    (16, 214.47, Some(6918.0)),
+    (32, 314.36, Some(6991.0)),
+    (64, 452.54, Some(6809.0)),
+];
+
 /// Seed 001's decode step times, fitted (see [`PROFILES`]).
 const SPARK_DECODE_MS: &str = "1:17.5,2:23.3,4:32.7,8:45.4,16:58.5,32:68.9,64:74.7";
 /// Seed 001's prefill rates by tokens in a step, fitted.

@@ -5,17 +5,6 @@
 use super::*;
 use crate::engine::batching::model::Model;
 
-/// Seed 001: concurrency, decode t/s (total), prefill t/s (total; `None` where not published).
-const SEED_001: &[(u64, f64, Option<f64>)] = &[
-    (1, 57.22, Some(3310.0)),
-    (2, 77.81, None),
-    (4, 107.40, Some(4579.0)),
-    (8, 150.62, None),
-    (16, 214.47, Some(6918.0)),
-    (32, 314.36, Some(6991.0)),
-    (64, 452.54, Some(6809.0)),
-];
-
 const MS: u64 = 1_000_000;
 
 /// llama-benchy's figures for `runs` batches of `c` requests of 1,024 prompt tokens and 128
@@ -73,7 +62,7 @@ fn spark() -> Params {
 #[test]
 fn spark_profile_reproduces_seed_001() {
     let params = spark();
-    for &(c, tg_want, pp_want) in SEED_001 {
+    for &(c, tg_want, pp_want) in SPARK_PUBLISHED {
         let (pp, tg) = benchy(&params, c, 3);
         let off = |got: f64, want: f64| (got / want - 1.0).abs();
         assert!(off(tg, tg_want) < 0.05, "c={c}: tg {tg:.1} vs {tg_want}");
@@ -88,7 +77,7 @@ fn spark_profile_reproduces_seed_001() {
 #[ignore = "a tool for refitting the profile, not a check"]
 fn print_spark_fit() {
     let params = spark();
-    for &(c, tg_want, pp_want) in SEED_001 {
+    for &(c, tg_want, pp_want) in SPARK_PUBLISHED {
         let (pp, tg) = benchy(&params, c, 3);
         println!(
             "c={c:>2} tg {tg:>7.2} / {tg_want:>7.2} = {:.3}   pp {pp:>7.0} / {:>5.0} = {:.3}",
@@ -171,7 +160,7 @@ fn refit_spark() {
         .unwrap();
         params.prefill_tps =
             Curve::new(prefill.clone(), super::super::batching::curve::Beyond::Flat).unwrap();
-        for (i, &(c, tg_want, _)) in SEED_001.iter().enumerate() {
+        for (i, &(c, tg_want, _)) in SPARK_PUBLISHED.iter().enumerate() {
             let (_, tg) = benchy(&params, c, 2);
             decode[i].1 *= (tg / tg_want).powf(0.7);
         }
