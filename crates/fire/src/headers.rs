@@ -57,12 +57,21 @@ pub fn parse(text: &str) -> Result<(HeaderName, HeaderValue), String> {
 pub fn per_request(
     headers: &BTreeMap<String, String>,
 ) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
-    headers
+    let checked: Vec<(HeaderName, HeaderValue)> = headers
         .iter()
         .map(|(name, value)| {
             checked(name, value.trim()).map_err(|e| format!("field \"headers\": {e}"))
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    // Header names ignore case: two members naming one header would silently lose one.
+    for (i, (name, _)) in checked.iter().enumerate() {
+        if checked[..i].iter().any(|(other, _)| other == name) {
+            return Err(format!(
+                "field \"headers\": {name} is given twice (header names ignore case)"
+            ));
+        }
+    }
+    Ok(checked)
 }
 
 /// One header, checked: a valid name that fire does not set itself, a value a header can
@@ -248,5 +257,15 @@ mod tests {
         let params = recorded(&strings(&["Authorization: Bearer sk-9", "X-Tenant: blue"]));
         assert_eq!(params["Authorization"], REDACTED);
         assert_eq!(params["X-Tenant"], "blue");
+    }
+
+    #[test]
+    fn a_schedule_header_named_twice_is_refused() {
+        let mut h = BTreeMap::new();
+        h.insert("X-Tokenpipe-Fault".to_string(), "reset".to_string());
+        assert_eq!(per_request(&h).map(|v| v.len()), Ok(1));
+        h.insert("x-tokenpipe-fault".to_string(), "none".to_string());
+        let e = per_request(&h).unwrap_err();
+        assert!(e.contains("given twice"), "{e}");
     }
 }

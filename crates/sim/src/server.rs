@@ -320,8 +320,9 @@ async fn answer(
             Vec::new()
         },
     };
-    // A runaway answer (`endless`) is the fault's point, not a request to refuse.
-    if !reshape.endless {
+    // An answer longer than asked (`long=N`, `endless`) is the fault's point, not a request to
+    // refuse for its length.
+    if reshape.tokens.is_none() {
         if let Some(message) = app.engine.refuse(&admission) {
             let bad = error(StatusCode::BAD_REQUEST, "BadRequestError", &message);
             return Ok(bad);
@@ -329,7 +330,9 @@ async fn answer(
     }
     let mut timetable = Timetable::admit(app.engine.clone(), &app.timer, &admission);
     if let Some((after, delay)) = reshape.pause {
-        timetable.pause_after(after, delay);
+        // The stall comes before the last token at the latest, so that a one-token answer
+        // stalls too.
+        timetable.pause_after(after.min(parsed.max_tokens.saturating_sub(1)), delay);
     }
     reshape.hold_head().await;
     if reshape.endless && !parsed.stream {

@@ -206,9 +206,14 @@ pub fn choose(
     };
     if name == FIXED_PROFILE {
         if let Some(flag) = overrides.first_set() {
+            let fix = if timing_flags {
+                "drop --ttft-ms/--itl-ms, or name a batching --profile"
+            } else {
+                "name a batching --profile"
+            };
             return Err(format!(
-                "{flag} applies to a batching profile, not to the fixed timetable \
-                 (drop --ttft-ms/--itl-ms or name a --profile)"
+                "{flag} applies to a batching profile, not to the fixed timetable ({fix}, or \
+                 drop {flag})"
             ));
         }
         return Ok(EngineSettings::Fixed);

@@ -98,8 +98,7 @@ pub const KIND_NAMES: &str = "http[=STATUS], reset, stall[=MS], garbage, error, 
 bare-done, json, html, slow-headers=MS, endless, long[=N]";
 
 impl FaultKind {
-    /// Parses a kind's name: `http`, `http=STATUS` (400 to 599), `reset`, `stall`, `garbage`,
-    /// `error`, `truncate`, `bare-done`, `json` or `html`.
+    /// Parses a kind's name, one of [`KIND_NAMES`] (`http=STATUS` takes 400 to 599).
     pub fn parse(name: &str) -> Result<Self, String> {
         let kind = match name {
             "http" => FaultKind::Http(DEFAULT_HTTP_STATUS),
@@ -284,8 +283,6 @@ impl Fault {
                 event: None,
                 done: false,
             },
-            // `http`, `json` and `html` act before any stream exists; read as a bare `[DONE]`
-            // if they ever got here.
             // The kinds that act before any stream exists, or reshape it instead of diverting
             // it: read as a bare `[DONE]` if they ever got here.
             FaultKind::BareDone

@@ -4,6 +4,9 @@
 //! go from 17 ms per step at batch 1 to 141 ms at 64, concave), so a profile gives the points it
 //! was calibrated on and the model reads the curve.
 
+/// The longest step time a cost curve may name, in ms (an hour): past it, a typo.
+pub const MAX_STEP_MS: f64 = 3_600_000.0;
+
 /// Points `(x, y)` joined by straight lines.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Curve {
@@ -73,21 +76,39 @@ impl Curve {
     /// single number (a constant), or points (`1:17.5,8:53.1`), continued past the last one.
     pub fn parse_cost(text: &str) -> Result<Self, String> {
         let text = text.trim();
-        if let Some((a, b)) = text.split_once('+').filter(|_| !text.contains(':')) {
-            let num = |s: &str| {
-                s.trim()
-                    .parse::<f64>()
-                    .map_err(|_| format!("`{text}`: `{}` is not a number (want A+B)", s.trim()))
-            };
-            return Self::linear(num(a)?, num(b)?);
+        // The `+` of `A+B`, not one of an exponent (`1e+3`).
+        let plus = text
+            .char_indices()
+            .find(|&(i, c)| c == '+' && i > 0 && !text[..i].ends_with(['e', 'E']))
+            .map(|(i, _)| i);
+        let curve = match plus.filter(|_| !text.contains(':')) {
+            Some(i) => {
+                let num = |s: &str| {
+                    s.trim()
+                        .parse::<f64>()
+                        .map_err(|_| format!("`{text}`: `{}` is not a number (want A+B)", s.trim()))
+                };
+                Self::linear(num(&text[..i])?, num(&text[i + 1..])?)?
+            }
+            None => Self::parse_rate_or_points(text, Beyond::Extend)?,
+        };
+        if curve.points.iter().any(|&(_, ms)| ms > MAX_STEP_MS) {
+            return Err(format!(
+                "`{text}`: a step of more than {MAX_STEP_MS} ms (an hour)"
+            ));
         }
-        Self::parse_rate_or_points(text, Beyond::Extend)
+        Ok(curve)
     }
 
     /// A rate as a person types it: one number (`5000`), or points (`1024:3500,16384:7100`)
-    /// that stay at the last value past the last one.
+    /// that stay at the last value past the last one. Every rate must be above zero: a zero
+    /// rate would never finish a prefill.
     pub fn parse_rate(text: &str) -> Result<Self, String> {
-        Self::parse_rate_or_points(text.trim(), Beyond::Flat)
+        let curve = Self::parse_rate_or_points(text.trim(), Beyond::Flat)?;
+        if curve.points.iter().any(|&(_, rate)| rate <= 0.0) {
+            return Err(format!("`{}`: every rate must be above 0", text.trim()));
+        }
+        Ok(curve)
     }
 
     fn parse_rate_or_points(text: &str, beyond: Beyond) -> Result<Self, String> {
@@ -159,6 +180,16 @@ mod tests {
         assert!(Curve::parse_cost("8+x").unwrap_err().contains("`x`"));
         assert!(Curve::parse_rate("fast").is_err());
         assert!(Curve::parse_cost("-1+2").is_err());
+    }
+
+    #[test]
+    fn rates_above_zero_and_steps_below_an_hour() {
+        assert!(Curve::parse_rate("0").is_err());
+        assert!(Curve::parse_rate("1:0,2:0").is_err());
+        assert!(Curve::parse_rate("1:5,2:0").is_err());
+        assert!(Curve::parse_cost("1e300+1e300").is_err());
+        assert_eq!(Curve::parse_cost("1e+3+2").unwrap().at(1.0), 1002.0);
+        assert_eq!(Curve::parse_cost("10+0.5").unwrap().at(4.0), 12.0);
     }
 
     #[test]

@@ -220,6 +220,7 @@ impl Model {
     pub fn due(&mut self, slot: usize, k: u64, now_ns: u64) -> Result<u64, u64> {
         self.advance(now_ns);
         let step_end = self.step.as_ref().map(|s| s.end_ns);
+        let lone_step = self.lone_step_ns();
         let Some(seq) = self.seqs.get_mut(slot).and_then(Option::as_mut) else {
             return Ok(now_ns);
         };
@@ -239,10 +240,16 @@ impl Model {
         match step_end {
             Some(end) if producing && k == seq.generated + 1 => Ok(end),
             Some(end) => Err(end.max(now_ns + 1)),
-            // Nothing under way and the token not out: cannot happen for a live sequence
-            // (a waiting one starts a step); answer now rather than wait for ever.
-            None => Ok(now_ns),
+            // Nothing under way and the token not out: the sequence cannot be scheduled (it
+            // outgrew the KV cache, as a runaway `endless` answer does). It stalls, as on a
+            // real engine, asking again a one-sequence step later; it never floods.
+            None => Err(now_ns + lone_step),
         }
+    }
+
+    /// How long a step of one decoding sequence takes (at least [`MIN_STEP_NS`]).
+    fn lone_step_ns(&self) -> u64 {
+        ((self.params.decode_ms.at(1.0) * 1e6).round() as u64).max(MIN_STEP_NS)
     }
 
     /// The request in `slot` left: its cache and slot are freed. A step it is part of runs on

@@ -292,3 +292,28 @@ fn a_request_longer_than_the_context_is_refused() {
         .unwrap()
         .contains("1000000 tokens"));
 }
+
+#[test]
+fn a_sequence_that_outgrows_the_cache_stalls_rather_than_floods() {
+    let mut p = params(10.0, 0.0, 1_000_000.0);
+    p.kv_tokens = 20;
+    let mut m = Model::new(p);
+    // A runaway answer: far more tokens than the cache holds.
+    let a = m.admit(0, 10, u64::from(u32::MAX));
+    let (mut now, mut out) = (0, 0u64);
+    for _ in 0..200 {
+        match m.due(a, out + 1, now) {
+            Ok(at) => {
+                now = now.max(at);
+                out += 1;
+            }
+            Err(ask) => {
+                assert!(ask > now, "asks again later, never now");
+                now = ask;
+            }
+        }
+    }
+    // Ten tokens fill the cache with the prompt; then the sequence cannot run again.
+    assert!(out <= 11, "{out} tokens");
+    assert!(now >= 10 * MS * out, "tokens kept the engine's pace");
+}
