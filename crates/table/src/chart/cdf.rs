@@ -7,7 +7,6 @@ use super::draw::{self, bounds, color, drawing, tick, FONT};
 use super::ChartError;
 use crate::report::Report;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
-use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use tokenpipe_format::MetricState;
 use tokenpipe_reduce::stat::Stat;
@@ -160,36 +159,14 @@ where
         .draw()
         .map_err(drawing)?;
     for (i, (label, points)) in lines.iter().enumerate() {
-        let c = color(i);
-        let style = c.stroke_width(2);
-        let (dash, gap) = draw::DASH;
-        let dashed = draw::dashed(i);
-        let drawn = if dashed {
-            chart.draw_series(DashedLineSeries::new(
-                points.iter().copied(),
-                dash,
-                gap,
-                style,
-            ))
-        } else {
-            chart.draw_series(LineSeries::new(points.iter().copied(), style))
-        };
-        let anno = drawn.map_err(drawing)?.label(label.clone());
-        if dashed {
-            anno.legend(move |(x, y)| {
-                DashedPathElement::new(vec![(x, y), (x + 20, y)], dash, gap, style)
-            });
-        } else {
-            anno.legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
-        }
+        draw::labelled_line(
+            &mut chart,
+            points.clone(),
+            color(i),
+            draw::dashed(i),
+            label.clone(),
+        )?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .label_font((FONT, 12))
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(200, 200, 200))
-        .draw()
-        .map_err(drawing)?;
+    draw::legend(&mut chart, SeriesLabelPosition::LowerRight)?;
     Ok(())
 }

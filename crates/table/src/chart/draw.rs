@@ -103,3 +103,58 @@ pub fn bounds(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
             Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
         })
 }
+
+/// Draws `points` as one labelled series of `color`, solid or dashed, with a legend mark that
+/// looks like the line.
+pub fn labelled_line<'a, DB, CT>(
+    chart: &mut plotters::chart::ChartContext<'a, DB, CT>,
+    points: Vec<CT::From>,
+    color: RGBColor,
+    dashed: bool,
+    label: String,
+) -> Result<(), ChartError>
+where
+    DB: plotters::prelude::DrawingBackend + 'a,
+    CT: plotters::coord::CoordTranslate,
+    CT::From: Clone + 'static,
+{
+    use plotters::element::{DashedPathElement, PathElement};
+    use plotters::series::{DashedLineSeries, LineSeries};
+    use plotters::style::Color;
+    let style = color.stroke_width(2);
+    let (dash, gap) = DASH;
+    let drawn = if dashed {
+        chart.draw_series(DashedLineSeries::new(points, dash, gap, style))
+    } else {
+        chart.draw_series(LineSeries::new(points, style))
+    };
+    let anno = drawn.map_err(drawing)?.label(label);
+    if dashed {
+        anno.legend(move |(x, y)| {
+            DashedPathElement::new(vec![(x, y), (x + 20, y)], dash, gap, style)
+        });
+    } else {
+        anno.legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+    }
+    Ok(())
+}
+
+/// Draws the legend box of `chart` at `position`, the same in every chart.
+pub fn legend<'a, DB, CT>(
+    chart: &mut plotters::chart::ChartContext<'a, DB, CT>,
+    position: plotters::chart::SeriesLabelPosition,
+) -> Result<(), ChartError>
+where
+    DB: plotters::prelude::DrawingBackend + 'a,
+    CT: plotters::coord::CoordTranslate,
+{
+    use plotters::style::{Color, WHITE};
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font((FONT, 12))
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(200, 200, 200))
+        .draw()
+        .map_err(drawing)
+}

@@ -8,7 +8,6 @@ use crate::member::member_num;
 use crate::report::{Report, RunReport};
 use crate::rows::Kind;
 use crate::workload::LOAD_SETTINGS;
-use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 /// The throughput series: (summary member, legend name).
@@ -236,22 +235,8 @@ fn panel(
         } else {
             line.label.clone()
         };
-        let style = c.stroke_width(2);
-        let points = line.points.iter().map(|p| (p.x, p.y));
-        let (dash, gap) = draw::DASH;
-        let drawn = if dashed {
-            chart.draw_series(DashedLineSeries::new(points, dash, gap, style))
-        } else {
-            chart.draw_series(LineSeries::new(points, style))
-        };
-        let anno = drawn.map_err(drawing)?.label(name);
-        if dashed {
-            anno.legend(move |(x, y)| {
-                DashedPathElement::new(vec![(x, y), (x + 20, y)], dash, gap, style)
-            });
-        } else {
-            anno.legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
-        }
+        let points = line.points.iter().map(|p| (p.x, p.y)).collect();
+        draw::labelled_line(&mut chart, points, c, dashed, name)?;
         chart
             .draw_series(
                 line.points
@@ -265,13 +250,6 @@ fn panel(
             }))
             .map_err(drawing)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font((FONT, 12))
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(200, 200, 200))
-        .draw()
-        .map_err(drawing)?;
+    draw::legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
     Ok(())
 }

@@ -6,7 +6,6 @@
 use super::draw::{self, bounds, color, drawing, tick, zero_based, FONT};
 use super::ChartError;
 use crate::report::Report;
-use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 /// One run's timeline.
@@ -122,38 +121,17 @@ fn panel(
     for (i, run) in runs.iter().enumerate() {
         let c = color(i);
         let points = series(run);
-        let style = c.stroke_width(2);
-        let (dash, gap) = draw::DASH;
-        let dashed = draw::dashed(i);
-        let drawn = if dashed {
-            chart.draw_series(DashedLineSeries::new(
-                points.iter().copied(),
-                dash,
-                gap,
-                style,
-            ))
-        } else {
-            chart.draw_series(LineSeries::new(points.iter().copied(), style))
-        };
-        let anno = drawn.map_err(drawing)?.label(run.label.clone());
-        if dashed {
-            anno.legend(move |(x, y)| {
-                DashedPathElement::new(vec![(x, y), (x + 20, y)], dash, gap, style)
-            });
-        } else {
-            anno.legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
-        }
+        draw::labelled_line(
+            &mut chart,
+            points.clone(),
+            c,
+            draw::dashed(i),
+            run.label.clone(),
+        )?;
         chart
             .draw_series(points.iter().map(|&p| Circle::new(p, 3, c.filled())))
             .map_err(drawing)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .label_font((FONT, 12))
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(200, 200, 200))
-        .draw()
-        .map_err(drawing)?;
+    draw::legend(&mut chart, SeriesLabelPosition::UpperRight)?;
     Ok(())
 }
