@@ -74,6 +74,9 @@ struct Seq {
     first_kept: u64,
     /// How often it was preempted.
     preemptions: u32,
+    /// The end of the step under way when that step produces its next token: answers `due`
+    /// without scanning the step's work.
+    next_token_at: Option<u64>,
     /// The prompt's block hashes, for the prefix cache (empty without one).
     blocks: Vec<u64>,
 }
@@ -191,6 +194,7 @@ impl Model {
             first_kept: 1,
             preemptions: 0,
             blocks,
+            next_token_at: None,
         };
         let slot = match self.free.pop() {
             Some(slot) => {
@@ -233,17 +237,13 @@ impl Model {
             let idx = usize::try_from(k - seq.first_kept).unwrap_or(usize::MAX);
             return Ok(seq.times.get(idx).copied().unwrap_or(now_ns));
         }
-        let producing = self
-            .step
-            .as_ref()
-            .is_some_and(|s| s.work.iter().any(|w| w.slot == slot && w.produces));
-        match step_end {
-            Some(end) if producing && k == seq.generated + 1 => Ok(end),
-            Some(end) => Err(end.max(now_ns + 1)),
+        match (step_end, seq.next_token_at) {
+            (_, Some(end)) if k == seq.generated + 1 => Ok(end),
+            (Some(end), _) => Err(end.max(now_ns + 1)),
             // Nothing under way and the token not out: the sequence cannot be scheduled (it
             // outgrew the KV cache, as a runaway `endless` answer does). It stalls, as on a
             // real engine, asking again a one-sequence step later; it never floods.
-            None => Err(now_ns + lone_step),
+            (None, _) => Err(now_ns + lone_step),
         }
     }
 
@@ -325,6 +325,7 @@ impl Model {
             let Some(seq) = self.seqs.get_mut(w.slot).and_then(Option::as_mut) else {
                 continue;
             };
+            seq.next_token_at = None;
             if seq.state != State::Running {
                 continue;
             }
@@ -449,10 +450,13 @@ impl Model {
             ns += prefill as f64 / rate * 1e9;
         }
         let ns = (ns.round() as u64).max(MIN_STEP_NS);
-        self.step = Some(Step {
-            end_ns: start_ns.saturating_add(ns),
-            work,
-        });
+        let end_ns = start_ns.saturating_add(ns);
+        for w in work.iter().filter(|w| w.produces) {
+            if let Some(seq) = self.seqs[w.slot].as_mut() {
+                seq.next_token_at = Some(end_ns);
+            }
+        }
+        self.step = Some(Step { end_ns, work });
     }
 
     /// A sequence about to be scheduled with nothing in the cache: what it must prefill, less
