@@ -4,7 +4,9 @@
 //! `POST /v1/completions` and `POST /v1/chat/completions` read the whole body, note that
 //! instant as the request's origin, and answer either with a [`StreamedAnswer`] or, when not
 //! streaming, with the whole JSON at the last token's deadline. `GET /v1/models` and
-//! `GET /health` answer at once. Anything else gets an OpenAI-style error (404, 405, 400, 413).
+//! `GET /health` answer at once, as do `GET /metrics` ([`crate::metrics`]) and
+//! `POST /tokenize` ([`crate::tokenize`]), which, as in vLLM, need no API key. Anything else
+//! gets an OpenAI-style error (404, 405, 400, 413).
 //!
 //! A generation request chosen to fail ([`crate::fault`]) is answered with the fault layer's
 //! refusal at once (`http`), or carries its fault into the answer, which carries it out.
@@ -15,6 +17,7 @@ use crate::config::Config;
 use crate::engine::{self, Admission, Departure, Engine};
 use crate::fault::select::FaultPlan;
 use crate::fault::{Fault, NotStream, Reset, WholeDivert};
+use crate::metrics::{self, Meter, Metrics};
 use crate::render::{self, Renderer};
 use crate::request_log::RequestLog;
 use crate::stamps::{RequestStamps, StampLog};
@@ -59,6 +62,8 @@ struct App {
     access: Access,
     /// Where each generation request is logged as it arrives (`--log-requests`).
     request_log: Option<Arc<RequestLog>>,
+    /// What `/metrics` reports.
+    metrics: Arc<Metrics>,
 }
 
 /// A bound, not yet running server.
@@ -101,6 +106,7 @@ impl Server {
                 timer,
                 next_id: AtomicU64::new(1),
                 request_log: None,
+                metrics: Arc::new(Metrics::new(&config.model)),
             }),
             transport: Arc::new(Transport::plain()),
         })
@@ -174,6 +180,8 @@ enum Route {
     Generate(Kind),
     Models,
     Health,
+    Metrics,
+    Tokenize,
 }
 
 /// Answers one request; `Err` only for a simulated `reset` of an answer that is not streamed,
@@ -184,12 +192,16 @@ async fn handle(app: &App, req: Request<Incoming>) -> Result<Response<ResponseBo
         "/v1/chat/completions" => Route::Generate(Kind::Chat),
         "/v1/models" => Route::Models,
         "/health" => Route::Health,
+        "/metrics" => Route::Metrics,
+        "/tokenize" => Route::Tokenize,
         path => {
             let message = format!("no route {path}");
             return Ok(error(StatusCode::NOT_FOUND, "not_found_error", &message));
         }
     };
-    if !matches!(route, Route::Health) && !app.access.allows(req.headers()) {
+    // As vLLM, only the /v1 routes ask for the API key.
+    let open = matches!(route, Route::Health | Route::Metrics | Route::Tokenize);
+    if !open && !app.access.allows(req.headers()) {
         return Ok(error(
             StatusCode::UNAUTHORIZED,
             "invalid_request_error",
@@ -202,6 +214,9 @@ async fn handle(app: &App, req: Request<Incoming>) -> Result<Response<ResponseBo
             return generate(app, kind, req).await;
         }
     }
+    if matches!(route, Route::Tokenize) && method == Method::POST {
+        return Ok(tokenize(req).await);
+    }
     Ok(match route {
         Route::Models if method == Method::GET || method == Method::HEAD => {
             json(StatusCode::OK, app.models.clone())
@@ -209,8 +224,17 @@ async fn handle(app: &App, req: Request<Incoming>) -> Result<Response<ResponseBo
         Route::Health if method == Method::GET || method == Method::HEAD => {
             full(StatusCode::OK, Bytes::new())
         }
-        Route::Generate(_) => not_allowed("POST", method),
-        Route::Models | Route::Health => not_allowed("GET, HEAD", method),
+        Route::Metrics if method == Method::GET || method == Method::HEAD => {
+            let text = app.metrics.render(app.engine.gauges(app.timer.now_ns()));
+            let mut response = full(StatusCode::OK, Bytes::from(text));
+            response.headers_mut().insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static(metrics::CONTENT_TYPE),
+            );
+            response
+        }
+        Route::Generate(_) | Route::Tokenize => not_allowed("POST", method),
+        Route::Models | Route::Health | Route::Metrics => not_allowed("GET, HEAD", method),
     })
 }
 
@@ -274,7 +298,7 @@ async fn answer(
         log.record(request_id.as_deref(), headers, &body);
     }
     // Its line in the stamps file is written when this is dropped, whatever the answer.
-    let stamps = RequestStamps::new(app.stamps.clone(), request_id, received_ns);
+    let mut stamps = RequestStamps::new(app.stamps.clone(), request_id, received_ns);
     let parsed = match api::parse(kind, &body) {
         Ok(parsed) => parsed,
         Err(e) => {
@@ -304,6 +328,13 @@ async fn answer(
         max_tokens: parsed.max_tokens,
     };
     let timetable = Timetable::admit(app.engine.clone(), &app.timer, &admission);
+    let meter = Meter::start(
+        app.metrics.clone(),
+        app.timer.clone(),
+        arrival_ns,
+        parsed.prompt_tokens,
+    );
+    stamps.meter(meter);
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -339,6 +370,7 @@ async fn whole_answer(
         timetable.depart(Departure::Finished);
         // All tokens leave together: first and last token stamps are the same instant.
         stamps.sent(parsed.max_tokens);
+        stamps.finished();
         return Ok(json(StatusCode::OK, body));
     };
     let divert = fault.whole(&app.renderer, parsed, id, created);
@@ -354,6 +386,24 @@ async fn whole_answer(
             }
             Ok(json(StatusCode::OK, body))
         }
+    }
+}
+
+/// `POST /tokenize`: the prompt's token count and ids, or a 400 naming what was wrong.
+async fn tokenize(req: Request<Incoming>) -> Response<ResponseBody> {
+    let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(body) => body.to_bytes(),
+        Err(e) => {
+            let message = format!("cannot read the request body: {e}");
+            return error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
+        }
+    };
+    match crate::tokenize::answer(&body) {
+        Ok(answer) => json(StatusCode::OK, Bytes::from(answer.to_string())),
+        Err(e) => error(StatusCode::BAD_REQUEST, "invalid_request_error", &e.message),
     }
 }
 

@@ -8,7 +8,7 @@ pub mod model;
 #[cfg(test)]
 mod tests;
 
-use super::{Admission, Departure, Due, Engine, Ticket};
+use super::{Admission, Departure, Due, Engine, EngineGauges, Ticket};
 use model::{Gauges, Model, Params};
 use std::sync::Mutex;
 
@@ -16,12 +16,15 @@ use std::sync::Mutex;
 #[derive(Debug)]
 pub struct Batching {
     model: Mutex<Model>,
+    /// KV-cache capacity in tokens, the denominator of the usage gauge.
+    kv_tokens: u64,
 }
 
 impl Batching {
     /// An idle engine with these limits and costs.
     pub fn new(params: Params) -> Self {
         Self {
+            kv_tokens: params.kv_tokens,
             model: Mutex::new(Model::new(params)),
         }
     }
@@ -62,5 +65,23 @@ impl Engine for Batching {
     fn depart(&self, ticket: &Ticket, _why: Departure) {
         let slot = usize::try_from(ticket.slot).unwrap_or(usize::MAX);
         self.lock().depart(slot);
+    }
+
+    fn gauges(&self, now_ns: u64) -> EngineGauges {
+        let g = Batching::gauges(self, now_ns);
+        EngineGauges {
+            running: Some(g.running as u64),
+            waiting: g.waiting as u64,
+            kv_cache_usage: kv_fraction(g.kv_used, self.kv_tokens),
+        }
+    }
+}
+
+/// `used / capacity`, within 0 to 1 (0 for a cache of no size).
+fn kv_fraction(used: u64, capacity: u64) -> f64 {
+    if capacity == 0 {
+        0.0
+    } else {
+        (used as f64 / capacity as f64).clamp(0.0, 1.0)
     }
 }
