@@ -23,7 +23,7 @@ _fire() {
 
     case "${cmd}" in
         fire)
-            opts="-H -q -h -V --url --api --model --api-key --endpoint --header --extra-body --temperature --stream-usage --concurrency --timeout --connect-timeout --first-token-timeout --idle-timeout --keep-going --no-ignore-eos --record-text --threads --progress --quiet --save --output-buffer --cacert --insecure --http2 --connections --preconnect --no-preconnect --generate --help --version"
+            opts="-H -q -h -V --url --api --model --api-key --endpoint --header --extra-body --temperature --stream-usage --concurrency --timeout --connect-timeout --first-token-timeout --idle-timeout --keep-going --no-ignore-eos --record-text --threads --progress --quiet --save --output-buffer --server-metrics --cacert --insecure --http2 --connections --preconnect --no-preconnect --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -98,6 +98,10 @@ _fire() {
                     return 0
                     ;;
                 --output-buffer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server-metrics)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -18,6 +18,7 @@ complete -c fire -l idle-timeout -d 'Longest silence between two reads of a resp
 complete -c fire -l threads -d 'Network threads (1 runs everything on one thread, the cheapest for a few thousand streams)' -r
 complete -c fire -l save -d 'Also write the events to FILE, from fire\'s own writer: the file is complete (whole lines) after Ctrl-C even when a `tee` or `reduce` downstream died of it' -r -F
 complete -c fire -l output-buffer -d 'Output bytes held for a slow reader before fire waits for it and writes a `stall` record (suffixes K, M, G: KiB, MiB, GiB)' -r
+complete -c fire -l server-metrics -d 'Read the server\'s Prometheus metrics before the first request and after the last (and on Ctrl-C), each as a `server_metrics` record, so that `reduce` reports the server\'s own token counts and mean TTFT, ITL and E2E latency beside the client\'s. The URL is the base URL without `/v1`, then `/metrics` (where vLLM serves it), unless one is given. A scrape that fails is a warning, never a failed run' -r
 complete -c fire -l cacert -d 'Trust only the CA certificates in FILE (PEM) for an https:// URL, instead of the system\'s (as curl\'s --cacert)' -r -F
 complete -c fire -l connections -d 'HTTP/2 connections to spread requests over, in turn (a server\'s limit on streams per connection, often 100 to 250, makes requests beyond it wait inside the client)' -r
 complete -c fire -l generate -r -f -a "man\t'A roff man page for section 1'

@@ -6,6 +6,7 @@ mod common;
 use common::*;
 
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -13,8 +14,19 @@ use std::time::{Duration, Instant};
 /// millisecond, so `arrivals` spends its time blocked on a full pipe) or at full speed, sends
 /// `signal` 200 ms after the first bytes, and returns the output once the process has exited.
 fn arrivals_stopped_by(signal: i32, slowly: bool) -> Output {
-    let mut child = Command::new(bin("arrivals"))
-        .args(["--rate", "1000", "-n", "1000000", "--input-tokens", "64"])
+    let mut command = Command::new(bin("arrivals"));
+    command.args(["--rate", "1000", "-n", "1000000", "--input-tokens", "64"]);
+    // arrivals keeps a stop signal ignored if it was ignored when it started (a background
+    // job's SIGINT), so the test gives it the default disposition whatever ran the tests.
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

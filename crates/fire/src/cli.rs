@@ -146,6 +146,15 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = parse_bytes)]
     pub output_buffer: u64,
 
+    // --- server metrics ---
+    /// Read the server's Prometheus metrics before the first request and after the last (and
+    /// on Ctrl-C), each as a `server_metrics` record, so that `reduce` reports the server's own
+    /// token counts and mean TTFT, ITL and E2E latency beside the client's. The URL is the base
+    /// URL without `/v1`, then `/metrics` (where vLLM serves it), unless one is given. A scrape
+    /// that fails is a warning, never a failed run.
+    #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "", require_equals = true)]
+    pub server_metrics: Option<String>,
+
     /// TLS, HTTP/2, connections (docs/fire/transport.md).
     #[command(flatten)]
     pub transport: crate::http::TransportArgs,

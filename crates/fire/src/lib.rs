@@ -19,6 +19,7 @@ pub mod job;
 pub mod limits;
 pub mod live;
 pub mod salt;
+pub mod scrape;
 pub mod selfcheck;
 pub mod session;
 pub mod signals;
@@ -195,6 +196,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     warn_if_fds_short(policy.in_flight_limit());
+    let metrics_uri = match &args.server_metrics {
+        Some(given) => Some(scrape::metrics_uri(&url, given)?),
+        None => None,
+    };
+    // Before the clock starts, so that it delays no request: its `at_ns` is 0.
+    let before = metrics_uri.as_ref().and_then(|uri| {
+        runtime.block_on(scrape::scrape(
+            &client,
+            uri,
+            &headers,
+            tokenpipe_format::ScrapePhase::Before,
+            || 0,
+        ))
+    });
 
     let clock = RunClock::start();
     let stop_on_close = stop.clone();
@@ -231,6 +246,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .insert("salt".into(), serde_json::json!(salt.text));
     }
     sink.record(&Record::Header(header));
+    if let Some(before) = &before {
+        sink.record(before);
+    }
 
     let counters = Arc::new(live::Counters::default());
     let progress = if live::wanted(args.progress, args.quiet, std::io::stderr().is_terminal()) {
@@ -308,6 +326,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         };
         dispatch::send_loop(&ctx, inbox).await;
         ticker.abort();
+        if let (Some(uri), false) = (
+            &metrics_uri,
+            stop.reason() == Some(StopReason::OutputClosed),
+        ) {
+            let phase = tokenpipe_format::ScrapePhase::After;
+            let now = || clock.now_ns();
+            if let Some(after) = scrape::scrape(&ctx.client, uri, &ctx.headers, phase, now).await {
+                sink.record(&after);
+            }
+        }
     });
     // Ending the runtime ends its threads, each adding its CPU time; the calling thread ran
     // network work too (all of it with one thread).

@@ -315,6 +315,9 @@ fn extras(
     if let Some(every_ns) = opts.every_ns {
         extras.push(Box::new(IntervalAggregator::new(every_ns)));
     }
+    extras.push(Box::new(
+        crate::aggregate::server_metrics::ServerMetricsAggregator::default(),
+    ));
     extras
 }
 
@@ -327,6 +330,7 @@ fn event_reader(input: Input) -> RecordReader<Box<dyn io::BufRead + Send>> {
             RecordType::Done,
             RecordType::Stall,
             RecordType::Client,
+            RecordType::ServerMetrics,
         ])
         .reject(
             &[

@@ -89,6 +89,7 @@ pub fn fold_run<R: BufRead>(
                 agg.stall(&s)
             }
             Record::Client(c) => agg.client(&c),
+            Record::ServerMetrics(m) => agg.server_metrics(&m),
             _ => {}
         }
         agg.drain(&mut ready);

@@ -266,6 +266,10 @@ impl Aggregator for UniqueIds<'_> {
         *self.client = Some(combined);
     }
 
+    fn server_metrics(&mut self, scrape: &tokenpipe_format::ServerMetrics) {
+        self.inner.server_metrics(scrape);
+    }
+
     fn drain(&mut self, out: &mut Vec<Record>) {
         self.inner.drain(out);
     }

@@ -49,7 +49,7 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    fn new(message: impl Into<String>) -> Self {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
         }
@@ -104,7 +104,7 @@ pub fn parse(kind: Kind, body: &[u8]) -> Result<GenerationRequest, ApiError> {
 }
 
 /// A field's value, with an explicit `null` read as absent.
-fn field<'a>(obj: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+pub(crate) fn field<'a>(obj: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
     obj.get(name).filter(|v| !v.is_null())
 }
 
@@ -137,7 +137,7 @@ pub fn count_words(text: &str) -> u64 {
 
 /// `prompt`: a string, an array of strings, an array of token ids, or an array of such arrays
 /// (a batch). Texts count words, token ids count themselves; a batch counts its sum.
-fn prompt_tokens(prompt: Option<&Value>) -> Result<u64, ApiError> {
+pub(crate) fn prompt_tokens(prompt: Option<&Value>) -> Result<u64, ApiError> {
     const WANT: &str =
         "'prompt' must be a string, an array of strings, or an array of token ids (integers)";
     match prompt {
@@ -170,7 +170,7 @@ fn token_ids(ids: &[Value]) -> Option<u64> {
 
 /// `messages`: a non-empty array of `{role, content}`; content is a string, null, or an array of
 /// parts whose `text` counts. The words of all contents are summed.
-fn messages_tokens(messages: Option<&Value>) -> Result<u64, ApiError> {
+pub(crate) fn messages_tokens(messages: Option<&Value>) -> Result<u64, ApiError> {
     let Some(messages) = messages else {
         return Err(ApiError::new("'messages' is required"));
     };

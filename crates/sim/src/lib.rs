@@ -21,7 +21,8 @@
 //! and how), [`timetable`] (one request's place in the engine and its wait), [`timer`] (the
 //! shared high-resolution timer), [`transport`] (TLS and HTTP/2), [`waiter`] (the server's clock and how a request waits on it:
 //! that timer, or tokio's under virtual time), [`render`] (wire bytes), [`stream_body`] (the
-//! streamed body), [`stamps`] (send stamps), [`server`] (listener and routes).
+//! streamed body), [`stamps`] (send stamps), [`metrics`] (`/metrics`: vLLM's counters and
+//! histograms), [`tokenize`] (`/tokenize`), [`server`] (listener and routes).
 //!
 //! The names are simserve's own: fire's `Pacer` (its dispatcher), fire's `sse` (its event
 //! splitter) and the stream format's `schedule` record are different things.
@@ -33,6 +34,7 @@ pub mod api;
 pub mod config;
 pub mod engine;
 pub mod fault;
+pub mod metrics;
 pub mod prompt_blocks;
 pub mod render;
 pub mod request_log;
@@ -41,6 +43,7 @@ pub mod stamps;
 pub mod stream_body;
 pub mod timer;
 pub mod timetable;
+pub mod tokenize;
 pub mod transport;
 pub mod waiter;
 

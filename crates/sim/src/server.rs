@@ -4,7 +4,9 @@
 //! `POST /v1/completions` and `POST /v1/chat/completions` read the whole body, note that
 //! instant as the request's origin, and answer either with a [`StreamedAnswer`] or, when not
 //! streaming, with the whole JSON at the last token's deadline. `GET /v1/models` and
-//! `GET /health` answer at once. Anything else gets an OpenAI-style error (404, 405, 400, 413).
+//! `GET /health` answer at once, as do `GET /metrics` ([`crate::metrics`]) and
+//! `POST /tokenize` ([`crate::tokenize`]), which, as in vLLM, need no API key. Anything else
+//! gets an OpenAI-style error (404, 405, 400, 413).
 //!
 //! A generation request chosen to fail ([`crate::fault`]) is answered with the fault layer's
 //! refusal at once (`http`), or carries its fault into the answer, which carries it out.
@@ -15,6 +17,7 @@ use crate::config::Config;
 use crate::engine::{self, Admission, Departure, Engine};
 use crate::fault::select::FaultPlan;
 use crate::fault::{self, Fault, NotStream, Reset, WholeDivert};
+use crate::metrics::{self, Meter, Metrics};
 use crate::render::{self, Renderer};
 use crate::request_log::RequestLog;
 use crate::stamps::{RequestStamps, StampLog};
@@ -59,6 +62,8 @@ struct App {
     access: Access,
     /// Where each generation request is logged as it arrives (`--log-requests`).
     request_log: Option<Arc<RequestLog>>,
+    /// What `/metrics` reports.
+    metrics: Arc<Metrics>,
 }
 
 /// A bound, not yet running server.
@@ -89,18 +94,23 @@ impl Server {
     ) -> io::Result<Self> {
         let listener = TcpListener::bind(addr).await?;
         let renderer = Renderer::new(&config.model);
+        let engine = engine::from_config(&config);
+        let max_model_len = engine
+            .max_model_len()
+            .unwrap_or(metrics::DEFAULT_MAX_MODEL_LEN);
         Ok(Self {
             listener,
             app: Arc::new(App {
                 models: renderer.models(),
                 renderer,
-                engine: engine::from_config(&config),
+                engine,
                 faults: config.faults,
                 access: config.access,
                 stamps,
                 timer,
                 next_id: AtomicU64::new(1),
                 request_log: None,
+                metrics: Arc::new(Metrics::new(&config.model, max_model_len)),
             }),
             transport: Arc::new(Transport::plain()),
         })
@@ -174,6 +184,8 @@ enum Route {
     Generate(Kind),
     Models,
     Health,
+    Metrics,
+    Tokenize,
 }
 
 /// Answers one request; `Err` only for a simulated `reset` of an answer that is not streamed,
@@ -184,12 +196,16 @@ async fn handle(app: &App, req: Request<Incoming>) -> Result<Response<ResponseBo
         "/v1/chat/completions" => Route::Generate(Kind::Chat),
         "/v1/models" => Route::Models,
         "/health" => Route::Health,
+        "/metrics" => Route::Metrics,
+        "/tokenize" => Route::Tokenize,
         path => {
             let message = format!("no route {path}");
             return Ok(error(StatusCode::NOT_FOUND, "not_found_error", &message));
         }
     };
-    if !matches!(route, Route::Health) && !app.access.allows(req.headers()) {
+    // As vLLM, only the /v1 routes ask for the API key.
+    let open = matches!(route, Route::Health | Route::Metrics | Route::Tokenize);
+    if !open && !app.access.allows(req.headers()) {
         return Ok(error(
             StatusCode::UNAUTHORIZED,
             "invalid_request_error",
@@ -202,6 +218,9 @@ async fn handle(app: &App, req: Request<Incoming>) -> Result<Response<ResponseBo
             return generate(app, kind, req).await;
         }
     }
+    if matches!(route, Route::Tokenize) && method == Method::POST {
+        return Ok(tokenize(req, app.engine.max_model_len()).await);
+    }
     Ok(match route {
         Route::Models if method == Method::GET || method == Method::HEAD => {
             json(StatusCode::OK, app.models.clone())
@@ -209,8 +228,17 @@ async fn handle(app: &App, req: Request<Incoming>) -> Result<Response<ResponseBo
         Route::Health if method == Method::GET || method == Method::HEAD => {
             full(StatusCode::OK, Bytes::new())
         }
-        Route::Generate(_) => not_allowed("POST", method),
-        Route::Models | Route::Health => not_allowed("GET, HEAD", method),
+        Route::Metrics if method == Method::GET || method == Method::HEAD => {
+            let text = app.metrics.render(app.engine.gauges(app.timer.now_ns()));
+            let mut response = full(StatusCode::OK, Bytes::from(text));
+            response.headers_mut().insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static(metrics::CONTENT_TYPE),
+            );
+            response
+        }
+        Route::Generate(_) | Route::Tokenize => not_allowed("POST", method),
+        Route::Models | Route::Health | Route::Metrics => not_allowed("GET, HEAD", method),
     })
 }
 
@@ -275,7 +303,7 @@ async fn answer(
         log.record(request_id.as_deref(), headers, &body);
     }
     // Its line in the stamps file is written when this is dropped, whatever the answer.
-    let stamps = RequestStamps::new(app.stamps.clone(), request_id, received_ns);
+    let mut stamps = RequestStamps::new(app.stamps.clone(), request_id, received_ns);
     let (mut parsed, header_fault) = match (api::parse(kind, &body), header_fault) {
         (Ok(parsed), Ok(asked)) => (parsed, asked),
         (Err(api::ApiError { message }), _) | (_, Err(message)) => {
@@ -334,6 +362,13 @@ async fn answer(
         // stalls too.
         timetable.pause_after(after.min(parsed.max_tokens.saturating_sub(1)), delay);
     }
+    let meter = Meter::start(
+        app.metrics.clone(),
+        app.timer.clone(),
+        arrival_ns,
+        parsed.prompt_tokens,
+    );
+    stamps.meter(meter);
     reshape.hold_head().await;
     if reshape.endless && !parsed.stream {
         // An answer sent whole that never ends is never sent: the client's timeout ends it.
@@ -374,6 +409,7 @@ async fn whole_answer(
         timetable.depart(Departure::Finished);
         // All tokens leave together: first and last token stamps are the same instant.
         stamps.sent(parsed.max_tokens);
+        stamps.finished();
         return Ok(json(StatusCode::OK, body));
     };
     let divert = fault.whole(&app.renderer, parsed, id, created);
@@ -389,6 +425,25 @@ async fn whole_answer(
             }
             Ok(json(StatusCode::OK, body))
         }
+    }
+}
+
+/// `POST /tokenize`: the prompt's token count and ids, or a 400 naming what was wrong.
+async fn tokenize(req: Request<Incoming>, max_model_len: Option<u64>) -> Response<ResponseBody> {
+    let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(body) => body.to_bytes(),
+        Err(e) => {
+            let message = format!("cannot read the request body: {e}");
+            return error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
+        }
+    };
+    let max_model_len = max_model_len.unwrap_or(metrics::DEFAULT_MAX_MODEL_LEN);
+    match crate::tokenize::answer(&body, max_model_len) {
+        Ok(answer) => json(StatusCode::OK, Bytes::from(answer.to_string())),
+        Err(e) => error(StatusCode::BAD_REQUEST, "invalid_request_error", &e.message),
     }
 }
 

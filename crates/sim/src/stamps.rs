@@ -8,6 +8,7 @@
 //! (then `tokens` says how far it got). Lines go through one buffered writer behind a mutex and
 //! are flushed on shutdown, never per token.
 
+use crate::metrics::{FinishReason, Meter};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -99,6 +100,9 @@ impl StampLog {
 pub struct RequestStamps {
     log: Option<Arc<StampLog>>,
     stamp: Stamp,
+    /// The request's `/metrics` measurements, once it was admitted; they are taken at the
+    /// same hand-offs as the stamps.
+    meter: Option<Meter>,
 }
 
 impl RequestStamps {
@@ -113,12 +117,28 @@ impl RequestStamps {
                 last_token_ns: None,
                 tokens: 0,
             },
+            meter: None,
+        }
+    }
+
+    /// Measures the request for `/metrics` from now on (it was admitted to the engine).
+    pub fn meter(&mut self, meter: Meter) {
+        self.meter = Some(meter);
+    }
+
+    /// The request sent its last token: it counts as finished by length, not aborted.
+    pub fn finished(&mut self) {
+        if let Some(meter) = &mut self.meter {
+            meter.end(FinishReason::Length);
         }
     }
 
     /// Notes that `n` more tokens are being handed to hyper right now.
     pub fn sent(&mut self, n: u64) {
         self.stamp.tokens += n;
+        if let Some(meter) = &mut self.meter {
+            meter.sent(n);
+        }
         if self.log.is_some() {
             let now = monotonic_ns();
             self.stamp.first_token_ns.get_or_insert(now);

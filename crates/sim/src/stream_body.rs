@@ -132,6 +132,9 @@ impl StreamedAnswer {
                     }
                     // Stamped as late as possible: the frame goes to hyper on return.
                     self.stamps.sent(1);
+                    if last && !self.fault_ends_answer() {
+                        self.stamps.finished();
+                    }
                     return Poll::Ready(Some(Ok(frame)));
                 }
                 Phase::Fault => return self.divert(cx),

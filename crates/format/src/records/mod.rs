@@ -10,6 +10,7 @@ mod interval;
 mod llama_benchy;
 mod result;
 mod schedule;
+mod server_metrics;
 mod spread;
 mod stamp;
 mod summary;
@@ -22,6 +23,7 @@ pub use interval::Interval;
 pub use llama_benchy::{LlamaBenchy, MeanStd, SpreadFigure};
 pub use result::ResultRecord;
 pub use schedule::{Grouping, LoopMode, Phase, Request, Salt, Schedule};
+pub use server_metrics::{parse_exposition, series_name, sum_series, ScrapePhase, ServerMetrics};
 pub use spread::AcrossRuns;
 pub use stamp::Stamp;
 pub use summary::{parse_stat_key, stat_key, MetricState, StatName, Summary};
@@ -123,6 +125,8 @@ record_types! {
     Result(Box<ResultRecord>) = "result", written by "reduce", read by "jq or a notebook";
     /// What happened in one slice of a run's clock (`reduce --every`).
     Interval(Interval) = "interval", written by "reduce", read by "people watching a run";
+    /// A scrape of the server's `/metrics` before or after the run (`fire --server-metrics`).
+    ServerMetrics(ServerMetrics) = "server_metrics", written by "fire", read by "reduce";
 }
 
 impl Record {

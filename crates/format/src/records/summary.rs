@@ -146,6 +146,31 @@ pub struct Summary {
     /// `mean_concurrency` (measured, open loop and batches).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_tps_concurrency: Option<String>,
+    // --- server metrics ---
+    /// The server's own count of prompt tokens over the run: the change of its
+    /// `vllm:prompt_tokens_total` between `fire --server-metrics`'s two scrapes. Omitted
+    /// without both scrapes (so for the fields below).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_prompt_tokens: Option<u64>,
+    /// The change of the server's `vllm:generation_tokens_total`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_generation_tokens: Option<u64>,
+    /// The change of the server's `vllm:request_success_total` with `finished_reason` `stop`
+    /// or `length` (aborted requests left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_requests_succeeded: Option<u64>,
+    /// Mean TTFT as the server measured it: the change of `vllm:time_to_first_token_seconds`'s
+    /// `_sum` over the change of its `_count`, in ms; omitted when no request was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_ttft_mean_ms: Option<f64>,
+    /// Mean inter-token latency as the server measured it, from
+    /// `vllm:inter_token_latency_seconds` (or the older `vllm:time_per_output_token_seconds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_itl_mean_ms: Option<f64>,
+    /// Mean end-to-end latency as the server measured it, from
+    /// `vllm:e2e_request_latency_seconds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_e2el_mean_ms: Option<f64>,
     // --- runs: repeats and shards ---
     /// A group summary: the run ids of the repeated runs of one configuration it pools, in
     /// order. Omitted on the summary of a single run.

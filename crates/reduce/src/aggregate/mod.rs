@@ -6,6 +6,7 @@
 mod benchy;
 pub mod outcomes;
 mod reducer;
+pub mod server_metrics;
 mod summary;
 pub mod timing;
 pub mod vllm;
@@ -15,7 +16,7 @@ pub use reducer::RunReducer;
 pub use summary::{SummaryAggregator, SummaryOptions};
 
 use crate::request::RequestResult;
-use tokenpipe_format::{Client, Record, Sent, Stall, Summary, Token};
+use tokenpipe_format::{Client, Record, Sent, ServerMetrics, Stall, Summary, Token};
 
 /// Folds the results of one run.
 pub trait Aggregator {
@@ -41,6 +42,9 @@ pub trait Aggregator {
 
     /// Takes `fire`'s account of itself (its `client` record, last in a run).
     fn client(&mut self, _client: &Client) {}
+
+    /// Takes a scrape of the server's metrics (`fire --server-metrics`).
+    fn server_metrics(&mut self, _scrape: &ServerMetrics) {}
 
     /// Moves records that are ready to be written now (per-request results, interval records)
     /// into `out`, in order. Called after every input record, so it must be cheap when empty.

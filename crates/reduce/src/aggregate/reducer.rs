@@ -3,7 +3,7 @@
 
 use super::{Aggregator, SummaryAggregator, SummaryOptions};
 use crate::request::RequestResult;
-use tokenpipe_format::{Client, Record, Sent, Stall, Summary, Token};
+use tokenpipe_format::{Client, Record, Sent, ServerMetrics, Stall, Summary, Token};
 
 /// The summary aggregator and the extras of one run.
 #[derive(Default)]
@@ -79,6 +79,12 @@ impl Aggregator for RunReducer {
         self.summary.client(client);
         for extra in &mut self.extras {
             extra.client(client);
+        }
+    }
+
+    fn server_metrics(&mut self, scrape: &ServerMetrics) {
+        for extra in &mut self.extras {
+            extra.server_metrics(scrape);
         }
     }
 

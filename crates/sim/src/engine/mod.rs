@@ -121,6 +121,32 @@ pub trait Engine: Send + Sync {
     fn wants_prefix_blocks(&self) -> bool {
         false
     }
+
+    /// The longest prompt + completion served, which `/tokenize` reports and the token-count
+    /// histograms of `/metrics` are bucketed up to; None for an engine with no limit.
+    fn max_model_len(&self) -> Option<u64> {
+        None
+    }
+
+    /// What the engine holds at `now_ns`, for `/metrics`. An engine that keeps no queue (the
+    /// fixed one) answers the default: nothing waiting, no cache, and `running` left to the
+    /// server, which counts the answers in flight.
+    fn gauges(&self, _now_ns: u64) -> EngineGauges {
+        EngineGauges::default()
+    }
+}
+
+/// An engine's occupancy at one instant: vLLM's `num_requests_running`, `num_requests_waiting`
+/// and `kv_cache_usage_perc`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EngineGauges {
+    /// Requests being prefilled or decoded; `None` where the engine does not track them, and
+    /// the server reports the answers it has in flight instead.
+    pub running: Option<u64>,
+    /// Requests queued or preempted.
+    pub waiting: u64,
+    /// KV-cache use as a fraction of its capacity, 0 to 1.
+    pub kv_cache_usage: f64,
 }
 
 /// The engine the settings ask for: the fixed timetable of `--ttft-ms` and `--itl-ms`, or a

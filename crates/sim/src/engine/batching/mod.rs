@@ -10,7 +10,7 @@ pub mod prefix;
 mod tests;
 
 use super::profile::BatchingSettings;
-use super::{Admission, Departure, Due, Engine, Ticket};
+use super::{Admission, Departure, Due, Engine, EngineGauges, Ticket};
 use model::{Gauges, Model};
 use std::sync::Mutex;
 
@@ -22,6 +22,8 @@ pub struct Batching {
     /// capacity if smaller (a longer request could never be scheduled).
     max_model_len: u64,
     prefix_cache: bool,
+    /// KV-cache capacity in tokens, the denominator of the usage gauge.
+    kv_tokens: u64,
 }
 
 impl Batching {
@@ -30,6 +32,7 @@ impl Batching {
         Self {
             max_model_len: settings.max_model_len.min(settings.params.kv_tokens),
             prefix_cache: settings.params.prefix_cache,
+            kv_tokens: settings.params.kv_tokens,
             model: Mutex::new(Model::new(settings.params)),
         }
     }
@@ -81,6 +84,19 @@ impl Engine for Batching {
     fn wants_prefix_blocks(&self) -> bool {
         self.prefix_cache
     }
+
+    fn max_model_len(&self) -> Option<u64> {
+        Some(self.max_model_len)
+    }
+
+    fn gauges(&self, now_ns: u64) -> EngineGauges {
+        let g = Batching::gauges(self, now_ns);
+        EngineGauges {
+            running: Some(g.running as u64),
+            waiting: g.waiting as u64,
+            kv_cache_usage: kv_fraction(g.kv_used, self.kv_tokens),
+        }
+    }
 }
 
 /// vLLM's answer to a request longer than the model's context, word for word.
@@ -93,4 +109,13 @@ pub fn context_length_message(max_model_len: u64, admission: &Admission) -> Stri
         admission.prompt_tokens,
         admission.max_tokens,
     )
+}
+
+/// `used / capacity`, within 0 to 1 (0 for a cache of no size).
+fn kv_fraction(used: u64, capacity: u64) -> f64 {
+    if capacity == 0 {
+        0.0
+    } else {
+        (used as f64 / capacity as f64).clamp(0.0, 1.0)
+    }
 }
