@@ -95,3 +95,71 @@ fn a_scrape_that_fails_is_a_warning_not_a_failed_run() {
         .get("server_prompt_tokens")
         .is_none());
 }
+
+/// A metrics endpoint on another port that answers `count` scrapes and returns the request
+/// heads it was sent.
+fn recording_metrics_server(count: usize) -> (String, std::thread::JoinHandle<Vec<String>>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/metrics", listener.local_addr().expect("addr"));
+    let heads = std::thread::spawn(move || {
+        let page = "vllm:prompt_tokens_total{engine=\"0\"} 1.0\n";
+        let mut heads = Vec::new();
+        for conn in listener.incoming().take(count) {
+            let mut conn = conn.expect("accept");
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && conn.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            heads.push(String::from_utf8_lossy(&head).to_ascii_lowercase());
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\
+                 connection: close\r\n\r\n{page}",
+                page.len()
+            );
+            let _ = conn.write_all(response.as_bytes());
+        }
+        heads
+    });
+    (url, heads)
+}
+
+#[test]
+fn the_api_key_and_headers_go_only_to_the_host_the_requests_go_to() {
+    let server = Server::start(&["--ttft-ms", "1", "--itl-ms", "1", "--api-key", "sk-test"]);
+    let (metrics_url, heads) = recording_metrics_server(2);
+    let elsewhere = format!("--server-metrics={metrics_url}");
+    let arrivals = cmd("arrivals", &["--concurrency", "2", "--num-prompts", "3"]);
+    let fire = cmd(
+        "fire",
+        &[
+            "--url",
+            &server.url,
+            "--api-key",
+            "sk-test",
+            "-H",
+            "x-custom: 1",
+            &elsewhere,
+            "--quiet",
+        ],
+    );
+    let outs = pipeline(&[arrivals, fire], None);
+    assert_ok(&outs[1], "fire");
+    let events = records(&outs[1].stdout);
+    assert_eq!(
+        of_type(&events, "done").len(),
+        3,
+        "the key reached simserve"
+    );
+    assert_eq!(of_type(&events, "server_metrics").len(), 2);
+    let heads = heads.join().expect("metrics server");
+    assert_eq!(heads.len(), 2);
+    for head in heads {
+        assert!(head.starts_with("get /metrics"), "{head}");
+        assert!(
+            !head.contains("authorization") && !head.contains("x-custom"),
+            "{head}"
+        );
+    }
+}

@@ -151,7 +151,9 @@ pub struct Args {
     /// on Ctrl-C), each as a `server_metrics` record, so that `reduce` reports the server's own
     /// token counts and mean TTFT, ITL and E2E latency beside the client's. The URL is the base
     /// URL without `/v1`, then `/metrics` (where vLLM serves it), unless one is given. A scrape
-    /// that fails is a warning, never a failed run.
+    /// that fails is a warning, never a failed run. Give another URL with `=`
+    /// (`--server-metrics=http://host:9090/metrics`): after a space it would be read as the
+    /// input file. The API key and -H headers go only to the host the requests go to.
     #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "", require_equals = true)]
     pub server_metrics: Option<String>,
 

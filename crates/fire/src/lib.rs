@@ -196,19 +196,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     warn_if_fds_short(policy.in_flight_limit());
-    let metrics_uri = match &args.server_metrics {
-        Some(given) => Some(scrape::metrics_uri(&url, given)?),
+    let scraper = match &args.server_metrics {
+        Some(given) => Some(
+            runtime
+                .block_on(async { scrape::Scraper::new(&url, given, &headers, &args.transport) })?,
+        ),
         None => None,
     };
     // Before the clock starts, so that it delays no request: its `at_ns` is 0.
-    let before = metrics_uri.as_ref().and_then(|uri| {
-        runtime.block_on(scrape::scrape(
-            &client,
-            uri,
-            &headers,
-            tokenpipe_format::ScrapePhase::Before,
-            || 0,
-        ))
+    let before = scraper.as_ref().and_then(|scraper| {
+        let phase = tokenpipe_format::ScrapePhase::Before;
+        runtime.block_on(scraper.scrape(&client, phase, || 0, &stop))
     });
 
     let clock = RunClock::start();
@@ -326,13 +324,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         };
         dispatch::send_loop(&ctx, inbox).await;
         ticker.abort();
-        if let (Some(uri), false) = (
-            &metrics_uri,
-            stop.reason() == Some(StopReason::OutputClosed),
-        ) {
+        if let (Some(scraper), false) = (&scraper, stop.reason() == Some(StopReason::OutputClosed))
+        {
             let phase = tokenpipe_format::ScrapePhase::After;
             let now = || clock.now_ns();
-            if let Some(after) = scrape::scrape(&ctx.client, uri, &ctx.headers, phase, now).await {
+            if let Some(after) = scraper.scrape(&ctx.client, phase, now, &ctx.stop).await {
                 sink.record(&after);
             }
         }

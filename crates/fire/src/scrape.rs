@@ -4,10 +4,17 @@
 //!
 //! A scrape is advice: one that fails (no route, no answer in [`SCRAPE_TIMEOUT`], a body past
 //! [`MAX_METRICS_BYTES`]) is one warning on stderr and no record, never a failed run. Only the
-//! `vllm:` samples are kept ([`tokenpipe_format::parse_exposition`]).
+//! `vllm:` samples are kept ([`tokenpipe_format::parse_exposition`]). A stop (Ctrl-C) cuts the
+//! scrape before the run short, and leaves the one after it [`STOPPED_SCRAPE_TIMEOUT`].
+//!
+//! The run's API key and `-H` headers go only to the host the requests go to: metrics read
+//! elsewhere (another port, a sidecar) get none, so a key never leaks to a host it was not
+//! given for. Such a host is read over HTTP/1.1 even when the run speaks HTTP/2, as vLLM's and
+//! most exporters' `/metrics` are.
 
 use crate::exchange::error_chain;
-use crate::http::HttpClient;
+use crate::http::{HttpClient, TransportArgs};
+use crate::stop::Stop;
 use http_body_util::BodyExt;
 use hyper::header::HeaderMap;
 use hyper::Uri;
@@ -17,6 +24,8 @@ use tokenpipe_format::{parse_exposition, Record, ScrapePhase, ServerMetrics};
 
 /// The longest a scrape may take.
 pub const SCRAPE_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest the scrape after a stopped run may take: the user asked to end.
+pub const STOPPED_SCRAPE_TIMEOUT: Duration = Duration::from_secs(1);
 /// The most of a metrics page read (a real vLLM's is some tens of KiB).
 pub const MAX_METRICS_BYTES: usize = 16 << 20;
 
@@ -39,35 +48,93 @@ pub fn metrics_uri(base_url: &str, given: &str) -> anyhow::Result<Uri> {
         .map_err(|e| tokenpipe_cli::bad_input(format!("--server-metrics {text}: {e}")))
 }
 
-/// Scrapes `uri` and makes the record for `phase`, stamped by `now_ns` once the answer was
-/// read; `None` (after one warning on stderr) if the scrape failed.
-pub async fn scrape(
-    client: &HttpClient,
-    uri: &Uri,
-    headers: &HeaderMap,
-    phase: ScrapePhase,
-    now_ns: impl FnOnce() -> u64,
-) -> Option<Record> {
-    let outcome = match tokio::time::timeout(SCRAPE_TIMEOUT, fetch(client, uri, headers)).await {
-        Ok(outcome) => outcome,
-        Err(_) => Err(format!("no answer within {} s", SCRAPE_TIMEOUT.as_secs())),
-    };
-    let which = match phase {
-        ScrapePhase::Before => "before",
-        ScrapePhase::After => "after",
-    };
-    match outcome {
-        Ok(samples) => Some(Record::ServerMetrics(ServerMetrics {
-            at_ns: now_ns(),
-            phase,
-            url: uri.to_string(),
-            samples,
-        })),
-        Err(problem) => {
-            eprintln!(
-                "fire: warning: --server-metrics: GET {uri} {which} the run: {problem}; no server_metrics record"
-            );
+/// Where the server's metrics are read, with what headers and through which client.
+pub struct Scraper {
+    uri: Uri,
+    /// The run's headers where the metrics share the requests' scheme, host and port; none
+    /// elsewhere.
+    headers: HeaderMap,
+    /// An HTTP/1.1 client of its own, for another host when the run speaks HTTP/2.
+    own_client: Option<HttpClient>,
+}
+
+impl Scraper {
+    /// The scraper for `--server-metrics[=given]` on a run against `base_url` with
+    /// `run_headers`. Builds a client, so it must be called inside the runtime.
+    pub fn new(
+        base_url: &str,
+        given: &str,
+        run_headers: &HeaderMap,
+        transport: &TransportArgs,
+    ) -> anyhow::Result<Self> {
+        let uri = metrics_uri(base_url, given)?;
+        let same_host = base_url
+            .parse::<Uri>()
+            .is_ok_and(|base| base.scheme() == uri.scheme() && base.authority() == uri.authority());
+        let headers = if same_host {
+            run_headers.clone()
+        } else {
+            HeaderMap::new()
+        };
+        let own_client = if !same_host && transport.http2 {
+            let mut options = transport.options(uri.scheme_str() == Some("https"), Some(1));
+            options.http2 = false;
+            options.connect_timeout = Some(SCRAPE_TIMEOUT);
+            Some(HttpClient::new(&options)?)
+        } else {
             None
+        };
+        Ok(Self {
+            uri,
+            headers,
+            own_client,
+        })
+    }
+
+    /// Scrapes the metrics and makes the record for `phase`, stamped by `now_ns` once the
+    /// answer was read; `None` (after one warning on stderr) if the scrape failed, and `None`
+    /// at once if `stop` comes first before the run.
+    pub async fn scrape(
+        &self,
+        run_client: &HttpClient,
+        phase: ScrapePhase,
+        now_ns: impl FnOnce() -> u64,
+        stop: &Stop,
+    ) -> Option<Record> {
+        let client = self.own_client.as_ref().unwrap_or(run_client);
+        let limit = if stop.is_stopped() {
+            STOPPED_SCRAPE_TIMEOUT
+        } else {
+            SCRAPE_TIMEOUT
+        };
+        let fetched = tokio::time::timeout(limit, fetch(client, &self.uri, &self.headers));
+        let outcome = match phase {
+            ScrapePhase::Before => tokio::select! {
+                outcome = fetched => outcome,
+                () = stop.stopped() => return None,
+            },
+            ScrapePhase::After => fetched.await,
+        };
+        let outcome =
+            outcome.unwrap_or_else(|_| Err(format!("no answer within {} s", limit.as_secs_f64())));
+        let which = match phase {
+            ScrapePhase::Before => "before",
+            ScrapePhase::After => "after",
+        };
+        match outcome {
+            Ok(samples) => Some(Record::ServerMetrics(ServerMetrics {
+                at_ns: now_ns(),
+                phase,
+                url: self.uri.to_string(),
+                samples,
+            })),
+            Err(problem) => {
+                let uri = &self.uri;
+                eprintln!(
+                    "fire: warning: --server-metrics: GET {uri} {which} the run: {problem}; no server_metrics record"
+                );
+                None
+            }
         }
     }
 }

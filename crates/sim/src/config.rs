@@ -36,7 +36,9 @@ const MAX_DELAY_MS: f64 = 3_600_000.0;
 /// its own fault with "tokenpipe_fault": "KIND" in its JSON body, or with the header
 /// `x-tokenpipe-fault: KIND[;after=N]`, so one run can mix them.
 ///
-/// Other routes: GET /v1/models lists the one model, GET /health answers 200.
+/// Other routes: GET /v1/models lists the one model, GET /health answers 200, GET /metrics
+/// answers in Prometheus text format with vLLM's metric names, POST /tokenize counts a
+/// prompt's tokens as vLLM's /tokenize does (docs/simserve.md).
 ///
 /// Every port speaks HTTP/1.1 and HTTP/2 (h2c with prior knowledge on plain TCP). With
 /// --tls-cert and --tls-key it serves https instead, offering h2 and http/1.1 by ALPN, and

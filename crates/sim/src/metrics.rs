@@ -5,21 +5,25 @@
 //! Names, help texts, labels and bucket boundaries follow vLLM's `PrometheusStatLogger` in
 //! `vllm/v1/metrics/loggers.py` (vllm-project/vllm): every series carries
 //! `model_name` and `engine="0"`; `vllm:request_success_total` adds `finished_reason`
-//! (`stop`, `length`, `abort`). The inter-token histogram is exposed under vLLM's current name,
-//! `vllm:inter_token_latency_seconds`, and under the older `vllm:time_per_output_token_seconds`
-//! that vLLM still emits beside it with the same values; the KV gauge likewise under
-//! `vllm:kv_cache_usage_perc` and the older `vllm:gpu_cache_usage_perc`.
+//! (`stop`, `length`, `abort`, `error`, `repetition`). Where vLLM renamed a metric, both names
+//! are exposed with the same values, so that a scraper written for either release finds its
+//! own: the inter-token histogram as `vllm:inter_token_latency_seconds` (0.11 on) and
+//! `vllm:time_per_output_token_seconds` (before), the KV gauge as `vllm:kv_cache_usage_perc`
+//! and `vllm:gpu_cache_usage_perc`. docs/simserve.md lists what differs from any one release.
 //!
 //! Where each value is measured: a request counts once it is admitted to the engine (a request
 //! refused with 400 or a simulated HTTP error never is). Its clock readings are taken on the
 //! server's clock at the instants its tokens are handed to hyper, the same instants `--stamps`
 //! records: TTFT is from the end of the request body to the first token, each inter-token
 //! latency is between two consecutive hand-offs (an answer sent whole hands all its tokens over
-//! at once and adds none), E2E is from the end of the body to the last token. A request is
-//! committed to the shared totals once, under one lock, when it ends: at its last token
+//! at once and adds none), E2E is from the end of the body to the last token. As in vLLM, the
+//! token counters move while a request runs: its prompt tokens when its first token is handed
+//! over (the prefill is done), each token as it is handed over; its TTFT is observed then too.
+//! The rest is committed once, under one lock, when the request ends: at its last token
 //! (`finished_reason="length"`, as the simulated model never stops early) or, if a fault or the
-//! client cut it short, when its answer is dropped (`"abort"`). The per-token cost is one clock
-//! reading and a bucket search in the request's own state, never a lock.
+//! client cut it short, when its answer is dropped (`"abort"`, which adds its inter-token
+//! latencies but no E2E or length observation). The per-token cost is one clock reading, one
+//! atomic add and a bucket search in the request's own state; a lock once per request.
 //!
 //! The gauges come from the [`Engine`](crate::engine::Engine) at scrape time; an engine that
 //! keeps no queue reports the requests admitted and not yet ended as running.
@@ -34,6 +38,9 @@ use std::sync::{Arc, Mutex};
 /// `max_model_len` in `/tokenize`, and the top of the token-count histograms' buckets, as vLLM
 /// builds them from its `max_model_len`.
 pub const DEFAULT_MAX_MODEL_LEN: u64 = 131_072;
+
+/// Nanoseconds in a second: the histograms are in seconds, the clocks in nanoseconds.
+const SECOND_NS: f64 = 1e9;
 
 /// The `Content-Type` of the exposition format.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -65,13 +72,19 @@ pub enum FinishReason {
     Length,
     /// A fault or the client's departure ended it early.
     Abort,
+    /// The engine failed the request (never, in the simulation; listed because vLLM lists it).
+    Error,
+    /// Repetition detection stopped it (never, in the simulation; listed as vLLM lists it).
+    Repetition,
 }
 
 impl FinishReason {
-    const ALL: [FinishReason; 3] = [
+    const ALL: [FinishReason; 5] = [
         FinishReason::Stop,
         FinishReason::Length,
         FinishReason::Abort,
+        FinishReason::Error,
+        FinishReason::Repetition,
     ];
 
     fn label(self) -> &'static str {
@@ -79,6 +92,8 @@ impl FinishReason {
             FinishReason::Stop => "stop",
             FinishReason::Length => "length",
             FinishReason::Abort => "abort",
+            FinishReason::Error => "error",
+            FinishReason::Repetition => "repetition",
         }
     }
 }
@@ -130,12 +145,10 @@ fn one_two_five(max: u64) -> Vec<f64> {
     }
 }
 
-/// Everything committed by the requests that ended.
+/// The histograms and the finish counts, under one lock.
 #[derive(Debug, Clone)]
 struct Totals {
-    prompt_tokens: u64,
-    generation_tokens: u64,
-    success: [u64; 3],
+    success: [u64; FinishReason::ALL.len()],
     ttft: Histogram,
     itl: Histogram,
     e2e: Histogram,
@@ -150,6 +163,11 @@ pub struct Metrics {
     labels: String,
     /// Requests admitted and not yet ended.
     in_flight: AtomicU64,
+    /// Prompt tokens of the requests that got their first token (their prefill was done), as
+    /// vLLM counts them in the step that finishes the prefill.
+    prompt_tokens: AtomicU64,
+    /// Tokens handed over, counted at each hand-off as vLLM counts them at each step.
+    generation_tokens: AtomicU64,
     totals: Mutex<Totals>,
 }
 
@@ -159,10 +177,10 @@ impl Metrics {
         Self {
             labels: format!("model_name=\"{}\",engine=\"0\"", escape_label(model)),
             in_flight: AtomicU64::new(0),
+            prompt_tokens: AtomicU64::new(0),
+            generation_tokens: AtomicU64::new(0),
             totals: Mutex::new(Totals {
-                prompt_tokens: 0,
-                generation_tokens: 0,
-                success: [0; 3],
+                success: [0; FinishReason::ALL.len()],
                 ttft: Histogram::new(TTFT_BUCKETS.to_vec()),
                 itl: Histogram::new(ITL_BUCKETS.to_vec()),
                 e2e: Histogram::new(E2E_BUCKETS.to_vec()),
@@ -220,14 +238,14 @@ impl Metrics {
             l,
             "vllm:prompt_tokens",
             "Number of prefill tokens processed.",
-            totals.prompt_tokens,
+            self.prompt_tokens.load(Ordering::Relaxed),
         );
         counter(
             &mut out,
             l,
             "vllm:generation_tokens",
             "Number of generation tokens processed.",
-            totals.generation_tokens,
+            self.generation_tokens.load(Ordering::Relaxed),
         );
         let name = "vllm:request_success";
         let _ = write!(
@@ -281,28 +299,35 @@ impl Metrics {
         out
     }
 
+    /// A request's first token is being handed over `ttft_ns` after it arrived: its prompt
+    /// was prefilled.
+    fn first_token(&self, prompt_tokens: u64, ttft_ns: u64) {
+        self.prompt_tokens
+            .fetch_add(prompt_tokens, Ordering::Relaxed);
+        self.lock().ttft.observe(ttft_ns as f64 / SECOND_NS);
+    }
+
+    /// A request ended: its finish reason, and its inter-token latencies. The per-request
+    /// histograms (E2E, prompt and generation lengths) take the requests that finished, not
+    /// the aborted ones, whose lengths and latencies say how far they got rather than what
+    /// they cost (and vLLM V1 records aborted requests in none of them).
     fn commit(&self, meter: &Meter, reason: FinishReason) {
-        const S: f64 = 1e9;
         let mut t = self.lock();
-        t.prompt_tokens += meter.prompt_tokens;
-        t.generation_tokens += meter.tokens;
         t.success[reason as usize] += 1;
-        t.prompt.observe(meter.prompt_tokens as f64);
-        t.generation.observe(meter.tokens as f64);
-        if let Some(first) = meter.first_ns {
-            t.ttft
-                .observe(first.saturating_sub(meter.arrival_ns) as f64 / S);
+        if reason != FinishReason::Abort {
+            t.prompt.observe(meter.prompt_tokens as f64);
+            t.generation.observe(meter.tokens as f64);
+            let end = match meter.first_ns {
+                Some(_) => meter.last_ns,
+                None => meter.clock.now_ns(),
+            };
             t.e2e
-                .observe(meter.last_ns.saturating_sub(meter.arrival_ns) as f64 / S);
-        } else {
-            let now = meter.clock.now_ns();
-            t.e2e
-                .observe(now.saturating_sub(meter.arrival_ns) as f64 / S);
+                .observe(end.saturating_sub(meter.arrival_ns) as f64 / SECOND_NS);
         }
         for (total, own) in t.itl.counts.iter_mut().zip(&meter.itl_counts) {
             *total += u64::from(*own);
         }
-        t.itl.sum += meter.itl_sum_ns as f64 / S;
+        t.itl.sum += meter.itl_sum_ns as f64 / SECOND_NS;
     }
 }
 
@@ -392,8 +417,13 @@ impl Meter {
             return;
         }
         let now = self.clock.now_ns();
+        self.metrics
+            .generation_tokens
+            .fetch_add(n, Ordering::Relaxed);
         if self.first_ns.is_none() {
             self.first_ns = Some(now);
+            let ttft_ns = now.saturating_sub(self.arrival_ns);
+            self.metrics.first_token(self.prompt_tokens, ttft_ns);
         } else {
             let gap = now.saturating_sub(self.last_ns);
             let slot = &mut self.itl_counts[bucket(&ITL_BUCKETS, gap as f64 / 1e9)];

@@ -150,3 +150,53 @@ async fn tokenize_usage_and_metrics_agree() {
     .await;
     assert!(wrong.starts_with("HTTP/1.1 405"), "{wrong}");
 }
+
+/// A stream with `header` (an `x-tokenpipe-fault` value) asking for `tokens` tokens.
+async fn faulted(addr: SocketAddr, header: &str, tokens: u64) -> String {
+    let body = format!(r#"{{"prompt":"a b c","max_tokens":{tokens},"stream":true}}"#);
+    let request = format!(
+        "POST /v1/completions HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\n\
+         x-tokenpipe-fault: {header}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    exchange(addr, request).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn faults_count_as_vllm_counts_them() {
+    let config = Config::from_ms("sim-model", 5.0, 1.0).unwrap();
+    let server = Server::bind(("127.0.0.1", 0), config, None).await.unwrap();
+    let addr = server.local_addr().unwrap();
+    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(server.run(async move {
+        let _ = stopped.await;
+    }));
+
+    // Refused before the engine: counted nowhere.
+    let refused = faulted(addr, "http=503", 5).await;
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    // Reset after 3 tokens: its prompt and 3 tokens counted, an abort, no E2E.
+    let _ = faulted(addr, "reset;after=3", 8).await;
+    // A stall that ends: a whole answer, counted as finished by length.
+    let _ = faulted(addr, "stall=30;after=1", 4).await;
+
+    let (_, s) = scrape(addr).await;
+    let reason = |r: &str| {
+        let label = format!("finished_reason=\"{r}\"");
+        sum_series(&s, "vllm:request_success_total", |k| k.contains(&label)).unwrap()
+    };
+    assert_eq!((reason("length"), reason("abort")), (1.0, 1.0));
+    assert_eq!(total(&s, "vllm:prompt_tokens_total"), 6.0);
+    assert_eq!(total(&s, "vllm:generation_tokens_total"), 3.0 + 4.0);
+    assert_eq!(total(&s, "vllm:time_to_first_token_seconds_count"), 2.0);
+    assert_eq!(total(&s, "vllm:e2e_request_latency_seconds_count"), 1.0);
+    assert_eq!(total(&s, "vllm:request_generation_tokens_sum"), 4.0);
+    // The stall is one of the finished stream's three gaps.
+    assert_eq!(
+        total(&s, "vllm:inter_token_latency_seconds_count"),
+        2.0 + 3.0
+    );
+    let itl_sum = total(&s, "vllm:inter_token_latency_seconds_sum");
+    assert!(itl_sum >= 0.030, "{itl_sum}");
+    assert_eq!(total(&s, "vllm:num_requests_running"), 0.0);
+}

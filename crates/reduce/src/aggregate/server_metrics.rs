@@ -5,26 +5,56 @@
 //! Every figure sums the series of one metric over its labels (all engines, all models), as a
 //! dashboard's `sum()` would. A counter that went down between the scrapes (the server
 //! restarted) gives no figure rather than a negative one.
+//!
+//! A run made of several parts (shards, or fire processes side by side) holds a pair of scrapes
+//! per part. The parts of one server overlap in time and each pair sees the others' traffic,
+//! so their deltas must not be added: per server (per scraped URL), the earliest `before` is
+//! the smallest value of each counter and the latest `after` the largest (counters only grow),
+//! whatever order the parts were read in. The servers' deltas are then added.
 
 use super::Aggregator;
 use crate::request::RequestResult;
 use std::collections::BTreeMap;
 use tokenpipe_format::{sum_series, Record, ScrapePhase, ServerMetrics, Summary};
 
-/// Keeps the first `before` scrape and the last `after` scrape of a run.
+/// Series → value of one server's earliest or latest scrape.
+type Samples = BTreeMap<String, f64>;
+
+/// Per scraped URL, the smallest `before` and the largest `after` value of every series.
 #[derive(Debug, Default)]
 pub struct ServerMetricsAggregator {
-    before: Option<BTreeMap<String, f64>>,
-    after: Option<BTreeMap<String, f64>>,
+    servers: BTreeMap<String, (Option<Samples>, Option<Samples>)>,
+}
+
+/// Folds `scrape` into `kept`, keeping per series the smaller (`keep_min`) or larger value.
+fn fold(kept: &mut Option<Samples>, scrape: &Samples, keep_min: bool) {
+    let Some(kept) = kept else {
+        *kept = Some(scrape.clone());
+        return;
+    };
+    for (series, &value) in scrape {
+        kept.entry(series.clone())
+            .and_modify(|v| {
+                *v = if keep_min { v.min(value) } else { v.max(value) };
+            })
+            .or_insert(value);
+    }
 }
 
 impl ServerMetricsAggregator {
-    /// The change of the summed series of `name` (filtered by `keep`), if both scrapes have it
-    /// and it did not go down.
+    /// The change of the summed series of `name` (filtered by `keep`), added over the servers;
+    /// `None` unless every server scraped both times has it and it did not go down there.
     fn delta(&self, name: &str, keep: impl Fn(&str) -> bool + Copy) -> Option<f64> {
-        let before = sum_series(self.before.as_ref()?, name, keep)?;
-        let after = sum_series(self.after.as_ref()?, name, keep)?;
-        (after >= before).then_some(after - before)
+        let mut total = 0.0;
+        for (before, after) in self.servers.values() {
+            let before = sum_series(before.as_ref()?, name, keep)?;
+            let after = sum_series(after.as_ref()?, name, keep)?;
+            if after < before {
+                return None;
+            }
+            total += after - before;
+        }
+        (!self.servers.is_empty()).then_some(total)
     }
 
     /// The mean of the observations a histogram took between the scrapes, in ms: the first of
@@ -54,16 +84,16 @@ impl Aggregator for ServerMetricsAggregator {
     }
 
     fn server_metrics(&mut self, scrape: &ServerMetrics) {
+        let (before, after) = self.servers.entry(scrape.url.clone()).or_default();
         match scrape.phase {
-            ScrapePhase::Before => {
-                self.before.get_or_insert_with(|| scrape.samples.clone());
-            }
-            ScrapePhase::After => self.after = Some(scrape.samples.clone()),
+            ScrapePhase::Before => fold(before, &scrape.samples, true),
+            ScrapePhase::After => fold(after, &scrape.samples, false),
         }
     }
 
     fn finish(&mut self, s: &mut Summary, _out: &mut Vec<Record>) {
-        if self.before.is_none() || self.after.is_none() {
+        let complete = |(b, a): &(Option<Samples>, Option<Samples>)| b.is_some() && a.is_some();
+        if self.servers.is_empty() || !self.servers.values().all(complete) {
             return;
         }
         let all = |_: &str| true;
@@ -147,5 +177,56 @@ mod tests {
         let itl = s.server_itl_mean_ms.unwrap();
         assert!((itl - 5.0).abs() < 1e-9, "{itl}");
         assert_eq!(s.server_e2el_mean_ms, None);
+    }
+
+    fn at(url: &str, phase: ScrapePhase, prompt: f64) -> ServerMetrics {
+        ServerMetrics {
+            at_ns: 0,
+            phase,
+            url: url.into(),
+            samples: [("vllm:prompt_tokens_total{engine=\"0\"}".to_string(), prompt)].into(),
+        }
+    }
+
+    #[test]
+    fn parts_of_one_server_span_its_earliest_and_latest_scrape_in_any_order() {
+        use ScrapePhase::{After, Before};
+        let one = "http://a/metrics";
+        // Two parts side by side on one server: 0 → 300 and 100 → 400 overlap; the run's
+        // server counted 400, not 300 + 300, whichever part is read first.
+        for order in [[0, 1], [1, 0]] {
+            let parts = [
+                [at(one, Before, 0.0), at(one, After, 300.0)],
+                [at(one, Before, 100.0), at(one, After, 400.0)],
+            ];
+            let mut a = ServerMetricsAggregator::default();
+            for i in order {
+                for scrape in &parts[i] {
+                    a.server_metrics(scrape);
+                }
+            }
+            let mut s = Summary::default();
+            a.finish(&mut s, &mut vec![]);
+            assert_eq!(s.server_prompt_tokens, Some(400), "{order:?}");
+        }
+        // Parts on two servers: their deltas add up.
+        let mut a = ServerMetricsAggregator::default();
+        let two = "http://b/metrics";
+        for scrape in [
+            at(one, Before, 1000.0),
+            at(two, Before, 5.0),
+            at(one, After, 1200.0),
+            at(two, After, 55.0),
+        ] {
+            a.server_metrics(&scrape);
+        }
+        let mut s = Summary::default();
+        a.finish(&mut s, &mut vec![]);
+        assert_eq!(s.server_prompt_tokens, Some(250));
+        // A server scraped only before the run leaves the figures out.
+        a.server_metrics(&at("http://c/metrics", Before, 1.0));
+        let mut s = Summary::default();
+        a.finish(&mut s, &mut vec![]);
+        assert_eq!(s.server_prompt_tokens, None);
     }
 }

@@ -49,6 +49,29 @@ pub fn pooled_counts(runs: &[Summary], into: &mut Summary) {
     into.client_kept_up = (!kept_up.is_empty()).then(|| kept_up.iter().all(|&k| k));
     let cpu: Vec<f64> = runs.iter().filter_map(|s| s.client_cpu_s).collect();
     into.client_cpu_s = (!cpu.is_empty()).then(|| cpu.iter().sum());
+    pooled_server_figures(runs, into);
+}
+
+/// The server's own figures of the runs, when every run has them: counts summed, means
+/// averaged over the runs (each run's mean is over its own scrapes; the observation counts
+/// behind them are not kept, so the runs weigh the same).
+fn pooled_server_figures(runs: &[Summary], into: &mut Summary) {
+    let all_u = |f: fn(&Summary) -> Option<u64>| {
+        runs.iter()
+            .map(f)
+            .try_fold(0u64, |sum, x| Some(sum.saturating_add(x?)))
+    };
+    let mean_f = |f: fn(&Summary) -> Option<f64>| {
+        let values: Option<Vec<f64>> = runs.iter().map(f).collect();
+        let values = values?;
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    };
+    into.server_prompt_tokens = all_u(|s| s.server_prompt_tokens);
+    into.server_generation_tokens = all_u(|s| s.server_generation_tokens);
+    into.server_requests_succeeded = all_u(|s| s.server_requests_succeeded);
+    into.server_ttft_mean_ms = mean_f(|s| s.server_ttft_mean_ms);
+    into.server_itl_mean_ms = mean_f(|s| s.server_itl_mean_ms);
+    into.server_e2el_mean_ms = mean_f(|s| s.server_e2el_mean_ms);
 }
 
 /// Writes the statistics of one merged metric into `into`, as a run's summary carries them:
@@ -72,4 +95,26 @@ pub fn jitter(itl: Option<&Stat>) -> Option<f64> {
     let m = itl?.moments(&[50.0, 99.0])?;
     let (p50, p99) = (m.p(50.0)?, m.p(99.0)?);
     (p50 > 0.0).then(|| p99 / p50)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_figures_pool_only_when_every_run_has_them() {
+        let run = |tokens: u64, ttft: f64| Summary {
+            server_prompt_tokens: Some(tokens),
+            server_ttft_mean_ms: Some(ttft),
+            ..Summary::default()
+        };
+        let mut group = Summary::default();
+        pooled_counts(&[run(100, 50.0), run(300, 70.0)], &mut group);
+        assert_eq!(group.server_prompt_tokens, Some(400));
+        assert_eq!(group.server_ttft_mean_ms, Some(60.0));
+        let mut group = Summary::default();
+        pooled_counts(&[run(100, 50.0), Summary::default()], &mut group);
+        assert_eq!(group.server_prompt_tokens, None);
+        assert_eq!(group.server_ttft_mean_ms, None);
+    }
 }

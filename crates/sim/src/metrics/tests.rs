@@ -61,6 +61,14 @@ async fn known_requests_give_exact_counts_and_latencies() {
     tokio::time::advance(30 * MS).await;
     a.sent(1);
     c.sent(1);
+    // Counted as they go: the prompts whose first token left, and every token handed over.
+    let running = scrape(&metrics, EngineGauges::default());
+    assert_eq!(total(&running, "vllm:prompt_tokens_total"), 12.0);
+    assert_eq!(total(&running, "vllm:generation_tokens_total"), 6.0);
+    assert_eq!(
+        total(&running, "vllm:time_to_first_token_seconds_count"),
+        3.0
+    );
     drop(c);
     for _ in 0..3 {
         tokio::time::advance(5 * MS).await;
@@ -83,6 +91,7 @@ async fn known_requests_give_exact_counts_and_latencies() {
         (success("stop"), success("length"), success("abort")),
         (0.0, 2.0, 1.0)
     );
+    assert_eq!((success("error"), success("repetition")), (0.0, 0.0));
     assert_eq!(total(&s, "vllm:time_to_first_token_seconds_count"), 3.0);
     let ttft_sum = total(&s, "vllm:time_to_first_token_seconds_sum");
     assert!((ttft_sum - 0.120).abs() < 1e-9, "{ttft_sum}");
@@ -98,12 +107,13 @@ async fn known_requests_give_exact_counts_and_latencies() {
         // 5 ms gaps: every bucket from 0.01 up holds all three.
         assert_eq!(b[0], ("0.01".to_string(), 3.0));
     }
-    assert_eq!(total(&s, "vllm:e2e_request_latency_seconds_count"), 3.0);
+    // The aborted request is in no per-request histogram.
+    assert_eq!(total(&s, "vllm:e2e_request_latency_seconds_count"), 2.0);
     let e2e = total(&s, "vllm:e2e_request_latency_seconds_sum");
-    assert!((e2e - (0.065 + 0.020 + 0.050)).abs() < 1e-9, "{e2e}");
-    assert_eq!(total(&s, "vllm:request_prompt_tokens_sum"), 12.0);
-    assert_eq!(total(&s, "vllm:request_generation_tokens_count"), 3.0);
-    assert_eq!(total(&s, "vllm:request_generation_tokens_sum"), 9.0);
+    assert!((e2e - (0.065 + 0.020)).abs() < 1e-9, "{e2e}");
+    assert_eq!(total(&s, "vllm:request_prompt_tokens_sum"), 10.0);
+    assert_eq!(total(&s, "vllm:request_generation_tokens_count"), 2.0);
+    assert_eq!(total(&s, "vllm:request_generation_tokens_sum"), 8.0);
 
     let ttft = buckets(&text, "vllm:time_to_first_token_seconds");
     assert_eq!(ttft.len(), TTFT_BUCKETS.len() + 1);
@@ -116,15 +126,15 @@ async fn known_requests_give_exact_counts_and_latencies() {
     let prompt = buckets(&text, "vllm:request_prompt_tokens");
     assert_eq!(prompt.first().unwrap().0, "1.0");
     assert_eq!(prompt[prompt.len() - 2].0, "100000.0");
-    for name in [
-        "vllm:time_to_first_token_seconds",
-        "vllm:e2e_request_latency_seconds",
-        "vllm:request_prompt_tokens",
-        "vllm:request_generation_tokens",
+    for (name, count) in [
+        ("vllm:time_to_first_token_seconds", 3.0),
+        ("vllm:e2e_request_latency_seconds", 2.0),
+        ("vllm:request_prompt_tokens", 2.0),
+        ("vllm:request_generation_tokens", 2.0),
     ] {
         let b = buckets(&text, name);
         assert!(b.windows(2).all(|w| w[0].1 <= w[1].1), "{name}: {b:?}");
-        assert_eq!(b.last().unwrap(), &("+Inf".to_string(), 3.0), "{name}");
+        assert_eq!(b.last().unwrap(), &("+Inf".to_string(), count), "{name}");
     }
 }
 
