@@ -42,6 +42,7 @@ bench:
 	$(CARGO) bench --locked --bench arrivals_throughput
 	$(CARGO) bench --locked --bench sse_parse
 	$(CARGO) bench --locked --bench reduce_throughput
+	$(CARGO) bench --locked --bench simserve_scale
 
 generated: man completions schema
 

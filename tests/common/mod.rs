@@ -2,6 +2,8 @@
 //! the real simulated server on a free loopback port.
 #![allow(dead_code)]
 
+pub mod pin;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};

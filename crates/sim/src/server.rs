@@ -405,15 +405,16 @@ async fn whole_answer(
 ) -> Result<Response<ResponseBody>, Reset> {
     let Some(fault) = fault else {
         let body = app.renderer.full_response(parsed, id, created);
-        timetable.until(parsed.max_tokens).await;
+        let due_ns = timetable.until(parsed.max_tokens).await;
         timetable.depart(Departure::Finished);
-        // All tokens leave together: first and last token stamps are the same instant.
-        stamps.sent(parsed.max_tokens);
+        // All tokens leave together, at the last one's deadline: first and last token stamps
+        // are the same instant.
+        stamps.sent(parsed.max_tokens, || timetable.late_ns(due_ns));
         stamps.finished();
         return Ok(json(StatusCode::OK, body));
     };
     let divert = fault.whole(&app.renderer, parsed, id, created);
-    timetable.until(fault.due_token(parsed.max_tokens)).await;
+    let due_ns = timetable.until(fault.due_token(parsed.max_tokens)).await;
     timetable.depart(Departure::Failed);
     match divert {
         WholeDivert::Reset => Err(Reset),
@@ -421,7 +422,7 @@ async fn whole_answer(
         WholeDivert::Stall => std::future::pending().await,
         WholeDivert::Answer { body, tokens } => {
             if tokens > 0 {
-                stamps.sent(tokens);
+                stamps.sent(tokens, || timetable.late_ns(due_ns));
             }
             Ok(json(StatusCode::OK, body))
         }

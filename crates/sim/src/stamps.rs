@@ -65,6 +65,8 @@ impl StampLog {
             first_token_ns: absolute.first_token_ns.map(since),
             last_token_ns: absolute.last_token_ns.map(since),
             tokens: absolute.tokens,
+            late_max_ns: absolute.late_max_ns,
+            late_sum_ns: absolute.late_sum_ns,
         };
         self.write_line(&Record::Stamp(stamp));
     }
@@ -116,6 +118,8 @@ impl RequestStamps {
                 first_token_ns: None,
                 last_token_ns: None,
                 tokens: 0,
+                late_max_ns: None,
+                late_sum_ns: None,
             },
             meter: None,
         }
@@ -133,8 +137,10 @@ impl RequestStamps {
         }
     }
 
-    /// Notes that `n` more tokens are being handed to hyper right now.
-    pub fn sent(&mut self, n: u64) {
+    /// Notes that `n` more tokens are being handed to hyper right now, `late_ns()` after the
+    /// instant they were due (asked only when stamps are written, so that no clock is read
+    /// otherwise).
+    pub fn sent(&mut self, n: u64, late_ns: impl FnOnce() -> u64) {
         self.stamp.tokens += n;
         if let Some(meter) = &mut self.meter {
             meter.sent(n);
@@ -143,6 +149,11 @@ impl RequestStamps {
             let now = monotonic_ns();
             self.stamp.first_token_ns.get_or_insert(now);
             self.stamp.last_token_ns = Some(now);
+            let late = late_ns();
+            let max = self.stamp.late_max_ns.get_or_insert(0);
+            *max = (*max).max(late);
+            let sum = self.stamp.late_sum_ns.get_or_insert(0);
+            *sum = sum.saturating_add(late.saturating_mul(n));
         }
     }
 
@@ -174,8 +185,8 @@ mod tests {
         let origin = log.origin_ns();
         {
             let mut r = RequestStamps::new(Some(log.clone()), Some("a\"b".into()), origin + 5);
-            r.sent(1);
-            r.sent(2);
+            r.sent(1, || 4);
+            r.sent(2, || 3);
             assert_eq!(r.tokens(), 3);
         }
         drop(RequestStamps::new(Some(log.clone()), None, origin + 7));
@@ -200,6 +211,9 @@ mod tests {
             stamps[0].last_token_ns.unwrap(),
         );
         assert!(first > 5 && last >= first, "{first} {last}");
+        // The most late of the three tokens, and all three's lateness added up.
+        assert_eq!(stamps[0].late_max_ns, Some(4));
+        assert_eq!(stamps[0].late_sum_ns, Some(4 + 2 * 3));
         assert_eq!(
             stamps[1],
             Stamp {
@@ -207,7 +221,9 @@ mod tests {
                 received_ns: 7,
                 first_token_ns: None,
                 last_token_ns: None,
-                tokens: 0
+                tokens: 0,
+                late_max_ns: None,
+                late_sum_ns: None,
             }
         );
     }

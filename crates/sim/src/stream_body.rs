@@ -111,7 +111,7 @@ impl StreamedAnswer {
                 }
                 Phase::Tokens => {
                     let k = self.next;
-                    ready!(self.timetable.poll_due(cx, k));
+                    let due_ns = ready!(self.timetable.poll_due(cx, k));
                     if self.fault.is_some_and(|f| k > f.after) {
                         // Token k is due but the server "breaks" while generating it.
                         self.phase = Phase::Fault;
@@ -131,7 +131,8 @@ impl StreamedAnswer {
                         }
                     }
                     // Stamped as late as possible: the frame goes to hyper on return.
-                    self.stamps.sent(1);
+                    let timetable = &self.timetable;
+                    self.stamps.sent(1, || timetable.late_ns(due_ns));
                     if last && !self.fault_ends_answer() {
                         self.stamps.finished();
                     }

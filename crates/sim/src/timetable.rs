@@ -49,9 +49,10 @@ impl Timetable {
         self.ticket.arrival_ns
     }
 
-    /// Ready once token `k` (1-based) is due, never before; otherwise arranges for `cx` to be
-    /// woken when it is, or when the engine wants to be asked again.
-    pub fn poll_due(&mut self, cx: &mut Context<'_>, k: u64) -> Poll<()> {
+    /// Ready once token `k` (1-based) is due, never before, with the instant it was due (on
+    /// the timer's clock), so that its hand-off can be stamped with its lateness; otherwise
+    /// arranges for `cx` to be woken when it is, or when the engine wants to be asked again.
+    pub fn poll_due(&mut self, cx: &mut Context<'_>, k: u64) -> Poll<u64> {
         loop {
             let now = self.waiter.now_ns();
             match self.engine.due(&self.ticket, k, now) {
@@ -63,7 +64,7 @@ impl Timetable {
                     if at > now {
                         ready!(self.waiter.poll_until(cx, at));
                     }
-                    return Poll::Ready(());
+                    return Poll::Ready(at);
                 }
                 Due::AskAt(at) if at > now => {
                     // Reached: go round and ask again.
@@ -78,9 +79,15 @@ impl Timetable {
         }
     }
 
-    /// Completes once token `k` is due: for answers sent whole.
-    pub async fn until(&mut self, k: u64) {
-        std::future::poll_fn(|cx| self.poll_due(cx, k)).await;
+    /// Completes once token `k` is due, with the instant it was due: for answers sent whole.
+    pub async fn until(&mut self, k: u64) -> u64 {
+        std::future::poll_fn(|cx| self.poll_due(cx, k)).await
+    }
+
+    /// How long ago `due_ns` (an instant [`Timetable::poll_due`] named) was: the lateness of
+    /// what is handed over now.
+    pub fn late_ns(&self, due_ns: u64) -> u64 {
+        self.waiter.now_ns().saturating_sub(due_ns)
     }
 
     /// Tells the engine the request left; only the first call counts.

@@ -113,6 +113,18 @@ async fn batch(addr: SocketAddr, log: &StampLog, path: &Path) -> Vec<u64> {
         let last_due = received + (TTFT_MS + (TOKENS - 1) * ITL_MS) * MS;
         assert!(last >= last_due, "{id}: last token early");
         first_late.push(first - received - TTFT_MS * MS);
+        // The server's own account of its lateness covers the first and last tokens', and the
+        // sum holds the maximum. Its deadlines count from the request's arrival on the timer's
+        // clock, read just after `received_ns`: they may be that much later than the stamps
+        // say, so the comparison allows for it.
+        let late_max = stamp["late_max_ns"].as_u64().unwrap();
+        let late_sum = stamp["late_sum_ns"].as_u64().unwrap();
+        assert!(late_max + MS >= first - received - TTFT_MS * MS, "{stamp}");
+        assert!(late_max + MS >= last - last_due, "{stamp}");
+        assert!(
+            late_sum >= late_max && late_sum <= late_max * TOKENS,
+            "{stamp}"
+        );
         // What the client saw (on CLOCK_MONOTONIC, the stamps are from the log's origin): no
         // token before its deadline.
         for (k, &at) in (1..=TOKENS).zip(events) {

@@ -20,4 +20,12 @@ pub struct Stamp {
     pub last_token_ns: Option<u64>,
     /// Tokens sent (equal to `max_tokens` unless the client left early or the request failed).
     pub tokens: u64,
+    /// The most any sent token was handed over after the instant its timetable named: the
+    /// server's own timing error, which a loaded server must keep from growing. Null if none
+    /// was sent (and in files from before format 1.6).
+    #[serde(default)]
+    pub late_max_ns: Option<u64>,
+    /// Every sent token's lateness added up, so that `late_sum_ns / tokens` is its mean.
+    #[serde(default)]
+    pub late_sum_ns: Option<u64>,
 }
