@@ -27,7 +27,6 @@ use crate::transport::Transport;
 use crate::waiter::TokenTimer;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Either, Full, Limited};
-use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE, RETRY_AFTER};
 use hyper::{Method, Request, Response, StatusCode};
 use std::future::Future;
@@ -44,6 +43,14 @@ pub const MAX_BODY_BYTES: usize = 64 << 20;
 
 /// A response body: a whole buffer or a token stream.
 pub type ResponseBody = Either<Full<Bytes>, StreamedAnswer>;
+
+/// A request body the routes can read: hyper's from a connection, or a buffer in tests.
+trait RequestBody: hyper::body::Body<Data = Bytes, Error: Into<BoxError>> {}
+
+impl<B: hyper::body::Body<Data = Bytes, Error: Into<BoxError>>> RequestBody for B {}
+
+/// The error type `http_body_util::Limited` reads any body's errors into.
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What every connection shares.
 struct App {
@@ -64,6 +71,29 @@ struct App {
     request_log: Option<Arc<RequestLog>>,
     /// What `/metrics` reports.
     metrics: Arc<Metrics>,
+}
+
+impl App {
+    /// What the connections of a server with `config` share, its tokens timed by `timer`.
+    fn new(config: Config, stamps: Option<Arc<StampLog>>, timer: TokenTimer) -> Self {
+        let renderer = Renderer::new(&config.model);
+        let engine = engine::from_config(&config);
+        let max_model_len = engine
+            .max_model_len()
+            .unwrap_or(metrics::DEFAULT_MAX_MODEL_LEN);
+        App {
+            models: renderer.models(),
+            renderer,
+            engine,
+            faults: config.faults,
+            access: config.access,
+            stamps,
+            timer,
+            next_id: AtomicU64::new(1),
+            request_log: None,
+            metrics: Arc::new(Metrics::new(&config.model, max_model_len)),
+        }
+    }
 }
 
 /// A bound, not yet running server.
@@ -93,25 +123,9 @@ impl Server {
         timer: TokenTimer,
     ) -> io::Result<Self> {
         let listener = TcpListener::bind(addr).await?;
-        let renderer = Renderer::new(&config.model);
-        let engine = engine::from_config(&config);
-        let max_model_len = engine
-            .max_model_len()
-            .unwrap_or(metrics::DEFAULT_MAX_MODEL_LEN);
         Ok(Self {
             listener,
-            app: Arc::new(App {
-                models: renderer.models(),
-                renderer,
-                engine,
-                faults: config.faults,
-                access: config.access,
-                stamps,
-                timer,
-                next_id: AtomicU64::new(1),
-                request_log: None,
-                metrics: Arc::new(Metrics::new(&config.model, max_model_len)),
-            }),
+            app: Arc::new(App::new(config, stamps, timer)),
             transport: Arc::new(Transport::plain()),
         })
     }
@@ -189,8 +203,12 @@ enum Route {
 }
 
 /// Answers one request; `Err` only for a simulated `reset` of an answer that is not streamed,
-/// which makes hyper drop the connection unanswered.
-async fn handle(app: &App, req: Request<Incoming>) -> Result<Response<ResponseBody>, Reset> {
+/// which makes hyper drop the connection unanswered. Any request body will do, so that tests
+/// can answer requests in process, on virtual time.
+async fn handle<B: RequestBody>(
+    app: &App,
+    req: Request<B>,
+) -> Result<Response<ResponseBody>, Reset> {
     let route = match req.uri().path() {
         "/v1/completions" => Route::Generate(Kind::Completions),
         "/v1/chat/completions" => Route::Generate(Kind::Chat),
@@ -243,10 +261,10 @@ async fn handle(app: &App, req: Request<Incoming>) -> Result<Response<ResponseBo
 }
 
 /// A generation request's answer, with its `x-request-id` echoed.
-async fn generate(
+async fn generate<B: RequestBody>(
     app: &App,
     kind: Kind,
-    req: Request<Incoming>,
+    req: Request<B>,
 ) -> Result<Response<ResponseBody>, Reset> {
     let request_id = req
         .headers()
@@ -264,10 +282,10 @@ async fn generate(
     Ok(response)
 }
 
-async fn answer(
+async fn answer<B: RequestBody>(
     app: &App,
     kind: Kind,
-    req: Request<Incoming>,
+    req: Request<B>,
     request_id: Option<String>,
 ) -> Result<Response<ResponseBody>, Reset> {
     let logged_headers = app.request_log.as_ref().map(|_| req.headers().clone());
@@ -430,7 +448,10 @@ async fn whole_answer(
 }
 
 /// `POST /tokenize`: the prompt's token count and ids, or a 400 naming what was wrong.
-async fn tokenize(req: Request<Incoming>, max_model_len: Option<u64>) -> Response<ResponseBody> {
+async fn tokenize<B: RequestBody>(
+    req: Request<B>,
+    max_model_len: Option<u64>,
+) -> Response<ResponseBody> {
     let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
         .collect()
         .await
@@ -478,3 +499,6 @@ fn not_allowed(allow: &'static str, method: &Method) -> Response<ResponseBody> {
         .insert(ALLOW, HeaderValue::from_static(allow));
     response
 }
+
+#[cfg(test)]
+mod tests;

@@ -215,6 +215,42 @@ async fn stall_keeps_the_connection_open_and_silent() {
 }
 
 #[tokio::test]
+async fn a_timed_stall_delays_even_a_one_token_stream() {
+    let (addr, _, path) = serve("stall-one", &[]).await;
+    let body = streamed(1, "");
+    let request = post("/v1/completions", "s1", &body).replacen(
+        "\r\n\r\n",
+        "\r\nx-tokenpipe-fault: stall=300\r\n\r\n",
+        1,
+    );
+    let sent = std::time::Instant::now();
+    let mut conn = TcpStream::connect(addr).await.unwrap();
+    conn.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = String::new();
+    let mut buf = [0u8; 8192];
+    while token_events(&events(&raw)) < 1 {
+        let n = tokio::time::timeout(ENDS, conn.read(&mut buf))
+            .await
+            .expect("the token in time")
+            .unwrap();
+        assert!(n > 0, "closed early: {raw}");
+        raw.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    // Due at 5 ms unstalled; the pause comes before the only token. A lower bound only: a busy
+    // machine makes it later, never earlier.
+    let waited = sent.elapsed();
+    assert!(waited >= Duration::from_millis(305), "{waited:?}: {raw}");
+    let (rest, close) = read_until_closed(&mut conn, ENDS).await;
+    assert_eq!(close, Close::Closed);
+    raw.push_str(&rest);
+    let ev = events(&raw);
+    assert!(ev[0].contains(r#""finish_reason":"length""#), "{raw}");
+    assert_eq!(ev.last(), Some(&"[DONE]"), "{raw}");
+    assert!(ends_cleanly(&raw), "{raw:?}");
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
 async fn garbage_sends_an_event_that_is_not_json() {
     let (addr, _, path) = serve("garbage", &[]).await;
     let body = streamed(

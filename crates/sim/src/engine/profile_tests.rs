@@ -1,6 +1,6 @@
-//! The profile table and the choice of engine; the calibration of `spark-gpt-oss-120b` on
-//! virtual time, by llama-benchy's formulas (the benchmark `simserve_calibration` measures the
-//! same through the real binaries).
+//! The profile table and the choice of engine; the calibrations on virtual time: of
+//! `spark-gpt-oss-120b` by llama-benchy's formulas (the benchmark `simserve_calibration` measures
+//! the same through the real binaries), of `multinode-tp4` by `vllm bench serve`'s.
 
 use super::*;
 use crate::engine::batching::model::Model;
@@ -177,4 +177,128 @@ fn refit_spark() {
     };
     println!("decode {}", fmt(&decode, 1));
     println!("prefill {}", fmt(&prefill, 0));
+}
+
+/// vLLM's benchmark figures (`vllm bench serve`) for one block's workload on `params`: every
+/// prompt admitted at instant 0, each token's instant from the model, on virtual time. The
+/// prompts are random, so no two share a cached block: the prefix cache is left out.
+fn serve_bench(params: &Params, block: &ServeBlock) -> ServeBlock {
+    let mut model = Model::new(Params {
+        prefix_cache: false,
+        ..params.clone()
+    });
+    let n = block.output_tokens;
+    let slots: Vec<usize> = (0..block.prompts)
+        .map(|_| model.admit(0, block.prompt_tokens, n))
+        .collect();
+    let (mut ttft, mut tpot, mut end) = (Vec::new(), Vec::new(), 0u64);
+    for &slot in &slots {
+        let mut now = 0;
+        let mut first = 0;
+        for k in 1..=n {
+            let at = loop {
+                match model.due(slot, k, now) {
+                    Ok(at) => break at,
+                    Err(ask) => now = ask,
+                }
+            };
+            now = now.max(at);
+            if k == 1 {
+                first = at;
+            }
+        }
+        ttft.push(first as f64 / 1e6);
+        tpot.push((now - first) as f64 / 1e6 / (n - 1) as f64);
+        end = end.max(now);
+        model.depart(slot);
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let duration_s = end as f64 / 1e9;
+    ServeBlock {
+        mean_ttft_ms: mean(&ttft),
+        median_ttft_ms: percentile(&mut ttft, 50.0),
+        mean_tpot_ms: mean(&tpot),
+        duration_s,
+        output_tps: (block.prompts * n) as f64 / duration_s,
+        ..*block
+    }
+}
+
+/// numpy's `percentile` (and `median` at 50), as vLLM reads them: the sorted values joined by
+/// straight lines, value i at position i / (n − 1).
+fn percentile(v: &mut [f64], q: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let pos = (v.len() - 1) as f64 * q / 100.0;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+}
+
+/// Each figure of each block as (label, published, simulated), in the order of vLLM's output.
+fn figures(published: &ServeBlock, simulated: &ServeBlock) -> [(&'static str, f64, f64); 5] {
+    let (p, s) = (published, simulated);
+    [
+        ("mean TTFT (ms)", p.mean_ttft_ms, s.mean_ttft_ms),
+        ("median TTFT (ms)", p.median_ttft_ms, s.median_ttft_ms),
+        ("mean TPOT (ms)", p.mean_tpot_ms, s.mean_tpot_ms),
+        ("duration (s)", p.duration_s, s.duration_s),
+        ("output (tok/s)", p.output_tps, s.output_tps),
+    ]
+}
+
+#[test]
+fn percentiles_as_numpy_reads_them() {
+    assert_eq!(percentile(&mut [3.0, 1.0, 2.0], 50.0), 2.0);
+    assert_eq!(percentile(&mut [4.0, 1.0, 3.0, 2.0], 50.0), 2.5);
+    assert_eq!(percentile(&mut [7.0], 50.0), 7.0);
+    // numpy.percentile(range(10), 99) == 8.91
+    let mut ten: Vec<f64> = (0..10).map(f64::from).collect();
+    assert!((percentile(&mut ten, 99.0) - 8.91).abs() < 1e-12);
+}
+
+#[test]
+fn serve_bench_reads_vllm_figures_off_the_model() {
+    // One request: a first step of 10 ms + 1,000 tokens at 10,000 t/s = 110 ms, then one token
+    // every 10 ms: the 11th at 210 ms.
+    let params = Params {
+        decode_ms: Curve::parse_cost("10").unwrap(),
+        prefill_tps: Curve::parse_rate("10000").unwrap(),
+        max_num_seqs: 8,
+        max_batched_tokens: 4096,
+        kv_tokens: 100_000,
+        prefix_cache: true,
+    };
+    let block = ServeBlock {
+        prompts: 1,
+        prompt_tokens: 1000,
+        output_tokens: 11,
+        ..MULTINODE_PUBLISHED[0]
+    };
+    let got = serve_bench(&params, &block);
+    assert!((got.mean_ttft_ms - 110.0).abs() < 1e-6, "{got:?}");
+    assert_eq!(got.median_ttft_ms, got.mean_ttft_ms);
+    assert!((got.mean_tpot_ms - 10.0).abs() < 1e-6, "{got:?}");
+    assert!((got.duration_s - 0.21).abs() < 1e-9, "{got:?}");
+    assert!((got.output_tps - 11.0 / 0.21).abs() < 1e-6, "{got:?}");
+}
+
+#[test]
+fn multinode_profile_reproduces_seed_002() {
+    let params = find("multinode-tp4").unwrap().settings().unwrap().params;
+    let mut table = String::from(
+        "| prompts | figure | published | simulated | ratio |\n|---|---|---|---|---|\n",
+    );
+    let mut worst: f64 = 0.0;
+    for block in MULTINODE_PUBLISHED {
+        let got = serve_bench(&params, block);
+        for (what, want, sim) in figures(block, &got) {
+            let ratio = sim / want;
+            worst = worst.max((ratio - 1.0).abs());
+            table.push_str(&format!(
+                "| {} | {what} | {want:.2} | {sim:.2} | {ratio:.3} |\n",
+                block.prompts
+            ));
+        }
+    }
+    println!("{table}worst: {:.1} %", worst * 100.0);
+    assert!(worst < 0.10, "a figure is more than 10 % off:\n{table}");
 }
