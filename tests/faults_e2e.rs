@@ -71,37 +71,13 @@ fn cases() -> Vec<Case> {
 /// `arrivals`' schedule for `n` requests all in flight at once, each request given the
 /// header and body members of its case.
 fn schedule(cases: &[Case]) -> Vec<u8> {
-    let n = cases.len().to_string();
-    let out = run(
-        &cmd(
-            "arrivals",
-            &[
-                "--concurrency",
-                &n,
-                "-n",
-                &n,
-                "--input-tokens",
-                "8",
-                "--output-tokens",
-                &OUTPUT_TOKENS.to_string(),
-            ],
-        ),
-        b"",
-    );
-    assert_ok(&out, "arrivals");
-    let mut text = Vec::new();
-    for mut rec in records(&out.stdout) {
-        if rec["type"] == "request" {
-            let c = &cases[rec["id"].as_u64().unwrap() as usize];
-            rec["headers"] = json!({ "x-tokenpipe-fault": c.header });
-            if let Some(extra) = &c.extra_body {
-                rec["extra_body"] = extra.clone();
-            }
+    closed_schedule(cases.len() as u64, OUTPUT_TOKENS, |rec| {
+        let c = &cases[rec["id"].as_u64().unwrap() as usize];
+        rec["headers"] = json!({ "x-tokenpipe-fault": c.header });
+        if let Some(extra) = &c.extra_body {
+            rec["extra_body"] = extra.clone();
         }
-        serde_json::to_writer(&mut text, &rec).unwrap();
-        text.push(b'\n');
-    }
-    text
+    })
 }
 
 /// Content events per request, from fire's `token` records.

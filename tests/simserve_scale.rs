@@ -31,34 +31,11 @@ const DRIFT_MARGIN_NS: u64 = 50 * MS;
 
 /// A closed loop of `STREAMS` at once, alternately `SHORT` and `LONG` tokens long.
 fn schedule() -> Vec<u8> {
-    let n = STREAMS.to_string();
-    let out = run(
-        &cmd(
-            "arrivals",
-            &[
-                "--concurrency",
-                &n,
-                "-n",
-                &n,
-                "--input-tokens",
-                "8",
-                "--output-tokens",
-                &LONG.to_string(),
-            ],
-        ),
-        b"",
-    );
-    assert_ok(&out, "arrivals");
-    let mut edited = Vec::new();
-    for line in out.stdout.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let mut rec: serde_json::Value = serde_json::from_slice(line).expect("arrivals line");
-        if rec["type"] == "request" && rec["id"].as_u64().expect("id") % 2 == 0 {
+    closed_schedule(STREAMS, LONG, |rec| {
+        if rec["id"].as_u64().expect("id") % 2 == 0 {
             rec["max_tokens"] = SHORT.into();
         }
-        serde_json::to_writer(&mut edited, &rec).expect("encode");
-        edited.push(b'\n');
-    }
-    edited
+    })
 }
 
 /// The median of `v`.

@@ -117,6 +117,39 @@ pub fn cmd(name: &str, args: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// `arrivals`' closed loop of `n` requests all in flight at once (8-token prompts,
+/// `output_tokens` each), with `edit` applied to every request record: how a test gives the
+/// requests of one schedule their own lengths, headers or bodies.
+pub fn closed_schedule(
+    n: u64,
+    output_tokens: u64,
+    mut edit: impl FnMut(&mut serde_json::Value),
+) -> Vec<u8> {
+    let n = n.to_string();
+    let tokens = output_tokens.to_string();
+    let args = [
+        "--concurrency",
+        n.as_str(),
+        "-n",
+        n.as_str(),
+        "--input-tokens",
+        "8",
+        "--output-tokens",
+        tokens.as_str(),
+    ];
+    let out = run(&cmd("arrivals", &args), b"");
+    assert_ok(&out, "arrivals");
+    let mut text = Vec::new();
+    for mut rec in records(&out.stdout) {
+        if rec["type"] == "request" {
+            edit(&mut rec);
+        }
+        serde_json::to_writer(&mut text, &rec).expect("encode a record");
+        text.push(b'\n');
+    }
+    text
+}
+
 /// Parses NDJSON text into JSON values.
 pub fn records(bytes: &[u8]) -> Vec<serde_json::Value> {
     std::str::from_utf8(bytes)

@@ -56,6 +56,16 @@ fn total(samples: &BTreeMap<String, f64>, name: &str) -> f64 {
     sum_series(samples, name, |_| true).unwrap_or_else(|| panic!("no {name}"))
 }
 
+/// An in-process simserve of model `sim-model` (TTFT 5 ms, ITL 1 ms) serving until the test
+/// ends.
+async fn start() -> SocketAddr {
+    let config = Config::from_ms("sim-model", 5.0, 1.0).unwrap();
+    let server = Server::bind(("127.0.0.1", 0), config, None).await.unwrap();
+    let addr = server.local_addr().unwrap();
+    tokio::spawn(server.run(std::future::pending()));
+    addr
+}
+
 /// `usage.prompt_tokens` of a streamed answer's usage chunk.
 fn streamed_usage(response: &str) -> serde_json::Value {
     let usage = response
@@ -68,13 +78,7 @@ fn streamed_usage(response: &str) -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokenize_usage_and_metrics_agree() {
-    let config = Config::from_ms("sim-model", 5.0, 1.0).unwrap();
-    let server = Server::bind(("127.0.0.1", 0), config, None).await.unwrap();
-    let addr = server.local_addr().unwrap();
-    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(server.run(async move {
-        let _ = stopped.await;
-    }));
+    let addr = start().await;
 
     let (_, empty) = scrape(addr).await;
     assert_eq!(total(&empty, "vllm:prompt_tokens_total"), 0.0);
@@ -164,13 +168,7 @@ async fn faulted(addr: SocketAddr, header: &str, tokens: u64) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_count_as_vllm_counts_them() {
-    let config = Config::from_ms("sim-model", 5.0, 1.0).unwrap();
-    let server = Server::bind(("127.0.0.1", 0), config, None).await.unwrap();
-    let addr = server.local_addr().unwrap();
-    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(server.run(async move {
-        let _ = stopped.await;
-    }));
+    let addr = start().await;
 
     // Refused before the engine: counted nowhere.
     let refused = faulted(addr, "http=503", 5).await;
