@@ -10,7 +10,7 @@ complete -c simserve -l decode-step-ms -d 'Time of a step by sequences in it, in
 complete -c simserve -l prefill-tps -d 'Prefill tokens per second: a number, or points TOKENS_IN_STEP:TPS (`1024:3500,8192:7100`) [default: the profile\'s]' -r
 complete -c simserve -l prefix-cache -d 'Prompts that share leading 16-token blocks with recent ones skip their prefill (vLLM\'s automatic prefix caching) [default: on]' -r
 complete -c simserve -l model -d 'The name of the one model served (listed by /v1/models, echoed in every answer)' -r
-complete -c simserve -l stamps -d 'Write the server\'s own send stamps to FILE as a tokenpipe stream: a header (whose monotonic_origin_ns lines the stamps up with fire\'s), then one `stamp` record per finished request: request_id, received_ns, first_token_ns, last_token_ns, tokens' -r -F
+complete -c simserve -l stamps -d 'Write the server\'s own send stamps to FILE as a tokenpipe stream: a header (whose monotonic_origin_ns lines the stamps up with fire\'s), then one `stamp` record per finished request: request_id, received_ns, first_token_ns, last_token_ns, tokens, and late_max_ns and late_sum_ns, how far after their instants its tokens were handed over' -r -F
 complete -c simserve -l log-requests -d 'Write every generation request to FILE as it arrives, one JSON line each: {"request_id": …, "headers": {name: value, …}, "body": <the JSON body as received>}. Lines are written whole and unbuffered, so the file can be read while the server runs' -r -F
 complete -c simserve -l fault -d 'Make a FRACTION of the requests fail as KIND (repeatable; the kinds are in --help)' -r
 complete -c simserve -l fault-seed -d 'Seed of the hash that picks the requests --fault fails' -r

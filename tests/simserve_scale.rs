@@ -6,11 +6,20 @@
 //! write on a small machine (BENCHMARKS.md measures what it can). A server that keeps its
 //! timetable absolute then hands every overdue token over at once and is back on time as soon
 //! as it can be; one whose deadlines slip with each late token drifts further behind with every
-//! token. So the check is relative, and holds however loaded the machine is: half the streams
-//! are three times as long as the others, and their last tokens must not be later than the
-//! short streams' (with drift they would be about three times as late). Besides: every stream
-//! completes whole, no token leaves before its deadline, and the server's own lateness account
+//! token. So the check is relative, on two comparisons that drift fails together and the noise
+//! of a shared machine (other work taking the server's core for a while) rarely does: half the
+//! streams are three times as long as the others, and their last tokens must not be much later
+//! than the short streams' (drift makes them about three times as late); and within the long
+//! streams, the last token must not be much later than their tokens on average (drift that
+//! grows token by token makes the last about twice the mean). Besides: every stream completes
+//! whole, no token leaves before its deadline, and the server's own lateness account
 //! (`late_max_ns`) covers what its stamps show.
+//!
+//! The comparison sees drift only where the core is overloaded, which 10,000 streams at 10 ms
+//! are on any machine this runs on; a server that keeps up is checked for its lateness by
+//! `crates/sim/tests/timing.rs`. With a single CPU allowed, the client shares the server's. A
+//! machine whose open-file limit cannot reach 10,000 sockets per process skips the test and
+//! says so.
 
 mod common;
 use common::*;
@@ -25,9 +34,16 @@ const LONG: u64 = 150;
 const TTFT_MS: u64 = 50;
 const ITL_MS: u64 = 10;
 const MS: u64 = 1_000_000;
-/// How much later than the short streams' the long streams' last tokens may be, at the median:
-/// the noise of a shared machine, far below the 2 × 100 tokens of drift it would take.
-const DRIFT_MARGIN_NS: u64 = 50 * MS;
+/// How much later than what it is compared with a lateness may be before it counts as grown: a
+/// ratio and an allowance, for the noise of a shared machine, well below the three- and
+/// twofold growth of drift.
+const GROWTH_RATIO: f64 = 1.5;
+const GROWTH_ALLOWANCE_NS: f64 = 50.0 * MS as f64;
+
+/// Whether `late` (ns) grew past `base` (ns) as drift would.
+fn grown(late: u64, base: u64) -> bool {
+    late as f64 > base as f64 * GROWTH_RATIO + GROWTH_ALLOWANCE_NS
+}
 
 /// A closed loop of `STREAMS` at once, alternately `SHORT` and `LONG` tokens long.
 fn schedule() -> Vec<u8> {
@@ -36,6 +52,24 @@ fn schedule() -> Vec<u8> {
             rec["max_tokens"] = SHORT.into();
         }
     })
+}
+
+/// What the test leaves behind, removed however it ends: the server (stopped), its files.
+struct Leftovers {
+    server: Option<std::process::Child>,
+    files: Vec<std::path::PathBuf>,
+}
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        if let Some(mut server) = self.server.take() {
+            let _ = server.kill();
+            let _ = server.wait();
+        }
+        for file in &self.files {
+            let _ = std::fs::remove_file(file);
+        }
+    }
 }
 
 /// The median of `v`.
@@ -67,14 +101,20 @@ fn one_core_serves_10000_streams_at_10ms_without_drifting() {
         .stdout(Stdio::piped());
     pinned(&mut server, server_cpu);
     let mut server = server.spawn().expect("start simserve");
+    let stdout = server.stdout.take().expect("stdout");
+    let mut left = Leftovers {
+        server: Some(server),
+        files: vec![stamps.clone(), events.clone()],
+    };
     let mut url = String::new();
-    BufReader::new(server.stdout.take().expect("stdout"))
+    BufReader::new(stdout)
         .read_line(&mut url)
         .expect("simserve url");
 
     let schedule = schedule();
     let mut fire = Command::new(bin("fire"));
-    fire.args(["--url", url.trim(), "--quiet"])
+    // A stream that never ends fails the run instead of hanging the test.
+    fire.args(["--url", url.trim(), "--quiet", "--timeout", "120s"])
         .stdin(Stdio::piped())
         .stdout(std::fs::File::create(&events).expect("events file"))
         .stderr(Stdio::piped());
@@ -89,6 +129,7 @@ fn one_core_serves_10000_streams_at_10ms_without_drifting() {
         "fire: {}",
         String::from_utf8_lossy(&fired.stderr)
     );
+    let mut server = left.server.take().expect("the server");
     // SAFETY: signalling our own child, so that it flushes its stamps.
     unsafe {
         libc::kill(server.id() as i32, libc::SIGTERM);
@@ -109,7 +150,7 @@ fn one_core_serves_10000_streams_at_10ms_without_drifting() {
     let server_stamps = of_type(&stamps_recs, "stamp");
     assert_eq!(server_stamps.len() as u64, STREAMS);
     let (mut short_late, mut long_late) = (Vec::new(), Vec::new());
-    let mut first_late = Vec::new();
+    let (mut first_late, mut long_mean_late) = (Vec::new(), Vec::new());
     for stamp in server_stamps {
         let field = |name: &str| stamp[name].as_u64().unwrap_or_else(|| panic!("{stamp}"));
         let tokens = field("tokens");
@@ -128,26 +169,27 @@ fn one_core_serves_10000_streams_at_10ms_without_drifting() {
         first_late.push(first - first_due);
         match tokens {
             SHORT => short_late.push(late),
-            LONG => long_late.push(late),
+            LONG => {
+                long_late.push(late);
+                long_mean_late.push(field("late_sum_ns") / tokens);
+            }
             _ => panic!("a stream cut short: {stamp}"),
         }
     }
     assert_eq!(short_late.len(), long_late.len());
     let (short, long) = (median(&mut short_late), median(&mut long_late));
-    eprintln!(
-        "last token late at the median: {:.1} ms after {SHORT} tokens, {:.1} ms after {LONG}; \
-         first token late at the median {:.1} ms",
+    let long_mean = median(&mut long_mean_late);
+    let figures = format!(
+        "at the median, the last token is {:.1} ms late after {SHORT} tokens and {:.1} ms after \
+         {LONG}, whose tokens are {:.1} ms late on average; first tokens {:.1} ms",
         short as f64 / 1e6,
         long as f64 / 1e6,
+        long_mean as f64 / 1e6,
         median(&mut first_late) as f64 / 1e6,
     );
+    eprintln!("{figures}");
     assert!(
-        long <= short + DRIFT_MARGIN_NS,
-        "the server drifts: the last of {LONG} tokens is {:.1} ms late at the median, the last \
-         of {SHORT} {:.1} ms",
-        long as f64 / 1e6,
-        short as f64 / 1e6
+        !(grown(long, short) && grown(long, long_mean)),
+        "the server drifts: {figures}"
     );
-    let _ = std::fs::remove_file(&stamps);
-    let _ = std::fs::remove_file(&events);
 }

@@ -132,7 +132,8 @@ pub struct Args {
 
     /// Write the server's own send stamps to FILE as a tokenpipe stream: a header (whose
     /// monotonic_origin_ns lines the stamps up with fire's), then one `stamp` record per finished
-    /// request: request_id, received_ns, first_token_ns, last_token_ns, tokens.
+    /// request: request_id, received_ns, first_token_ns, last_token_ns, tokens, and late_max_ns
+    /// and late_sum_ns, how far after their instants its tokens were handed over.
     #[arg(long, value_name = "FILE")]
     pub stamps: Option<PathBuf>,
 

@@ -23,7 +23,8 @@
 //! (`finished_reason="length"`, as the simulated model never stops early) or, if a fault or the
 //! client cut it short, when its answer is dropped (`"abort"`, which adds its inter-token
 //! latencies but no E2E or length observation). The per-token cost is one clock reading, one
-//! atomic add and a bucket search in the request's own state; a lock once per request.
+//! atomic add and a bucket search in the request's own state; a lock twice per request (its
+//! first token, its end).
 //!
 //! The gauges come from the [`Engine`](crate::engine::Engine) at scrape time; an engine that
 //! keeps no queue reports the requests admitted and not yet ended as running.

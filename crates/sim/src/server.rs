@@ -274,8 +274,12 @@ async fn generate<B: RequestBody>(
     let echo = request_id
         .as_deref()
         .and_then(|id| HeaderValue::from_str(id).ok());
-    let mut response = answer(app, kind, req, request_id).await?;
-    app.access.delay_headers().await;
+    let mut head_held = false;
+    let mut response = answer(app, kind, req, request_id, &mut head_held).await?;
+    if !head_held {
+        // An answer that never reached the engine (an error) is held here.
+        app.access.delay_headers().await;
+    }
     if let Some(value) = echo {
         response.headers_mut().insert("x-request-id", value);
     }
@@ -287,6 +291,7 @@ async fn answer<B: RequestBody>(
     kind: Kind,
     req: Request<B>,
     request_id: Option<String>,
+    head_held: &mut bool,
 ) -> Result<Response<ResponseBody>, Reset> {
     let logged_headers = app.request_log.as_ref().map(|_| req.headers().clone());
     let header_fault = fault::header::asked(req.headers(), api::MAX_TOKENS_LIMIT);
@@ -387,7 +392,13 @@ async fn answer<B: RequestBody>(
         parsed.prompt_tokens,
     );
     stamps.meter(meter);
+    // The head is held back (`--headers-delay-ms`, then `slow-headers=MS`) before any token can
+    // leave; the tokens due meanwhile leave together once it is out, which is the point of the
+    // hold, not the server's lateness.
+    app.access.delay_headers().await;
+    *head_held = true;
     reshape.hold_head().await;
+    timetable.held_until(app.timer.now_ns());
     if reshape.endless && !parsed.stream {
         // An answer sent whole that never ends is never sent: the client's timeout ends it.
         return std::future::pending().await;

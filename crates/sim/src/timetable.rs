@@ -21,6 +21,9 @@ pub struct Timetable {
     /// Tokens after the first `.0` are due `.1` ns later than the engine says (the `stall=MS`
     /// fault).
     pause: Option<(u64, u64)>,
+    /// When the response head was let go after being held back on purpose: no token could
+    /// leave before, so none is late for that.
+    held_until_ns: u64,
 }
 
 impl Timetable {
@@ -34,6 +37,7 @@ impl Timetable {
             waiter: timer.waiter(),
             departed: false,
             pause: None,
+            held_until_ns: 0,
         }
     }
 
@@ -84,10 +88,18 @@ impl Timetable {
         std::future::poll_fn(|cx| self.poll_due(cx, k)).await
     }
 
-    /// How long ago `due_ns` (an instant [`Timetable::poll_due`] named) was: the lateness of
-    /// what is handed over now.
+    /// Notes that the response head, held back on purpose, was let go at `at_ns` (on the
+    /// timer's clock): tokens due before then are measured from then.
+    pub fn held_until(&mut self, at_ns: u64) {
+        self.held_until_ns = at_ns;
+    }
+
+    /// How long ago `due_ns` (an instant [`Timetable::poll_due`] named), or the end of a hold
+    /// on the head if later, was: the server's own lateness in handing over what it hands
+    /// over now.
     pub fn late_ns(&self, due_ns: u64) -> u64 {
-        self.waiter.now_ns().saturating_sub(due_ns)
+        let from = due_ns.max(self.held_until_ns);
+        self.waiter.now_ns().saturating_sub(from)
     }
 
     /// Tells the engine the request left; only the first call counts.

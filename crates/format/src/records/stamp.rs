@@ -20,8 +20,9 @@ pub struct Stamp {
     pub last_token_ns: Option<u64>,
     /// Tokens sent (equal to `max_tokens` unless the client left early or the request failed).
     pub tokens: u64,
-    /// The most any sent token was handed over after the instant its timetable named: the
-    /// server's own timing error, which a loaded server must keep from growing. Null if none
+    /// The most any sent token was handed over after the instant its timetable named (or
+    /// after the response head was let go, when it was held back on purpose): the server's own
+    /// timing error, which a loaded server must keep from growing. Null if none
     /// was sent (and in files from before format 1.6).
     #[serde(default)]
     pub late_max_ns: Option<u64>,

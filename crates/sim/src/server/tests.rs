@@ -211,3 +211,38 @@ async fn a_whole_long_answer_holds_n_tokens_and_its_usage_says_so() {
     assert_eq!(v["usage"]["prompt_tokens"], 3);
     assert_eq!(v["usage"]["total_tokens"], 53);
 }
+
+#[tokio::test(start_paused = true)]
+async fn holds_and_stalls_are_not_the_servers_lateness() {
+    let path = std::env::temp_dir().join(format!("simserve-held-{}.ndjson", std::process::id()));
+    let log = Arc::new(StampLog::create(&path, Default::default()).unwrap());
+    let mut held = config();
+    held.access.headers_delay = ms(200);
+    let plain = App::new(config(), Some(log.clone()), TokenTimer::tokio());
+    let delayed = App::new(held, Some(log.clone()), TokenTimer::tokio());
+    // Every one of these holds its head or pauses its tokens on purpose; on virtual time the
+    // server hands each token over exactly when it can, so none is late.
+    for stream in [true, false] {
+        let _ = send(&plain, completion(5, stream, Some("stall=300;after=2"))).await;
+        let _ = send(&plain, completion(5, stream, Some("slow-headers=200"))).await;
+        let _ = send(&delayed, completion(5, stream, None)).await;
+    }
+    drop((plain, delayed));
+    log.flush().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    let stamps: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|r: &Value| r["type"] == "stamp")
+        .collect();
+    assert_eq!(stamps.len(), 6, "{text}");
+    for s in &stamps {
+        assert_eq!(s["tokens"], 5, "{s}");
+        assert_eq!(
+            (&s["late_max_ns"], &s["late_sum_ns"]),
+            (&0.into(), &0.into()),
+            "{s}"
+        );
+    }
+}
