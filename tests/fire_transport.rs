@@ -249,7 +249,10 @@ fn http2_run(sim: &Sim, extra: &[&str], connections: usize, protocol: &str) {
     flags.extend_from_slice(extra);
     let out = fire(&sim.url, &flags, &[], &schedule(16, 48));
     let s = all_ok(&out, 48);
-    near(&s, "ttft_p50_ms", TTFT_MS, 2.0);
+    // 48 streams through one or two connections on a shared two-core machine: the median
+    // first token is within a few ms of the server's 50 (it read 53 once while other builds
+    // ran); a client that broke the timing would be tens of ms off.
+    near(&s, "ttft_p50_ms", TTFT_MS, 5.0);
     near(&s, "itl_p50_ms", ITL_MS, 1.0);
     let seen = sim.connections();
     assert_eq!(seen.len(), connections, "{seen:?}");
