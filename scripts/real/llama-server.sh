@@ -104,10 +104,15 @@ free_port() {
 }
 
 cmd_start() {
-  if pid=$(running_pid) && answers "$(cat "$URLFILE")"; then
-    say "already running (PID $pid)"
-    cat "$URLFILE"
-    return
+  local pid
+  if pid=$(running_pid); then
+    if answers "$(cat "$URLFILE" 2>/dev/null)"; then
+      say "already running (PID $pid)"
+      cat "$URLFILE"
+      return
+    fi
+    say "PID $pid does not answer; stopping it first"
+    cmd_stop
   fi
   [ -x "$BIN" ] || die "no llama-server at $BIN: run scripts/real/llama-server.sh install first"
   [ -f "$GGUF" ] || die "no model at $GGUF: run scripts/real/tiny-model.sh first"
@@ -121,7 +126,7 @@ cmd_start() {
   setsid "$BIN" --host 127.0.0.1 --port "$port" --model "$GGUF" --alias tiny \
     --ctx-size 32768 --parallel 8 --metrics ${TOKENPIPE_LLAMA_ARGS:-} \
     </dev/null >"$SERVER_LOG" 2>&1 &
-  local pid=$!
+  pid=$!
   echo "$pid" >"$PIDFILE"
   until answers "$url"; do
     if ! kill -0 "$pid" 2>/dev/null; then
@@ -166,10 +171,16 @@ cmd_url() {
   cat "$URLFILE"
 }
 
-case "${1:-}" in
-  install) cmd_install ;;
-  start) cmd_start ;;
-  stop) cmd_stop ;;
-  url) cmd_url ;;
-  *) echo "usage: $0 install|start|stop|url" >&2; exit 2 ;;
-esac
+main() {
+  case "${1:-}" in
+    install) cmd_install ;;
+    start) cmd_start ;;
+    stop) cmd_stop ;;
+    url) cmd_url ;;
+    *) echo "usage: $0 install|start|stop|url" >&2; exit 2 ;;
+  esac
+}
+
+# On one line, so that bash has read everything before it runs: the script may be edited (or
+# checked out anew) while a long build runs.
+main "$@"; exit

@@ -33,12 +33,17 @@ make_model() {
   made_by >"$STAMP"
 }
 
-ensure_venv
-if complete; then
-  say "the tiny model is made already"
-else
-  run_step tiny-model make_model
-fi
-say "model directory: $TINY ($(du -sh "$TINY" | cut -f1))"
-say "tokenizer:       $TINY/tokenizer.json"
-say "GGUF:            $TINY/tiny.gguf"
+main() {
+  ensure_venv
+  if complete; then
+    say "the tiny model is made already"
+  else
+    run_step tiny-model make_model
+  fi
+  say "model directory: $TINY ($(du -sh "$TINY" | cut -f1))"
+  say "tokenizer:       $TINY/tokenizer.json"
+  say "GGUF:            $TINY/tiny.gguf"
+}
+
+# On one line, so that bash has read everything before it runs (see llama-server.sh).
+main "$@"; exit
