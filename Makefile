@@ -7,11 +7,17 @@ CARGO   ?= cargo
 BINS    := arrivals fire reduce table simserve
 RELEASE := target/release
 
-.PHONY: help build test lint demo bench generated man completions schema install uninstall clean
+# The real-engine tests' cache (scripts/real/common.sh): venv, builds, the tiny model, servers.
+REAL_DIR ?= $(or $(TOKENPIPE_REAL_DIR),$(HOME)/.cache/tokenpipe-real)
+export TOKENPIPE_REAL_DIR := $(REAL_DIR)
+
+.PHONY: help build test test-real test-real-llama lint demo bench generated man completions schema install uninstall clean
 
 help:
 	@echo "make build        release binaries in $(RELEASE)/"
 	@echo "make test         every test (unit, integration through real pipes, generated files)"
+	@echo "make test-real    the whole pipe against real engines serving a tiny local model (docs/real-engines.md)"
+	@echo "make test-real-llama  the same against llama.cpp's llama-server alone"
 	@echo "make demo         start the simulated server, run the whole pipe against it, print the table"
 	@echo "make bench        measure fire's own timing error and CPU cost against a floor client, its parsing speed, arrivals' output rate, and reduce's events per second and memory (see BENCHMARKS.md)"
 	@echo "make generated    regenerate man/, completions/ and docs/schema.json from the binaries"
@@ -29,6 +35,20 @@ test:
 	@set -o pipefail; $(CARGO) test --workspace --locked 2>&1 | tee target/test.log
 	@awk '/^test result:/ { passed += $$4; failed += $$6 } \
 	  END { printf "tests: %d passed, %d failed\n", passed, failed; exit (failed > 0 || passed == 0) }' target/test.log
+
+# Real engines (docs/real-engines.md): each target installs what it needs under $(REAL_DIR)
+# (skipped when there), makes the tiny model, starts the server on a free loopback port, runs
+# its ignored tests with the server's URL, and stops the server whatever the tests did.
+test-real: test-real-llama
+
+test-real-llama:
+	scripts/real/tiny-model.sh
+	scripts/real/llama-server.sh install
+	scripts/real/llama-server.sh start >/dev/null
+	@status=0; \
+	  TOKENPIPE_LLAMA_URL=$$(scripts/real/llama-server.sh url) TOKENPIPE_TINY_DIR=$(REAL_DIR)/tiny \
+	  $(CARGO) test --locked --test real_llama -- --ignored --test-threads=1 || status=$$?; \
+	  scripts/real/llama-server.sh stop; exit $$status
 
 lint:
 	$(CARGO) fmt --all -- --check

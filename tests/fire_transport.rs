@@ -341,3 +341,63 @@ fn simserve_refuses_a_key_that_is_not_pem() {
         "{stderr}"
     );
 }
+
+/// A server that, like llama.cpp's llama-server, says keep-alive but closes the connection
+/// after each streamed answer. It reads the next request before it closes, so a client that
+/// reuses the connection always loses the race (the real server loses it now and then).
+/// Returns its URL and the number of connections it accepted.
+fn closes_after_each_stream() -> (String, Arc<Mutex<usize>>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let accepted = Arc::new(Mutex::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            *count.lock().unwrap() += 1;
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                // One read holds the whole small request.
+                if conn.read(&mut buf).unwrap_or(0) == 0 {
+                    return;
+                }
+                let chunk = |s: &str| format!("{:x}\r\n{s}\r\n", s.len());
+                let event = "data: {\"choices\":[{\"text\":\"hi\",\"index\":0,\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1}}\n\n";
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
+                     Transfer-Encoding: chunked\r\nKeep-Alive: timeout=5, max=100\r\n\r\n{}{}0\r\n\r\n",
+                    chunk(event),
+                    chunk("data: [DONE]\n\n")
+                );
+                let _ = conn.write_all(answer.as_bytes());
+                // The next request on this connection is read, then the connection closed.
+                let _ = conn.read(&mut buf);
+            });
+        }
+    });
+    (url, accepted)
+}
+
+#[test]
+fn a_kept_alive_connection_the_server_closed_is_sent_on_again() {
+    let (url, accepted) = closes_after_each_stream();
+    let schedule = run(
+        &cmd(
+            "arrivals",
+            &["--concurrency", "1", "-n", "4", "--output-tokens", "1"],
+        ),
+        b"",
+    );
+    assert_ok(&schedule, "arrivals");
+    let out = fire(&url, &["--quiet"], &[], &schedule.stdout);
+    assert_ok(&out, "fire");
+    let events = records(&out.stdout);
+    let done = of_type(&events, "done");
+    assert_eq!(done.len(), 4);
+    for d in &done {
+        assert_eq!(d["ok"], true, "{d}");
+    }
+    // Requests 1 to 3 each found their connection closed and went on a new one.
+    assert!(*accepted.lock().unwrap() >= 4);
+}

@@ -335,27 +335,18 @@ async fn exchange(
         headers.insert("x-request-id", id);
     }
     let mut watch = Watch::start(ctx.limits, tokio::time::Instant::now());
-    let mut lease = match ctx.client.direct() {
-        Some(pool) => Some(
-            watch
-                .wait(false, pool.lease(&ctx.uri))
-                .await?
-                .map_err(|e| direct_connect_failure(ctx, e))?,
-        ),
-        None => None,
-    };
-    let resp = match &mut lease {
-        Some(lease) => {
-            let sending = Box::pin(lease.send(req));
-            watch
-                .wait(false, lease.drive(sending))
-                .await?
-                .map_err(|e| Failure::new(ErrorKind::Body, error_chain(&e)))?
+    let (mut lease, resp) = match ctx.client.direct() {
+        Some(pool) => {
+            let (lease, resp) = send_direct(ctx, pool, &mut watch, req).await?;
+            (Some(lease), resp)
         }
-        None => watch
-            .wait(false, ctx.client.request(req))
-            .await?
-            .map_err(|e| connect_failure(ctx, &e))?,
+        None => {
+            let resp = watch
+                .wait(false, ctx.client.request(req))
+                .await?
+                .map_err(|e| connect_failure(ctx, &e))?;
+            (None, resp)
+        }
     };
     let status = resp.status();
     st.status = Some(status.as_u16());
@@ -443,6 +434,76 @@ async fn exchange(
         ));
     }
     Ok(())
+}
+
+/// Sends `req` on a pooled HTTP/1.1 connection and waits for the response head.
+///
+/// A kept-alive connection can be closed by the server just as a request is written on it: the
+/// server advertised keep-alive but closes after each streamed response (llama.cpp's
+/// `llama-server` does, docs/real-engines.md), and its close had not reached us when the
+/// connection was taken from the pool. Such a request was never read, so when a reused
+/// connection closes before any byte of an answer, the request is sent once more on a new
+/// connection; its `sent_ns` stays the first attempt's, so the reconnect counts in its latency.
+async fn send_direct<'p>(
+    ctx: &Ctx,
+    pool: &'p direct::DirectPool,
+    watch: &mut Watch,
+    req: hyper::Request<Full<Bytes>>,
+) -> Result<(direct::Lease<'p>, hyper::Response<hyper::body::Incoming>), Failure> {
+    let mut lease = watch
+        .wait(false, pool.lease(&ctx.uri))
+        .await?
+        .map_err(|e| direct_connect_failure(ctx, e))?;
+    let again = lease.reused().then(|| copy_request(&req));
+    let sending = Box::pin(lease.send(req));
+    let first = watch.wait(false, lease.drive(sending)).await?;
+    let req = match (first, again) {
+        (Ok(resp), _) => return Ok((lease, resp)),
+        (Err(e), Some(again)) if closed_unanswered(&e) => again,
+        (Err(e), _) => return Err(Failure::new(ErrorKind::Body, error_chain(&e))),
+    };
+    drop(lease);
+    let mut lease = watch
+        .wait(false, pool.lease_new(&ctx.uri))
+        .await?
+        .map_err(|e| direct_connect_failure(ctx, e))?;
+    let sending = Box::pin(lease.send(req));
+    let resp = watch
+        .wait(false, lease.drive(sending))
+        .await?
+        .map_err(|e| Failure::new(ErrorKind::Body, error_chain(&e)))?;
+    Ok((lease, resp))
+}
+
+/// A copy of a request whose body is held whole, to send it again.
+fn copy_request(req: &hyper::Request<Full<Bytes>>) -> hyper::Request<Full<Bytes>> {
+    let mut copy = hyper::Request::new(req.body().clone());
+    *copy.method_mut() = req.method().clone();
+    *copy.uri_mut() = req.uri().clone();
+    *copy.version_mut() = req.version();
+    copy.headers_mut().clone_from(req.headers());
+    copy
+}
+
+/// Whether sending failed because the connection closed before the response head: hyper's
+/// "closed before message completed" (or a request it could not even start), or the socket
+/// reset or broken under the write.
+fn closed_unanswered(e: &hyper::Error) -> bool {
+    if e.is_incomplete_message() || e.is_canceled() || e.is_closed() {
+        return true;
+    }
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as K;
+            return matches!(
+                io.kind(),
+                K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof
+            );
+        }
+        source = s.source();
+    }
+    false
 }
 
 /// True for `text/event-stream` (any parameters, any case). A response with no content type

@@ -4,7 +4,8 @@
 //!
 //! A scrape is advice: one that fails (no route, no answer in [`SCRAPE_TIMEOUT`], a body past
 //! [`MAX_METRICS_BYTES`]) is one warning on stderr and no record, never a failed run. Only the
-//! `vllm:` samples are kept ([`tokenpipe_format::parse_exposition`]). A stop (Ctrl-C) cuts the
+//! engines' samples are kept ([`tokenpipe_format::ENGINE_PREFIXES`]: vLLM's `vllm:` and llama.cpp's
+//! `llamacpp:`). A stop (Ctrl-C) cuts the
 //! scrape before the run short, and leaves the one after it [`STOPPED_SCRAPE_TIMEOUT`].
 //!
 //! The run's API key and `-H` headers go only to the host the requests go to: metrics read
@@ -20,7 +21,7 @@ use hyper::header::HeaderMap;
 use hyper::Uri;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use tokenpipe_format::{parse_exposition, Record, ScrapePhase, ServerMetrics};
+use tokenpipe_format::{parse_exposition, Record, ScrapePhase, ServerMetrics, ENGINE_PREFIXES};
 
 /// The longest a scrape may take.
 pub const SCRAPE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -167,10 +168,20 @@ async fn fetch(
             bytes.extend_from_slice(&data);
         }
     }
-    let text = String::from_utf8_lossy(&bytes);
-    let samples = parse_exposition(&text, "vllm:");
+    engine_samples(&String::from_utf8_lossy(&bytes))
+}
+
+/// The samples of every engine the page has metrics of; an error when it has none.
+fn engine_samples(text: &str) -> Result<BTreeMap<String, f64>, String> {
+    let mut samples = BTreeMap::new();
+    for prefix in ENGINE_PREFIXES {
+        samples.extend(parse_exposition(text, prefix));
+    }
     if samples.is_empty() {
-        return Err("no vllm: metrics on the page".to_string());
+        return Err(format!(
+            "no {} metrics on the page",
+            ENGINE_PREFIXES.join(" or ")
+        ));
     }
     Ok(samples)
 }
@@ -190,5 +201,23 @@ mod tests {
             "http://h:9000/metrics"
         );
         assert!(metrics_uri("http://h/v1", "h:9000/metrics").is_err());
+    }
+
+    #[test]
+    fn vllm_and_llama_cpp_samples_are_kept_and_others_are_not() {
+        // As `llama-server --metrics` writes them: counters and gauges, no labels.
+        let llama = "# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed\n\
+            # TYPE llamacpp:prompt_tokens_total counter\n\
+            llamacpp:prompt_tokens_total 4800\n\
+            llamacpp:tokens_predicted_seconds_total 1.25\n\
+            process_cpu_seconds_total 3\n";
+        let samples = engine_samples(llama).unwrap();
+        assert_eq!(samples.len(), 2);
+        assert_eq!(samples["llamacpp:prompt_tokens_total"], 4800.0);
+        assert_eq!(samples["llamacpp:tokens_predicted_seconds_total"], 1.25);
+        let vllm = engine_samples("vllm:num_requests_running{engine=\"0\"} 2\n").unwrap();
+        assert_eq!(vllm["vllm:num_requests_running{engine=\"0\"}"], 2.0);
+        let none = engine_samples("process_cpu_seconds_total 3\n").unwrap_err();
+        assert_eq!(none, "no vllm: or llamacpp: metrics on the page");
     }
 }

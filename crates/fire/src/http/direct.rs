@@ -95,11 +95,17 @@ impl DirectPool {
             let mut lease = Lease {
                 pool: self,
                 conn: Some(conn),
+                reused: true,
             };
             if lease.ready().await {
                 return Ok(lease);
             }
         }
+        self.lease_new(uri).await
+    }
+
+    /// A new connection to `uri`'s server, whatever is idle.
+    pub async fn lease_new(&self, uri: &Uri) -> Result<Lease<'_>, ConnectError> {
         let stream = self
             .connector
             .clone()
@@ -118,6 +124,7 @@ impl DirectPool {
                 io,
                 ended: false,
             })),
+            reused: false,
         };
         // A new connection is ready at once; this only lets hyper say so.
         lease.ready().await;
@@ -143,9 +150,16 @@ pub struct Lease<'p> {
     /// Boxed: a connection's state is several KiB, and a request task's future would otherwise
     /// carry it (more than once, across its await points).
     conn: Option<Box<Conn>>,
+    /// The connection carried an earlier request: the server may have closed it since.
+    reused: bool,
 }
 
 impl Lease<'_> {
+    /// Whether the connection carried an earlier request (it came from the idle pool).
+    pub fn reused(&self) -> bool {
+        self.reused
+    }
+
     /// Waits until the connection can take a request; false when it closed meanwhile (the
     /// server's idle timeout), and then the lease holds nothing.
     async fn ready(&mut self) -> bool {

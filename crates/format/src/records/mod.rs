@@ -23,7 +23,9 @@ pub use interval::Interval;
 pub use llama_benchy::{LlamaBenchy, MeanStd, SpreadFigure};
 pub use result::ResultRecord;
 pub use schedule::{Grouping, LoopMode, Phase, Request, Salt, Schedule};
-pub use server_metrics::{parse_exposition, series_name, sum_series, ScrapePhase, ServerMetrics};
+pub use server_metrics::{
+    parse_exposition, series_name, sum_series, ScrapePhase, ServerMetrics, ENGINE_PREFIXES,
+};
 pub use spread::AcrossRuns;
 pub use stamp::Stamp;
 pub use summary::{parse_stat_key, stat_key, MetricState, StatName, Summary};

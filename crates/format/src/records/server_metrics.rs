@@ -25,10 +25,15 @@ pub struct ServerMetrics {
     pub phase: ScrapePhase,
     /// The URL scraped.
     pub url: String,
-    /// Every `vllm:` sample with a finite value, keyed by its series as the server wrote it:
+    /// Every `vllm:` (vLLM's) and `llamacpp:` (llama.cpp's) sample with a finite value, keyed
+    /// by its series as the server wrote it:
     /// the metric name with its labels, `name{label="value",…}` (just `name` without labels).
     pub samples: BTreeMap<String, f64>,
 }
+
+/// The metric-name prefixes of the engines whose metrics a scrape keeps: vLLM's (and simserve's)
+/// and llama.cpp's `llama-server --metrics`.
+pub const ENGINE_PREFIXES: [&str; 2] = ["vllm:", "llamacpp:"];
 
 /// Reads the samples of a Prometheus text exposition whose metric names start with `prefix`,
 /// keyed as [`ServerMetrics::samples`]. Comments, blank lines, other metrics, non-finite values

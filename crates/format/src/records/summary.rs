@@ -148,11 +148,13 @@ pub struct Summary {
     pub server_tps_concurrency: Option<String>,
     // --- server metrics ---
     /// The server's own count of prompt tokens over the run: the change of its
-    /// `vllm:prompt_tokens_total` between `fire --server-metrics`'s two scrapes. Omitted
+    /// `vllm:prompt_tokens_total` between `fire --server-metrics`'s two scrapes (llama.cpp:
+    /// `llamacpp:prompt_tokens_total` plus `llamacpp:prompt_tokens_cached_total`). Omitted
     /// without both scrapes (so for the fields below).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_prompt_tokens: Option<u64>,
-    /// The change of the server's `vllm:generation_tokens_total`.
+    /// The change of the server's `vllm:generation_tokens_total` (llama.cpp:
+    /// `llamacpp:tokens_predicted_total`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_generation_tokens: Option<u64>,
     /// The change of the server's `vllm:request_success_total` with `finished_reason` `stop`

@@ -11,6 +11,10 @@
 //! so their deltas must not be added: per server (per scraped URL), the earliest `before` is
 //! the smallest value of each counter and the latest `after` the largest (counters only grow),
 //! whatever order the parts were read in. The servers' deltas are then added.
+//!
+//! llama.cpp's `llama-server --metrics` has counters but no histograms and no request counts:
+//! its token counts fill the same members where vLLM's are absent, and its latency means stay
+//! empty (docs/real-engines.md compares its decode time per token with the client's TPOT).
 
 use super::Aggregator;
 use crate::request::RequestResult;
@@ -97,8 +101,19 @@ impl Aggregator for ServerMetricsAggregator {
             return;
         }
         let all = |_: &str| true;
-        s.server_prompt_tokens = self.delta("vllm:prompt_tokens_total", all).map(whole);
-        s.server_generation_tokens = self.delta("vllm:generation_tokens_total", all).map(whole);
+        // llama.cpp counts the prompt tokens it computed apart from those its slot cache held.
+        let llama_prompt = || {
+            let cached = self.delta("llamacpp:prompt_tokens_cached_total", all);
+            Some(self.delta("llamacpp:prompt_tokens_total", all)? + cached.unwrap_or(0.0))
+        };
+        s.server_prompt_tokens = self
+            .delta("vllm:prompt_tokens_total", all)
+            .or_else(llama_prompt)
+            .map(whole);
+        s.server_generation_tokens = self
+            .delta("vllm:generation_tokens_total", all)
+            .or_else(|| self.delta("llamacpp:tokens_predicted_total", all))
+            .map(whole);
         s.server_requests_succeeded = self
             .delta("vllm:request_success_total", succeeded)
             .map(whole);
@@ -177,6 +192,33 @@ mod tests {
         let itl = s.server_itl_mean_ms.unwrap();
         assert!((itl - 5.0).abs() < 1e-9, "{itl}");
         assert_eq!(s.server_e2el_mean_ms, None);
+    }
+
+    #[test]
+    fn llama_cpp_counters_give_the_token_counts() {
+        let before = [
+            ("llamacpp:prompt_tokens_total", 1000.0),
+            ("llamacpp:prompt_tokens_cached_total", 40.0),
+            ("llamacpp:tokens_predicted_total", 300.0),
+            ("llamacpp:tokens_predicted_seconds_total", 1.0),
+        ];
+        let after = [
+            ("llamacpp:prompt_tokens_total", 1400.0),
+            ("llamacpp:prompt_tokens_cached_total", 52.0),
+            ("llamacpp:tokens_predicted_total", 492.0),
+            ("llamacpp:tokens_predicted_seconds_total", 1.5),
+        ];
+        let mut a = ServerMetricsAggregator::default();
+        a.server_metrics(&scrape(ScrapePhase::Before, &before));
+        a.server_metrics(&scrape(ScrapePhase::After, &after));
+        let mut s = Summary::default();
+        a.finish(&mut s, &mut vec![]);
+        // Computed and cached prompt tokens together.
+        assert_eq!(s.server_prompt_tokens, Some(412));
+        assert_eq!(s.server_generation_tokens, Some(192));
+        assert_eq!(s.server_requests_succeeded, None);
+        assert_eq!(s.server_ttft_mean_ms, None);
+        assert_eq!(s.server_itl_mean_ms, None);
     }
 
     fn at(url: &str, phase: ScrapePhase, prompt: f64) -> ServerMetrics {
