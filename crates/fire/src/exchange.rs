@@ -444,6 +444,8 @@ async fn exchange(
 /// connection was taken from the pool. Such a request was never read, so when a reused
 /// connection closes before any byte of an answer, the request is sent once more on a new
 /// connection; its `sent_ns` stays the first attempt's, so the reconnect counts in its latency.
+/// A server that did read it and then closed (it crashed, say) gets it twice; the end-of-run
+/// line counts the requests sent again, so neither case passes unseen.
 async fn send_direct<'p>(
     ctx: &Ctx,
     pool: &'p direct::DirectPool,
@@ -463,6 +465,7 @@ async fn send_direct<'p>(
         (Err(e), _) => return Err(Failure::new(ErrorKind::Body, error_chain(&e))),
     };
     drop(lease);
+    ctx.live.resent();
     let mut lease = watch
         .wait(false, pool.lease_new(&ctx.uri))
         .await?

@@ -196,7 +196,11 @@ pub fn counts_line(s: &Snapshot) -> String {
             .collect();
         text.push_str(&format!(", {failed} failed ({})", kinds.join(", ")));
     }
-    for (n, what) in [(s.cancelled(), "cancelled"), (s.not_sent(), "not sent")] {
+    for (n, what) in [
+        (s.cancelled(), "cancelled"),
+        (s.not_sent(), "not sent"),
+        (s.resent, "sent again on a new connection"),
+    ] {
         if n > 0 {
             text.push_str(&format!(", {n} {what}"));
         }
@@ -300,6 +304,15 @@ mod tests {
         );
         let c = record(&s, 1, 0, 1, Usage::default());
         assert_eq!((c.ok, c.failed, c.cancelled, c.not_sent), (7, 4, 2, 5));
+        let again = Snapshot {
+            ok: 3,
+            resent: 2,
+            ..Snapshot::default()
+        };
+        assert_eq!(
+            counts_line(&again),
+            "3 requests: 3 ok, 2 sent again on a new connection"
+        );
         assert_eq!(
             counts_line(&Snapshot {
                 ok: 2,

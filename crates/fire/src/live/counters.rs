@@ -21,6 +21,7 @@ pub struct Counters {
     lag_ns: Mutex<Histogram<u64>>,
     late: AtomicU64,
     dispatcher_behind_max_ns: AtomicU64,
+    resent: AtomicU64,
 }
 
 impl Default for Counters {
@@ -37,6 +38,7 @@ impl Default for Counters {
             lag_ns: Mutex::new(Histogram::new(3).unwrap_or_else(|_| unreachable!())),
             late: AtomicU64::new(0),
             dispatcher_behind_max_ns: AtomicU64::new(0),
+            resent: AtomicU64::new(0),
         }
     }
 }
@@ -91,6 +93,12 @@ impl Counters {
         }
     }
 
+    /// A request was sent once more on a new connection: the reused one it was written on
+    /// closed before any answer.
+    pub fn resent(&self) {
+        self.resent.fetch_add(1, Relaxed);
+    }
+
     /// A request read from the schedule ended without being sent.
     pub fn not_sent(&self) {
         self.count_kind(ErrorKind::NotSent);
@@ -136,6 +144,7 @@ impl Counters {
             lag_p99_ns,
             lag_max_ns,
             dispatcher_behind_max_ns: self.dispatcher_behind_max_ns.load(Relaxed),
+            resent: self.resent.load(Relaxed),
         }
     }
 }
@@ -170,6 +179,8 @@ pub struct Snapshot {
     pub lag_max_ns: Option<u64>,
     /// How late the dispatcher thread released a request at its worst (open loop).
     pub dispatcher_behind_max_ns: u64,
+    /// Requests sent a second time because their reused connection closed unanswered.
+    pub resent: u64,
 }
 
 impl Snapshot {
