@@ -158,7 +158,11 @@ impl StreamState {
                 (info.completion_tokens, self.completion_tokens),
                 (Some(now), Some(before)) if now > before
             );
-        if info.has_content || info.empty_text || grew {
+        // A closing chunk of empty text stands for a token unless it carries the usage: vLLM
+        // sends usage in a chunk of its own (or on every chunk, and then `grew` says), while
+        // llama.cpp's closing chunk, which is no token, always carries it.
+        let last_empty = info.finished_empty && info.completion_tokens.is_none();
+        if info.has_content || info.empty_text || last_empty || grew {
             // Usage on every token event (vLLM's continuous usage stats) tells how many tokens
             // each carried; usage on the last event alone (llama.cpp) is the total, not a delta.
             self.usage_gap |= info.completion_tokens.is_none();
@@ -823,6 +827,62 @@ mod tests {
         assert_eq!(st.events, 2);
         assert_eq!(st.first_event_ns, Some(10));
         assert_eq!(st.text.as_deref(), Some("ab"));
+    }
+
+    /// vLLM ends with the last token's chunk, finish reason included, and then usage alone: a
+    /// last token whose text is empty still counts (seen on the tiny model's random tokens).
+    #[test]
+    fn vllm_last_token_with_empty_text_counts() {
+        let mut st = StreamState::new(0, Api::Completions.dialect()).keep_text();
+        let toks = tokens_of(
+            &mut st,
+            &[
+                (
+                    r#"{"choices":[{"index":0,"text":"a","finish_reason":null}],"usage":null}"#,
+                    10,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"text":"","finish_reason":"length","stop_reason":null}],"usage":null}"#,
+                    20,
+                ),
+                (
+                    r#"{"choices":[],"usage":{"prompt_tokens":2,"completion_tokens":2}}"#,
+                    21,
+                ),
+                ("[DONE]", 22),
+            ],
+        );
+        assert_eq!(toks, [(10, false), (20, true)]);
+        assert_eq!(st.events, 1);
+        assert_eq!(st.text.as_deref(), Some("a"));
+        assert_eq!(st.finish_reason.as_deref(), Some("length"));
+    }
+
+    /// llama.cpp's completions close with an empty text, the finish reason and the usage: the
+    /// answer's tokens came before, and that chunk is none.
+    #[test]
+    fn llama_cpp_completions_closing_chunk_is_no_token() {
+        let mut st = StreamState::new(0, Api::Completions.dialect());
+        let toks = tokens_of(
+            &mut st,
+            &[
+                (
+                    r#"{"choices":[{"index":0,"text":"a","finish_reason":null}]}"#,
+                    10,
+                ),
+                (
+                    r#"{"choices":[{"index":0,"text":"b","finish_reason":null}]}"#,
+                    11,
+                ),
+                (
+                    r#"{"choices":[{"text":"","index":0,"finish_reason":"length"}],"usage":{"completion_tokens":2,"prompt_tokens":3}}"#,
+                    12,
+                ),
+                ("[DONE]", 13),
+            ],
+        );
+        assert_eq!(toks, [(10, false), (11, false)]);
+        assert_eq!(st.completion_tokens, Some(2));
     }
 
     #[test]

@@ -18,6 +18,11 @@ pub struct ChunkInfo<'a> {
     /// Some choice held an empty `text` or `delta.content` string with no role and no finish
     /// reason: it stands for a token whose text is empty (vLLM sends one per such token).
     pub empty_text: bool,
+    /// Some choice held an empty `text` or `delta.content` string, no role, and a finish
+    /// reason. vLLM ends a stream so when its last token's text is empty (that chunk is a
+    /// token); llama.cpp's closing chunk looks the same but carries the usage and is no token.
+    /// The exchange tells the two apart by the usage.
+    pub finished_empty: bool,
     /// The finish reason of the last choice that had one.
     pub finish_reason: Option<Cow<'a, str>>,
     /// `usage.prompt_tokens`.

@@ -64,6 +64,7 @@ struct Choices<'a> {
     has_content: bool,
     text: Option<&'a str>,
     empty_text: bool,
+    finished_empty: bool,
     finish_reason: Option<Cow<'a, str>>,
 }
 
@@ -95,11 +96,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for Choices<'a> {
                     }
                     out.has_content |= answer.is_some() || reasoning;
                     let role = c.delta.as_ref().is_some_and(|d| d.role.is_some());
-                    if (is_empty_text(c.text) || is_empty_text(content))
-                        && !role
-                        && c.finish_reason.is_none()
-                    {
-                        out.empty_text = true;
+                    if (is_empty_text(c.text) || is_empty_text(content)) && !role {
+                        if c.finish_reason.is_none() {
+                            out.empty_text = true;
+                        } else {
+                            out.finished_empty = true;
+                        }
                     }
                     if c.finish_reason.is_some() {
                         out.finish_reason = c.finish_reason;
@@ -132,6 +134,7 @@ pub fn parse(data: &[u8]) -> Result<ChunkInfo<'_>, serde_json::Error> {
         has_content: c.choices.has_content,
         text: c.choices.text,
         empty_text: c.choices.empty_text,
+        finished_empty: c.choices.finished_empty,
         finish_reason: c.choices.finish_reason,
         prompt_tokens: c.usage.as_ref().and_then(|u| u.prompt_tokens),
         completion_tokens: c.usage.as_ref().and_then(|u| u.completion_tokens),

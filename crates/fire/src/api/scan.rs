@@ -89,8 +89,12 @@ impl<'a> Choice<'a> {
             info.text = Some(answer);
         }
         let empty = |raw: Option<&str>| raw.is_some_and(|r| r.len() == 2);
-        if (empty(self.text) || empty(self.content)) && !self.role && !self.finished {
-            info.empty_text = true;
+        if (empty(self.text) || empty(self.content)) && !self.role {
+            if self.finished {
+                info.finished_empty = true;
+            } else {
+                info.empty_text = true;
+            }
         }
     }
 }
@@ -515,6 +519,7 @@ mod tests {
             && a.error.is_some() == b.error.is_some()
             && a.text == b.text
             && a.empty_text == b.empty_text
+            && a.finished_empty == b.finished_empty
     }
 
     #[test]
@@ -642,7 +647,10 @@ mod tests {
         let role = scan(br#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#).unwrap();
         assert!(!role.empty_text && role.text.is_none());
         let last = scan(br#"{"choices":[{"text":"","finish_reason":"length"}]}"#).unwrap();
-        assert!(!last.empty_text);
+        assert!(!last.empty_text && last.finished_empty);
+        let chat_last =
+            scan(br#"{"choices":[{"delta":{"content":""},"finish_reason":"length"}]}"#).unwrap();
+        assert!(!chat_last.empty_text && chat_last.finished_empty);
         let c =
             scan(br#"{"choices":[{"delta":{"content":"a\nb","reasoning_content":"r"}}]}"#).unwrap();
         assert_eq!(c.text, Some(r#""a\nb""#));
