@@ -1,0 +1,601 @@
+//! The whole pipe against vLLM's CPU build serving the tiny model (docs/real-engines.md): both
+//! APIs, a closed loop, a Poisson open loop and multi-turn sessions, with prompts of exact
+//! lengths from the model's own `tokenizer.json`.
+//!
+//! Every request must succeed with exactly `max_tokens` output tokens (vLLM honours
+//! `ignore_eos`), the prompt the server counted must be exactly what `arrivals` promised (plus
+//! the chat template's tokens, counted here with the same tokenizer), a chat stream's role chunk
+//! must not count as a token, and the client's TTFT and TPOT must agree with vLLM's own
+//! `/metrics` histograms, in their means and in the bucket of their medians.
+//!
+//! These tests are ignored by `cargo test`: `make test-real-vllm` installs vLLM, makes the
+//! model, starts the server and runs them with `--ignored`, passing `TOKENPIPE_VLLM_URL` (the
+//! server's base URL, `…/v1`) and `TOKENPIPE_TINY_DIR` (the model directory).
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use tokenizers::Tokenizer;
+
+/// One run at a time: the server's histograms must see one run's requests only.
+static SERVER: Mutex<()> = Mutex::new(());
+
+/// What the make target passes in.
+struct Real {
+    url: String,
+    tokenizer_path: String,
+    tokenizer: Tokenizer,
+}
+
+fn real() -> Real {
+    let var = |name: &str| {
+        std::env::var(name).unwrap_or_else(|_| {
+            panic!(
+                "{name} is not set: run `make test-real-vllm`, which installs vLLM, makes the \
+                 tiny model, starts the server and sets it (docs/real-engines.md)"
+            )
+        })
+    };
+    let url = var("TOKENPIPE_VLLM_URL");
+    let dir = var("TOKENPIPE_TINY_DIR");
+    let tokenizer_path = format!("{dir}/tokenizer.json");
+    let tokenizer = Tokenizer::from_file(&tokenizer_path)
+        .unwrap_or_else(|e| panic!("{tokenizer_path}: {e} (run scripts/real/tiny-model.sh)"));
+    Real {
+        url,
+        tokenizer_path,
+        tokenizer,
+    }
+}
+
+impl Real {
+    /// Tokens of `text` as the server counts a prompt: special tokens written in the text (the
+    /// chat template's) are one token each, and nothing is added.
+    fn count(&self, text: &str) -> u64 {
+        self.tokenizer
+            .encode(text, false)
+            .expect("encode")
+            .get_ids()
+            .len() as u64
+    }
+}
+
+/// The tiny model's ChatML template (scripts/real/tiny_model.py) applied to `messages`, with
+/// the assistant's turn opened, as vLLM renders it.
+fn chatml(messages: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    for (role, content) in messages {
+        out.push_str(&format!("<|im_start|>{role}\n{content}<|im_end|>\n"));
+    }
+    out.push_str("<|im_start|>assistant\n");
+    out
+}
+
+/// One run of `arrivals | fire --server-metrics --record-text --save EVENTS | reduce | table`.
+struct Run {
+    requests: BTreeMap<u64, Value>,
+    events: Vec<Value>,
+    summary: Value,
+}
+
+/// The series' name without its labels: `vllm:x_bucket{le="0.1",…}` → `vllm:x_bucket`.
+fn series_name(series: &str) -> &str {
+    series.split('{').next().unwrap()
+}
+
+/// The value of label `label` in a series, if it has one.
+fn series_label<'a>(series: &'a str, label: &str) -> Option<&'a str> {
+    let labels = series.split_once('{')?.1.trim_end_matches('}');
+    let key = format!("{label}=\"");
+    let at = labels.find(&key)? + key.len();
+    Some(labels[at..].split('"').next().unwrap())
+}
+
+impl Run {
+    fn dones(&self) -> Vec<&Value> {
+        of_type(&self.events, "done")
+    }
+
+    fn scrapes(&self) -> [&serde_json::Map<String, Value>; 2] {
+        let scrapes = of_type(&self.events, "server_metrics");
+        assert_eq!(scrapes.len(), 2, "fire scraped /metrics before and after");
+        [0, 1].map(|i| scrapes[i]["samples"].as_object().unwrap())
+    }
+
+    /// The change of a `vllm:` metric between fire's two scrapes, summed over its series (vLLM
+    /// labels each with its engine and model).
+    fn server_delta(&self, name: &str) -> f64 {
+        let [before, after] = self.scrapes();
+        let sum = |s: &serde_json::Map<String, Value>| -> Option<f64> {
+            let values: Vec<f64> = s
+                .iter()
+                .filter(|(k, _)| series_name(k) == name)
+                .map(|(_, v)| v.as_f64().unwrap())
+                .collect();
+            (!values.is_empty()).then(|| values.iter().sum())
+        };
+        let after = sum(after).unwrap_or_else(|| panic!("no {name} in the scrape after the run"));
+        after - sum(before).unwrap_or(0.0)
+    }
+
+    /// The run's observations of histogram `name` (seconds): each bucket's upper bound with the
+    /// change of its cumulative count, `+Inf` left out, in increasing order.
+    fn server_buckets(&self, name: &str) -> Vec<(f64, f64)> {
+        let [before, after] = self.scrapes();
+        let bucket = format!("{name}_bucket");
+        let by_le = |s: &serde_json::Map<String, Value>| {
+            let mut m: BTreeMap<String, f64> = BTreeMap::new();
+            for (k, v) in s.iter().filter(|(k, _)| series_name(k) == bucket) {
+                let le = series_label(k, "le").expect("a bucket's le");
+                *m.entry(le.to_string()).or_default() += v.as_f64().unwrap();
+            }
+            m
+        };
+        let (before, after) = (by_le(before), by_le(after));
+        let mut out: Vec<(f64, f64)> = after
+            .iter()
+            .filter(|(le, _)| le.as_str() != "+Inf")
+            .map(|(le, n)| {
+                let bound: f64 = le.parse().unwrap();
+                (bound, n - before.get(le).copied().unwrap_or(0.0))
+            })
+            .collect();
+        assert!(!out.is_empty(), "no buckets of {name}");
+        out.sort_by(|a, b| a.0.total_cmp(&b.0));
+        out
+    }
+
+    /// The bounds, in milliseconds, of the bucket of histogram `name` that holds the median of
+    /// the run's observations (the lower bound of the first bucket is 0).
+    fn server_median_bucket_ms(&self, name: &str) -> (f64, f64) {
+        let count = self.server_delta(&format!("{name}_count"));
+        assert!(count > 0.0, "no observations of {name}");
+        let mut lower = 0.0;
+        for (bound, cumulative) in self.server_buckets(name) {
+            if cumulative >= count / 2.0 {
+                return (lower * 1e3, bound * 1e3);
+            }
+            lower = bound;
+        }
+        (lower * 1e3, f64::INFINITY)
+    }
+
+    fn salt(&self) -> String {
+        let header = &self.events[0];
+        assert_eq!(header["type"], "header");
+        header["params"]["salt"]
+            .as_str()
+            .unwrap_or_else(|| panic!("fire's salt in {header}"))
+            .to_string()
+    }
+}
+
+fn pipe(real: &Real, arrivals: &[&str], fire: &[&str]) -> Run {
+    let mut args = vec!["--tokenizer", real.tokenizer_path.as_str(), "--seed", "7"];
+    args.extend_from_slice(arrivals);
+    let schedule = run(&cmd("arrivals", &args), b"");
+    assert_ok(&schedule, "arrivals");
+    let requests = records(&schedule.stdout)
+        .into_iter()
+        .filter(|r| r["type"] == "request")
+        .map(|r| (r["id"].as_u64().unwrap(), r))
+        .collect();
+
+    let saved = temp_path(&format!("real-vllm-{}.ndjson", fire.join("-")));
+    let saved_str = saved.to_str().unwrap();
+    let mut fire_args = vec![
+        "--url",
+        real.url.as_str(),
+        "--server-metrics",
+        "--record-text",
+        "--quiet",
+        "--save",
+        saved_str,
+    ];
+    fire_args.extend_from_slice(fire);
+    let outs = pipeline(
+        &[
+            cmd("arrivals", &args),
+            cmd("fire", &fire_args),
+            cmd("reduce", &["--label", "vllm"]),
+        ],
+        None,
+    );
+    assert_ok(&outs[1], "fire");
+    assert_ok(&outs[2], "reduce");
+    let events = records(&std::fs::read(&saved).unwrap());
+    let _ = std::fs::remove_file(&saved);
+    let reduced = records(&outs[2].stdout);
+    let summary = of_type(&reduced, "summary")[0].clone();
+    let table = run(&cmd("table", &[]), &outs[2].stdout);
+    assert_ok(&table, "table");
+    Run {
+        requests,
+        events,
+        summary,
+    }
+}
+
+/// Every request ended well, with exactly `max_tokens` output tokens in fire's records, in the
+/// server's usage, in reduce's totals and in vLLM's counters, and its prompt counted as
+/// `expected_prompt` says; vLLM's prompt counter equals reduce's input tokens.
+fn check_counts(run: &Run, expected_prompt: impl Fn(&Value, &Value) -> u64) {
+    let dones = run.dones();
+    assert_eq!(dones.len(), run.requests.len());
+    let mut output = 0;
+    for d in &dones {
+        let req = &run.requests[&d["id"].as_u64().unwrap()];
+        assert_eq!(d["ok"], true, "{d}");
+        assert_eq!(d["finish_reason"], "length", "{d}");
+        let max_tokens = req["max_tokens"].as_u64().unwrap();
+        assert_eq!(d["completion_tokens"].as_u64(), Some(max_tokens), "{d}");
+        assert_eq!(
+            d["prompt_tokens"].as_u64(),
+            Some(expected_prompt(req, d)),
+            "prompt tokens of {req}"
+        );
+        // vLLM sends one chunk per token, an empty one for a token whose text is held back
+        // (part of a UTF-8 character) or skipped (a special token): fire's token records, empty
+        // ones included, are one per token; those with text are its content events.
+        let tokens: Vec<&Value> = run
+            .events
+            .iter()
+            .filter(|r| r["type"] == "token" && r["id"] == d["id"])
+            .collect();
+        assert_eq!(tokens.len() as u64, max_tokens, "{d}");
+        let events = d["events"].as_u64().unwrap();
+        assert!(events <= max_tokens && events >= max_tokens / 2, "{d}");
+        assert_eq!(
+            tokens.iter().filter(|t| t.get("empty").is_none()).count() as u64,
+            events
+        );
+        output += max_tokens;
+    }
+    let s = &run.summary;
+    assert_eq!(s["requests_ok"].as_u64(), Some(dones.len() as u64), "{s}");
+    assert_eq!(s["requests_failed"].as_u64(), Some(0), "{s}");
+    assert_eq!(s["output_tokens"].as_u64(), Some(output), "{s}");
+    assert_eq!(
+        run.server_delta("vllm:generation_tokens_total"),
+        output as f64
+    );
+    assert_eq!(s["server_generation_tokens"].as_u64(), Some(output), "{s}");
+    assert_eq!(
+        s["server_requests_succeeded"].as_u64(),
+        Some(dones.len() as u64),
+        "{s}"
+    );
+    // vLLM counts every prompt token, those its prefix cache held included.
+    assert_eq!(s["server_prompt_tokens"], s["input_tokens"], "{s}");
+}
+
+/// The client's timing against vLLM's own histograms.
+///
+/// TPOT: vLLM observes, per request, the gap between consecutive outputs
+/// (`vllm:inter_token_latency_seconds`, one per decode step, empty chunks included), so its
+/// mean over a run whose requests all have one length is the client's mean TPOT: the client
+/// reads each token a little after the server made it, and only a difference between that
+/// delay on the first and on the last token separates the two. The bound is 10 % plus 50 ms
+/// spread over the decode steps (on a busy machine the client may wait for a CPU just when a
+/// first token arrives).
+///
+/// TTFT: vLLM measures from the moment its front end took the request to the first token's
+/// hand-off; the client from its send to the first token's arrival, so the client's TTFT is the
+/// larger by the HTTP handling and the stream's way back: at least the server's (less 1 %), at
+/// most 25 % plus 25 ms more.
+///
+/// Medians: the client's median TTFT and TPOT must lie in the bucket of vLLM's histogram that
+/// holds its median (`vllm:time_to_first_token_seconds`,
+/// `vllm:request_time_per_output_token_seconds`), or within one bucket width of it.
+fn check_timing(run: &Run) {
+    let s = &run.summary;
+    let n = run.requests.len() as f64;
+    let steps = run.server_delta("vllm:generation_tokens_total") / n - 1.0;
+    let f = |k: &str| s[k].as_f64().unwrap_or_else(|| panic!("no {k} in {s}"));
+    let (client_tpot, server_itl) = (f("tpot_mean_ms"), f("server_itl_mean_ms"));
+    let (client_ttft, server_ttft) = (f("ttft_mean_ms"), f("server_ttft_mean_ms"));
+    let ttft_bucket = run.server_median_bucket_ms("vllm:time_to_first_token_seconds");
+    let tpot_bucket = run.server_median_bucket_ms("vllm:request_time_per_output_token_seconds");
+    let (ttft_p50, tpot_p50) = (f("ttft_p50_ms"), f("tpot_p50_ms"));
+    eprintln!(
+        "{n} requests: TPOT client {client_tpot:.3} ms, server ITL {server_itl:.3} ms; TTFT \
+         client {client_ttft:.2} ms, server {server_ttft:.2} ms; medians: TTFT client \
+         {ttft_p50:.2} ms, server in {ttft_bucket:?} ms; TPOT client {tpot_p50:.3} ms, server in \
+         {tpot_bucket:?} ms"
+    );
+    let tolerance = 0.10 * server_itl + 50.0 / steps;
+    assert!(
+        (client_tpot - server_itl).abs() <= tolerance,
+        "client TPOT {client_tpot:.3} ms, server inter-token latency {server_itl:.3} ms"
+    );
+    assert!(
+        client_ttft >= 0.99 * server_ttft && client_ttft <= 1.25 * server_ttft + 25.0,
+        "client TTFT {client_ttft:.2} ms, server {server_ttft:.2} ms"
+    );
+    for (what, p50, (lower, upper)) in [
+        ("TTFT", ttft_p50, ttft_bucket),
+        ("TPOT", tpot_p50, tpot_bucket),
+    ] {
+        let width = upper - lower;
+        assert!(
+            p50 >= lower - width && p50 <= upper + width,
+            "client median {what} {p50:.3} ms, server's median in ({lower}, {upper}] ms"
+        );
+    }
+}
+
+/// A plain prompt on the completions API is counted as arrivals promised.
+fn completions_prompt(req: &Value, _: &Value) -> u64 {
+    req["prompt_tokens"].as_u64().unwrap()
+}
+
+#[test]
+#[ignore = "needs a real vLLM: make test-real-vllm"]
+fn completions_closed_loop_exact_lengths_and_timing() {
+    let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    let real = real();
+    let run = pipe(
+        &real,
+        &[
+            "--concurrency",
+            "4",
+            "-n",
+            "12",
+            "--input-tokens",
+            "300",
+            "--output-tokens",
+            "64",
+        ],
+        &["--api", "completions"],
+    );
+    check_counts(&run, completions_prompt);
+    check_timing(&run);
+}
+
+#[test]
+#[ignore = "needs a real vLLM: make test-real-vllm"]
+fn completions_one_at_a_time_ttft_and_tpot_agree_with_the_server() {
+    let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    let real = real();
+    let run = pipe(
+        &real,
+        &[
+            "--concurrency",
+            "1",
+            "-n",
+            "6",
+            "--input-tokens",
+            "2000",
+            "--output-tokens",
+            "48",
+        ],
+        &["--api", "completions"],
+    );
+    check_counts(&run, completions_prompt);
+    check_timing(&run);
+}
+
+/// The tokens the chat template adds around one user message: arrivals counts the message
+/// alone, vLLM the rendered conversation.
+fn chat_overhead(real: &Real) -> u64 {
+    real.count(&chatml(&[("user", "")]))
+}
+
+#[test]
+#[ignore = "needs a real vLLM: make test-real-vllm"]
+fn chat_poisson_open_loop_exact_lengths_and_timing() {
+    let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    let real = real();
+    let run = pipe(
+        &real,
+        &[
+            "--rate",
+            "4",
+            "-n",
+            "16",
+            "--input-tokens",
+            "200",
+            "--output-tokens",
+            "48",
+        ],
+        &["--api", "chat"],
+    );
+    let salt = run.salt();
+    let overhead = chat_overhead(&real);
+    assert_eq!(
+        overhead, 10,
+        "ChatML around one user message in this vocabulary"
+    );
+    check_counts(&run, |req, _| {
+        let promised = req["prompt_tokens"].as_u64().unwrap();
+        let prompt = req["prompt"].as_str().unwrap();
+        let rendered = real.count(&chatml(&[("user", &format!("{salt} {prompt}"))]));
+        // The template's tokens add up with the message's: the count is promised + overhead.
+        assert_eq!(rendered, promised + overhead, "{req}");
+        rendered
+    });
+    check_timing(&run);
+}
+
+/// Each turn's prompt as vLLM saw it: the earlier turns (the first with fire's salt) with the
+/// answers fire recorded, then the turn's own prompt (with no answer yet).
+fn history(run: &Run, salt: &str, req: &Value) -> Vec<(String, Option<String>)> {
+    let session = &req["session"];
+    let turn = req["turn"].as_u64().unwrap();
+    let answers: BTreeMap<u64, String> = run
+        .dones()
+        .into_iter()
+        .filter(|d| &d["session"] == session)
+        .map(|d| {
+            (
+                d["turn"].as_u64().unwrap(),
+                d["text"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let mut turns: Vec<&Value> = run
+        .requests
+        .values()
+        .filter(|r| &r["session"] == session && r["turn"].as_u64().unwrap() <= turn)
+        .collect();
+    turns.sort_by_key(|r| r["turn"].as_u64());
+    turns
+        .iter()
+        .map(|r| {
+            let t = r["turn"].as_u64().unwrap();
+            let prompt = r["prompt"].as_str().unwrap();
+            let prompt = if t == 0 {
+                format!("{salt} {prompt}")
+            } else {
+                prompt.to_string()
+            };
+            (prompt, (t < turn).then(|| answers[&t].clone()))
+        })
+        .collect()
+}
+
+fn multi_turn_args() -> [&'static str; 10] {
+    [
+        "--concurrency",
+        "2",
+        "-n",
+        "4",
+        "--turns",
+        "3",
+        "--input-tokens",
+        "80",
+        "--output-tokens",
+        "24",
+    ]
+}
+
+#[test]
+#[ignore = "needs a real vLLM: make test-real-vllm"]
+fn chat_multi_turn_prompts_carry_the_real_history() {
+    let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    let real = real();
+    let run = pipe(&real, &multi_turn_args(), &["--api", "chat"]);
+    assert_eq!(run.requests.len(), 12);
+    let salt = run.salt();
+    check_counts(&run, |req, _| {
+        let turns = history(&run, &salt, req);
+        let mut messages = vec![];
+        for (prompt, answer) in &turns {
+            messages.push(("user", prompt.as_str()));
+            if let Some(answer) = answer {
+                messages.push(("assistant", answer.as_str()));
+            }
+        }
+        real.count(&chatml(&messages))
+    });
+}
+
+#[test]
+#[ignore = "needs a real vLLM: make test-real-vllm"]
+fn completions_multi_turn_prompts_carry_the_real_history() {
+    let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    let real = real();
+    let run = pipe(&real, &multi_turn_args(), &["--api", "completions"]);
+    let salt = run.salt();
+    check_counts(&run, |req, _| {
+        // fire's completions history: each earlier prompt directly followed by its answer, a
+        // blank line after each turn.
+        let joined: String = history(&run, &salt, req)
+            .iter()
+            .map(|(prompt, answer)| match answer {
+                Some(answer) => format!("{prompt}{answer}\n\n"),
+                None => prompt.clone(),
+            })
+            .collect();
+        real.count(&joined)
+    });
+}
+
+/// The `data:` chunks of one streamed answer, fetched with curl (no tokenpipe code involved).
+fn raw_stream(url: &str, path: &str, body: &Value) -> Vec<Value> {
+    let out = std::process::Command::new("curl")
+        .args([
+            "-sSfN",
+            "--max-time",
+            "60",
+            "-H",
+            "Content-Type: application/json",
+        ])
+        .args(["-d", &body.to_string(), &format!("{url}{path}")])
+        .output()
+        .expect("run curl (the real-engine tests need it)");
+    assert_ok(&out, "curl");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| *d != "[DONE]")
+        .map(|d| serde_json::from_str(d).unwrap_or_else(|e| panic!("chunk {d:?}: {e}")))
+        .collect()
+}
+
+#[test]
+#[ignore = "needs a real vLLM: make test-real-vllm"]
+fn chat_role_chunk_is_not_a_token() {
+    let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    let real = real();
+    // Greedy decoding, one request: curl asks the same question and gets the same answer.
+    let run = pipe(
+        &real,
+        &[
+            "--concurrency",
+            "1",
+            "-n",
+            "1",
+            "--input-tokens",
+            "50",
+            "--output-tokens",
+            "40",
+        ],
+        &["--api", "chat", "--temperature", "0"],
+    );
+    let done = run.dones()[0];
+    let req = &run.requests[&0];
+    let body = serde_json::json!({
+        "model": "tiny",
+        "messages": [{"role": "user", "content": format!("{} {}", run.salt(), req["prompt"].as_str().unwrap())}],
+        "max_tokens": 40,
+        "temperature": 0,
+        "ignore_eos": true,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    let chunks = raw_stream(&real.url, "/chat/completions", &body);
+    // vLLM opens with a role chunk whose content is an empty string.
+    let first = &chunks[0]["choices"][0]["delta"];
+    assert_eq!(first["role"], "assistant", "{}", chunks[0]);
+    assert_eq!(first["content"], "", "{}", chunks[0]);
+    let content: Vec<&str> = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .filter(|t| !t.is_empty())
+        .collect();
+    assert_eq!(done["text"].as_str(), Some(content.concat().as_str()));
+    // One token record per chunk with content, the role chunk not among them.
+    assert_eq!(
+        done["events"].as_u64(),
+        Some(content.len() as u64),
+        "{done}"
+    );
+    let tokens: Vec<&Value> = of_type(&run.events, "token");
+    assert_eq!(
+        tokens.len(),
+        40,
+        "one token record per token, none for the role chunk"
+    );
+    assert!(tokens[0]["at_ns"].as_u64() >= done["first_event_ns"].as_u64());
+    // Usage comes in a chunk of its own, with no choices.
+    let usage = chunks.last().unwrap();
+    assert_eq!(
+        usage["choices"].as_array().map(Vec::len),
+        Some(0),
+        "{usage}"
+    );
+    assert_eq!(usage["usage"]["completion_tokens"], 40);
+}
