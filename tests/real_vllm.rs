@@ -284,7 +284,11 @@ fn check_counts(run: &Run, expected_prompt: impl Fn(&Value, &Value) -> u64) {
 /// TTFT: vLLM measures from the moment its front end took the request to the first token's
 /// hand-off; the client from its send to the first token's arrival, so the client's TTFT is the
 /// larger by the HTTP handling and the stream's way back: at least the server's (less 1 %), at
-/// most 25 % plus 25 ms more.
+/// most 25 % plus 25 ms more. On two cores the client sometimes waits hundreds of milliseconds
+/// for a CPU while vLLM computes (seen: four requests in flight delayed by 200–800 ms, in runs
+/// where fire also sent late); such a run's mean says nothing of the server, so when fire
+/// reports that it did not keep up (`client_kept_up` false) only the lower bound and the
+/// medians are checked.
 ///
 /// Medians: vLLM's histograms (`vllm:time_to_first_token_seconds`,
 /// `vllm:request_time_per_output_token_seconds`, with the finer buckets `scripts/real/vllm.sh`
@@ -319,7 +323,8 @@ fn check_timing(run: &Run) {
         "client TPOT {client_tpot:.3} ms, server inter-token latency {server_itl:.3} ms"
     );
     assert!(
-        client_ttft >= 0.99 * server_ttft && client_ttft <= 1.25 * server_ttft + 25.0,
+        client_ttft >= 0.99 * server_ttft
+            && (client_ttft <= 1.25 * server_ttft + 25.0 || s["client_kept_up"] == false),
         "client TTFT {client_ttft:.2} ms, server {server_ttft:.2} ms"
     );
     for (what, p50, offset, (lower, upper)) in [
