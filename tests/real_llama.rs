@@ -13,145 +13,14 @@
 //! server's base URL, `…/v1`) and `TOKENPIPE_TINY_DIR` (the model directory).
 
 mod common;
-use common::*;
+#[path = "common/real.rs"]
+mod real;
+use real::*;
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::sync::Mutex;
-use tokenizers::Tokenizer;
 
 /// One run at a time: the server's counters must see one run's requests only.
 static SERVER: Mutex<()> = Mutex::new(());
-
-/// What the make target passes in.
-struct Real {
-    url: String,
-    tokenizer_path: String,
-    tokenizer: Tokenizer,
-}
-
-fn real() -> Real {
-    let var = |name: &str| {
-        std::env::var(name).unwrap_or_else(|_| {
-            panic!(
-                "{name} is not set: run `make test-real-llama`, which builds llama-server, makes \
-                 the tiny model, starts the server and sets it (docs/real-engines.md)"
-            )
-        })
-    };
-    let url = var("TOKENPIPE_LLAMA_URL");
-    let dir = var("TOKENPIPE_TINY_DIR");
-    let tokenizer_path = format!("{dir}/tokenizer.json");
-    let tokenizer = Tokenizer::from_file(&tokenizer_path)
-        .unwrap_or_else(|e| panic!("{tokenizer_path}: {e} (run scripts/real/tiny-model.sh)"));
-    Real {
-        url,
-        tokenizer_path,
-        tokenizer,
-    }
-}
-
-impl Real {
-    /// Tokens of `text` as the server counts a prompt: special tokens written in the text (the
-    /// chat template's) are one token each, and nothing is added.
-    fn count(&self, text: &str) -> u64 {
-        self.tokenizer
-            .encode(text, false)
-            .expect("encode")
-            .get_ids()
-            .len() as u64
-    }
-}
-
-/// The tiny model's ChatML template (scripts/real/tiny_model.py) applied to `messages`, with
-/// the assistant's turn opened, as llama-server renders it.
-fn chatml(messages: &[(&str, &str)]) -> String {
-    let mut out = String::new();
-    for (role, content) in messages {
-        out.push_str(&format!("<|im_start|>{role}\n{content}<|im_end|>\n"));
-    }
-    out.push_str("<|im_start|>assistant\n");
-    out
-}
-
-/// One run of `arrivals | fire --server-metrics --record-text --save EVENTS | reduce | table`.
-struct Run {
-    requests: BTreeMap<u64, Value>,
-    events: Vec<Value>,
-    summary: Value,
-}
-
-impl Run {
-    fn dones(&self) -> Vec<&Value> {
-        of_type(&self.events, "done")
-    }
-
-    /// The change of a `llamacpp:` counter between fire's two scrapes.
-    fn server_delta(&self, name: &str) -> f64 {
-        let scrapes = of_type(&self.events, "server_metrics");
-        assert_eq!(scrapes.len(), 2, "fire scraped /metrics before and after");
-        let value = |i: usize| {
-            scrapes[i]["samples"][name]
-                .as_f64()
-                .unwrap_or_else(|| panic!("no {name} in {}", scrapes[i]))
-        };
-        value(1) - value(0)
-    }
-
-    fn salt(&self) -> String {
-        let header = &self.events[0];
-        assert_eq!(header["type"], "header");
-        header["params"]["salt"]
-            .as_str()
-            .unwrap_or_else(|| panic!("fire's salt in {header}"))
-            .to_string()
-    }
-}
-
-fn pipe(real: &Real, arrivals: &[&str], fire: &[&str]) -> Run {
-    let mut args = vec!["--tokenizer", real.tokenizer_path.as_str(), "--seed", "7"];
-    args.extend_from_slice(arrivals);
-    let schedule = run(&cmd("arrivals", &args), b"");
-    assert_ok(&schedule, "arrivals");
-    let requests = records(&schedule.stdout)
-        .into_iter()
-        .filter(|r| r["type"] == "request")
-        .map(|r| (r["id"].as_u64().unwrap(), r))
-        .collect();
-
-    let saved = temp_path(&format!("real-llama-{}.ndjson", fire.join("-")));
-    let saved_str = saved.to_str().unwrap();
-    let mut fire_args = vec![
-        "--url",
-        real.url.as_str(),
-        "--server-metrics",
-        "--record-text",
-        "--quiet",
-        "--save",
-        saved_str,
-    ];
-    fire_args.extend_from_slice(fire);
-    let outs = pipeline(
-        &[
-            cmd("arrivals", &args),
-            cmd("fire", &fire_args),
-            cmd("reduce", &["--label", "llama-server"]),
-        ],
-        None,
-    );
-    assert_ok(&outs[1], "fire");
-    assert_ok(&outs[2], "reduce");
-    let events = records(&std::fs::read(&saved).unwrap());
-    let _ = std::fs::remove_file(&saved);
-    let reduced = records(&outs[2].stdout);
-    let summary = of_type(&reduced, "summary")[0].clone();
-    let table = run(&cmd("table", &[]), &outs[2].stdout);
-    assert_ok(&table, "table");
-    Run {
-        requests,
-        events,
-        summary,
-    }
-}
 
 /// Every request ended well, with exactly `max_tokens` output tokens in fire's records, in the
 /// server's usage and in reduce's totals, and its prompt counted as `expected_prompt` says.
@@ -253,9 +122,10 @@ fn completions_prompt(req: &Value, _: &Value) -> u64 {
 #[ignore = "needs a real llama-server: make test-real-llama"]
 fn completions_closed_loop_exact_lengths_and_timing() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
+    let real = Real::from_env("TOKENPIPE_LLAMA_URL", "test-real-llama");
     let run = pipe(
         &real,
+        "llama-server",
         &[
             "--concurrency",
             "4",
@@ -281,9 +151,10 @@ fn completions_closed_loop_exact_lengths_and_timing() {
 #[ignore = "needs a real llama-server: make test-real-llama"]
 fn completions_one_at_a_time_ttft_and_tpot_agree_with_the_server() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
+    let real = Real::from_env("TOKENPIPE_LLAMA_URL", "test-real-llama");
     let run = pipe(
         &real,
+        "llama-server",
         &[
             "--concurrency",
             "1",
@@ -300,19 +171,14 @@ fn completions_one_at_a_time_ttft_and_tpot_agree_with_the_server() {
     check_timing(&run, true);
 }
 
-/// The tokens the chat template adds around one user message: arrivals counts the message
-/// alone, llama-server the rendered conversation.
-fn chat_overhead(real: &Real) -> u64 {
-    real.count(&chatml(&[("user", "")]))
-}
-
 #[test]
 #[ignore = "needs a real llama-server: make test-real-llama"]
 fn chat_poisson_open_loop_exact_lengths_and_timing() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
+    let real = Real::from_env("TOKENPIPE_LLAMA_URL", "test-real-llama");
     let run = pipe(
         &real,
+        "llama-server",
         &[
             "--rate",
             "10",
@@ -326,7 +192,7 @@ fn chat_poisson_open_loop_exact_lengths_and_timing() {
         &["--api", "chat"],
     );
     let salt = run.salt();
-    let overhead = chat_overhead(&real);
+    let overhead = real.chat_overhead();
     check_counts(&run, |req, _| {
         let promised = req["prompt_tokens"].as_u64().unwrap();
         let prompt = req["prompt"].as_str().unwrap();
@@ -338,130 +204,44 @@ fn chat_poisson_open_loop_exact_lengths_and_timing() {
     check_timing(&run, false);
 }
 
-/// Each turn's prompt as llama-server saw it: the earlier turns (the first with fire's salt)
-/// with the answers fire recorded, then the turn's own prompt (with no answer yet).
-fn history(run: &Run, salt: &str, req: &Value) -> Vec<(String, Option<String>)> {
-    let session = &req["session"];
-    let turn = req["turn"].as_u64().unwrap();
-    let answers: BTreeMap<u64, String> = run
-        .dones()
-        .into_iter()
-        .filter(|d| &d["session"] == session)
-        .map(|d| {
-            (
-                d["turn"].as_u64().unwrap(),
-                d["text"].as_str().unwrap().into(),
-            )
-        })
-        .collect();
-    let mut turns: Vec<&Value> = run
-        .requests
-        .values()
-        .filter(|r| &r["session"] == session && r["turn"].as_u64().unwrap() <= turn)
-        .collect();
-    turns.sort_by_key(|r| r["turn"].as_u64());
-    turns
-        .iter()
-        .map(|r| {
-            let t = r["turn"].as_u64().unwrap();
-            let prompt = r["prompt"].as_str().unwrap();
-            let prompt = if t == 0 {
-                format!("{salt} {prompt}")
-            } else {
-                prompt.to_string()
-            };
-            (prompt, (t < turn).then(|| answers[&t].clone()))
-        })
-        .collect()
-}
-
-fn multi_turn_args() -> [&'static str; 10] {
-    [
-        "--concurrency",
-        "2",
-        "-n",
-        "4",
-        "--turns",
-        "3",
-        "--input-tokens",
-        "80",
-        "--output-tokens",
-        "24",
-    ]
-}
-
 #[test]
 #[ignore = "needs a real llama-server: make test-real-llama"]
 fn chat_multi_turn_prompts_carry_the_real_history() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
-    let run = pipe(&real, &multi_turn_args(), &["--api", "chat"]);
+    let real = Real::from_env("TOKENPIPE_LLAMA_URL", "test-real-llama");
+    let run = pipe(
+        &real,
+        "llama-server",
+        &multi_turn_args(),
+        &["--api", "chat"],
+    );
     assert_eq!(run.requests.len(), 12);
-    let salt = run.salt();
-    check_counts(&run, |req, _| {
-        let turns = history(&run, &salt, req);
-        let mut messages = vec![];
-        for (prompt, answer) in &turns {
-            messages.push(("user", prompt.as_str()));
-            if let Some(answer) = answer {
-                messages.push(("assistant", answer.as_str()));
-            }
-        }
-        real.count(&chatml(&messages))
-    });
+    check_counts(&run, |req, _| run.chat_history_tokens(&real, req));
 }
 
 #[test]
 #[ignore = "needs a real llama-server: make test-real-llama"]
 fn completions_multi_turn_prompts_carry_the_real_history() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
-    let run = pipe(&real, &multi_turn_args(), &["--api", "completions"]);
-    let salt = run.salt();
-    check_counts(&run, |req, _| {
-        // fire's completions history: each earlier prompt directly followed by its answer, a
-        // blank line after each turn.
-        let joined: String = history(&run, &salt, req)
-            .iter()
-            .map(|(prompt, answer)| match answer {
-                Some(answer) => format!("{prompt}{answer}\n\n"),
-                None => prompt.clone(),
-            })
-            .collect();
-        real.count(&joined)
-    });
-}
-
-/// The `data:` chunks of one streamed answer, fetched with curl (no tokenpipe code involved).
-fn raw_stream(url: &str, path: &str, body: &Value) -> Vec<Value> {
-    let out = std::process::Command::new("curl")
-        .args([
-            "-sSfN",
-            "--max-time",
-            "60",
-            "-H",
-            "Content-Type: application/json",
-        ])
-        .args(["-d", &body.to_string(), &format!("{url}{path}")])
-        .output()
-        .expect("run curl (the real-engine tests need it)");
-    assert_ok(&out, "curl");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter(|d| *d != "[DONE]")
-        .map(|d| serde_json::from_str(d).unwrap_or_else(|e| panic!("chunk {d:?}: {e}")))
-        .collect()
+    let real = Real::from_env("TOKENPIPE_LLAMA_URL", "test-real-llama");
+    let run = pipe(
+        &real,
+        "llama-server",
+        &multi_turn_args(),
+        &["--api", "completions"],
+    );
+    check_counts(&run, |req, _| run.completions_history_tokens(&real, req));
 }
 
 #[test]
 #[ignore = "needs a real llama-server: make test-real-llama"]
 fn chat_role_chunk_is_not_a_token() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
+    let real = Real::from_env("TOKENPIPE_LLAMA_URL", "test-real-llama");
     // Greedy decoding, one request: curl asks the same question and gets the same answer.
     let run = pipe(
         &real,
+        "llama-server",
         &[
             "--concurrency",
             "1",

@@ -13,113 +13,18 @@
 //! server's base URL, `…/v1`) and `TOKENPIPE_TINY_DIR` (the model directory).
 
 mod common;
+#[path = "common/real.rs"]
+mod real;
 use common::*;
+use real::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use tokenizers::Tokenizer;
 
 /// One run at a time: the server's histograms must see one run's requests only.
 static SERVER: Mutex<()> = Mutex::new(());
 
-/// What the make target passes in.
-struct Real {
-    url: String,
-    tokenizer_path: String,
-    tokenizer: Tokenizer,
-}
-
-fn real() -> Real {
-    let var = |name: &str| {
-        std::env::var(name).unwrap_or_else(|_| {
-            panic!(
-                "{name} is not set: run `make test-real-vllm`, which installs vLLM, makes the \
-                 tiny model, starts the server and sets it (docs/real-engines.md)"
-            )
-        })
-    };
-    let url = var("TOKENPIPE_VLLM_URL");
-    let dir = var("TOKENPIPE_TINY_DIR");
-    let tokenizer_path = format!("{dir}/tokenizer.json");
-    let tokenizer = Tokenizer::from_file(&tokenizer_path)
-        .unwrap_or_else(|e| panic!("{tokenizer_path}: {e} (run scripts/real/tiny-model.sh)"));
-    Real {
-        url,
-        tokenizer_path,
-        tokenizer,
-    }
-}
-
-impl Real {
-    /// Tokens of `text` as the server counts a prompt: special tokens written in the text (the
-    /// chat template's) are one token each, and nothing is added.
-    fn count(&self, text: &str) -> u64 {
-        self.tokenizer
-            .encode(text, false)
-            .expect("encode")
-            .get_ids()
-            .len() as u64
-    }
-}
-
-/// The tiny model's ChatML template (scripts/real/tiny_model.py) applied to `messages`, with
-/// the assistant's turn opened, as vLLM renders it.
-fn chatml(messages: &[(&str, &str)]) -> String {
-    let mut out = String::new();
-    for (role, content) in messages {
-        out.push_str(&format!("<|im_start|>{role}\n{content}<|im_end|>\n"));
-    }
-    out.push_str("<|im_start|>assistant\n");
-    out
-}
-
-/// One run of `arrivals | fire --server-metrics --record-text --save EVENTS | reduce | table`.
-struct Run {
-    requests: BTreeMap<u64, Value>,
-    events: Vec<Value>,
-    summary: Value,
-}
-
-/// The series' name without its labels: `vllm:x_bucket{le="0.1",…}` → `vllm:x_bucket`.
-fn series_name(series: &str) -> &str {
-    series.split('{').next().unwrap()
-}
-
-/// The value of label `label` in a series, if it has one.
-fn series_label<'a>(series: &'a str, label: &str) -> Option<&'a str> {
-    let labels = series.split_once('{')?.1.trim_end_matches('}');
-    let key = format!("{label}=\"");
-    let at = labels.find(&key)? + key.len();
-    Some(labels[at..].split('"').next().unwrap())
-}
-
 impl Run {
-    fn dones(&self) -> Vec<&Value> {
-        of_type(&self.events, "done")
-    }
-
-    fn scrapes(&self) -> [&serde_json::Map<String, Value>; 2] {
-        let scrapes = of_type(&self.events, "server_metrics");
-        assert_eq!(scrapes.len(), 2, "fire scraped /metrics before and after");
-        [0, 1].map(|i| scrapes[i]["samples"].as_object().unwrap())
-    }
-
-    /// The change of a `vllm:` metric between fire's two scrapes, summed over its series (vLLM
-    /// labels each with its engine and model).
-    fn server_delta(&self, name: &str) -> f64 {
-        let [before, after] = self.scrapes();
-        let sum = |s: &serde_json::Map<String, Value>| -> Option<f64> {
-            let values: Vec<f64> = s
-                .iter()
-                .filter(|(k, _)| series_name(k) == name)
-                .map(|(_, v)| v.as_f64().unwrap())
-                .collect();
-            (!values.is_empty()).then(|| values.iter().sum())
-        };
-        let after = sum(after).unwrap_or_else(|| panic!("no {name} in the scrape after the run"));
-        after - sum(before).unwrap_or(0.0)
-    }
-
     /// The run's observations of histogram `name` (seconds): each bucket's upper bound with the
     /// change of its cumulative count, `+Inf` left out, in increasing order.
     fn server_buckets(&self, name: &str) -> Vec<(f64, f64)> {
@@ -160,61 +65,6 @@ impl Run {
             lower = bound;
         }
         (lower * 1e3, f64::INFINITY)
-    }
-
-    fn salt(&self) -> String {
-        let header = &self.events[0];
-        assert_eq!(header["type"], "header");
-        header["params"]["salt"]
-            .as_str()
-            .unwrap_or_else(|| panic!("fire's salt in {header}"))
-            .to_string()
-    }
-}
-
-fn pipe(real: &Real, arrivals: &[&str], fire: &[&str]) -> Run {
-    let mut args = vec!["--tokenizer", real.tokenizer_path.as_str(), "--seed", "7"];
-    args.extend_from_slice(arrivals);
-    let schedule = run(&cmd("arrivals", &args), b"");
-    assert_ok(&schedule, "arrivals");
-    let requests = records(&schedule.stdout)
-        .into_iter()
-        .filter(|r| r["type"] == "request")
-        .map(|r| (r["id"].as_u64().unwrap(), r))
-        .collect();
-
-    let saved = temp_path(&format!("real-vllm-{}.ndjson", fire.join("-")));
-    let saved_str = saved.to_str().unwrap();
-    let mut fire_args = vec![
-        "--url",
-        real.url.as_str(),
-        "--server-metrics",
-        "--record-text",
-        "--quiet",
-        "--save",
-        saved_str,
-    ];
-    fire_args.extend_from_slice(fire);
-    let outs = pipeline(
-        &[
-            cmd("arrivals", &args),
-            cmd("fire", &fire_args),
-            cmd("reduce", &["--label", "vllm"]),
-        ],
-        None,
-    );
-    assert_ok(&outs[1], "fire");
-    assert_ok(&outs[2], "reduce");
-    let events = records(&std::fs::read(&saved).unwrap());
-    let _ = std::fs::remove_file(&saved);
-    let reduced = records(&outs[2].stdout);
-    let summary = of_type(&reduced, "summary")[0].clone();
-    let table = run(&cmd("table", &[]), &outs[2].stdout);
-    assert_ok(&table, "table");
-    Run {
-        requests,
-        events,
-        summary,
     }
 }
 
@@ -349,9 +199,10 @@ fn completions_prompt(req: &Value, _: &Value) -> u64 {
 #[ignore = "needs a real vLLM: make test-real-vllm"]
 fn completions_closed_loop_exact_lengths_and_timing() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
+    let real = Real::from_env("TOKENPIPE_VLLM_URL", "test-real-vllm");
     let run = pipe(
         &real,
+        "vllm",
         &[
             "--concurrency",
             "4",
@@ -372,9 +223,10 @@ fn completions_closed_loop_exact_lengths_and_timing() {
 #[ignore = "needs a real vLLM: make test-real-vllm"]
 fn completions_one_at_a_time_ttft_and_tpot_agree_with_the_server() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
+    let real = Real::from_env("TOKENPIPE_VLLM_URL", "test-real-vllm");
     let run = pipe(
         &real,
+        "vllm",
         &[
             "--concurrency",
             "1",
@@ -391,19 +243,14 @@ fn completions_one_at_a_time_ttft_and_tpot_agree_with_the_server() {
     check_timing(&run);
 }
 
-/// The tokens the chat template adds around one user message: arrivals counts the message
-/// alone, vLLM the rendered conversation.
-fn chat_overhead(real: &Real) -> u64 {
-    real.count(&chatml(&[("user", "")]))
-}
-
 #[test]
 #[ignore = "needs a real vLLM: make test-real-vllm"]
 fn chat_poisson_open_loop_exact_lengths_and_timing() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
+    let real = Real::from_env("TOKENPIPE_VLLM_URL", "test-real-vllm");
     let run = pipe(
         &real,
+        "vllm",
         &[
             "--rate",
             "4",
@@ -417,7 +264,7 @@ fn chat_poisson_open_loop_exact_lengths_and_timing() {
         &["--api", "chat"],
     );
     let salt = run.salt();
-    let overhead = chat_overhead(&real);
+    let overhead = real.chat_overhead();
     assert_eq!(
         overhead, 10,
         "ChatML around one user message in this vocabulary"
@@ -433,130 +280,34 @@ fn chat_poisson_open_loop_exact_lengths_and_timing() {
     check_timing(&run);
 }
 
-/// Each turn's prompt as vLLM saw it: the earlier turns (the first with fire's salt) with the
-/// answers fire recorded, then the turn's own prompt (with no answer yet).
-fn history(run: &Run, salt: &str, req: &Value) -> Vec<(String, Option<String>)> {
-    let session = &req["session"];
-    let turn = req["turn"].as_u64().unwrap();
-    let answers: BTreeMap<u64, String> = run
-        .dones()
-        .into_iter()
-        .filter(|d| &d["session"] == session)
-        .map(|d| {
-            (
-                d["turn"].as_u64().unwrap(),
-                d["text"].as_str().unwrap().into(),
-            )
-        })
-        .collect();
-    let mut turns: Vec<&Value> = run
-        .requests
-        .values()
-        .filter(|r| &r["session"] == session && r["turn"].as_u64().unwrap() <= turn)
-        .collect();
-    turns.sort_by_key(|r| r["turn"].as_u64());
-    turns
-        .iter()
-        .map(|r| {
-            let t = r["turn"].as_u64().unwrap();
-            let prompt = r["prompt"].as_str().unwrap();
-            let prompt = if t == 0 {
-                format!("{salt} {prompt}")
-            } else {
-                prompt.to_string()
-            };
-            (prompt, (t < turn).then(|| answers[&t].clone()))
-        })
-        .collect()
-}
-
-fn multi_turn_args() -> [&'static str; 10] {
-    [
-        "--concurrency",
-        "2",
-        "-n",
-        "4",
-        "--turns",
-        "3",
-        "--input-tokens",
-        "80",
-        "--output-tokens",
-        "24",
-    ]
-}
-
 #[test]
 #[ignore = "needs a real vLLM: make test-real-vllm"]
 fn chat_multi_turn_prompts_carry_the_real_history() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
-    let run = pipe(&real, &multi_turn_args(), &["--api", "chat"]);
+    let real = Real::from_env("TOKENPIPE_VLLM_URL", "test-real-vllm");
+    let run = pipe(&real, "vllm", &multi_turn_args(), &["--api", "chat"]);
     assert_eq!(run.requests.len(), 12);
-    let salt = run.salt();
-    check_counts(&run, |req, _| {
-        let turns = history(&run, &salt, req);
-        let mut messages = vec![];
-        for (prompt, answer) in &turns {
-            messages.push(("user", prompt.as_str()));
-            if let Some(answer) = answer {
-                messages.push(("assistant", answer.as_str()));
-            }
-        }
-        real.count(&chatml(&messages))
-    });
+    check_counts(&run, |req, _| run.chat_history_tokens(&real, req));
 }
 
 #[test]
 #[ignore = "needs a real vLLM: make test-real-vllm"]
 fn completions_multi_turn_prompts_carry_the_real_history() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
-    let run = pipe(&real, &multi_turn_args(), &["--api", "completions"]);
-    let salt = run.salt();
-    check_counts(&run, |req, _| {
-        // fire's completions history: each earlier prompt directly followed by its answer, a
-        // blank line after each turn.
-        let joined: String = history(&run, &salt, req)
-            .iter()
-            .map(|(prompt, answer)| match answer {
-                Some(answer) => format!("{prompt}{answer}\n\n"),
-                None => prompt.clone(),
-            })
-            .collect();
-        real.count(&joined)
-    });
-}
-
-/// The `data:` chunks of one streamed answer, fetched with curl (no tokenpipe code involved).
-fn raw_stream(url: &str, path: &str, body: &Value) -> Vec<Value> {
-    let out = std::process::Command::new("curl")
-        .args([
-            "-sSfN",
-            "--max-time",
-            "60",
-            "-H",
-            "Content-Type: application/json",
-        ])
-        .args(["-d", &body.to_string(), &format!("{url}{path}")])
-        .output()
-        .expect("run curl (the real-engine tests need it)");
-    assert_ok(&out, "curl");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter(|d| *d != "[DONE]")
-        .map(|d| serde_json::from_str(d).unwrap_or_else(|e| panic!("chunk {d:?}: {e}")))
-        .collect()
+    let real = Real::from_env("TOKENPIPE_VLLM_URL", "test-real-vllm");
+    let run = pipe(&real, "vllm", &multi_turn_args(), &["--api", "completions"]);
+    check_counts(&run, |req, _| run.completions_history_tokens(&real, req));
 }
 
 #[test]
 #[ignore = "needs a real vLLM: make test-real-vllm"]
 fn chat_role_chunk_is_not_a_token() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
+    let real = Real::from_env("TOKENPIPE_VLLM_URL", "test-real-vllm");
     // Greedy decoding, one request: curl asks the same question and gets the same answer.
     let run = pipe(
         &real,
+        "vllm",
         &[
             "--concurrency",
             "1",
