@@ -60,7 +60,7 @@ complete-bash\t'A bash completion script'
 complete-zsh\t'A zsh completion script'
 complete-fish\t'A fish completion script'
 schema\t'The JSON Schema of the stream format'"
-complete -c arrivals -l vllm-compatible -d 'Reproduce `vllm bench serve`\'s schedule: the first request waits its own gap, and the offsets are rescaled so that the last lands at NUM_PROMPTS/RATE'
+complete -c arrivals -l vllm-compatible -d 'Reproduce `vllm bench serve`\'s schedule: the first request waits its own gap, and the offsets are rescaled so that the last lands at NUM_PROMPTS/RATE. Gaps and uniform lengths are drawn from numpy\'s generators as vLLM draws them, so the same --seed gives vLLM\'s requests at vLLM\'s instants'
 complete -c arrivals -l same-prompt -d 'Send the same prompt every time (best case for a prefix cache)'
 complete -c arrivals -l no-salt -d 'Do not salt prompts. By default `fire` puts a short salt, new for every run, before each session\'s first prompt, so a repeated run never finds its prompts in a warm prefix cache (shared prefixes stay shared within a run)'
 complete -c arrivals -l trace-skip-failed -d 'Leave out rows with 0 output tokens (BurstGPT\'s failed requests) instead of sending them with max_tokens 1'

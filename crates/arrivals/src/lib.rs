@@ -11,6 +11,7 @@
 //! wires them together: [`Plan`] is a schedule described without a command line.
 
 pub mod cli;
+pub mod numpy;
 pub mod process;
 pub mod prompts;
 pub mod session;
@@ -424,7 +425,7 @@ mod tests {
                     "--output-dist",
                     "lognormal",
                 ],
-                0x3a75_3362_1553_4ab9,
+                0x8fd8_657b_94ee_29d7,
             ),
             (
                 &[

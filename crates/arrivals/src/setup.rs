@@ -6,7 +6,8 @@ use crate::cli::pacing::{ArrivalKind, RampOver};
 use crate::cli::Args;
 use crate::process::{self, ProcessSpec, Ramp, RateShape, TraceSpec, UnitGaps};
 use crate::prompts::{
-    self, LengthDist, Prefixes, PromptSpec, Shape, TokenIds, TokenMaker, TokenizerMaker, Words,
+    self, LengthDist, Prefixes, PromptSpec, Shape, TokenIds, TokenMaker, TokenizerMaker,
+    VllmLengths, Words,
 };
 use crate::session::{Sessions, ThinkTime};
 use crate::{seed_stream, streams, Bounds, Plan};
@@ -166,10 +167,14 @@ impl Settings {
             let requests = self.count.ok_or(
                 "--vllm-compatible rescales to the last request: give their number with --num-prompts",
             )?;
+            let seed = u32::try_from(args.seed).map_err(|_| {
+                "--vllm-compatible draws its gaps from numpy's generator as vLLM does, and numpy takes seeds of 0 to 4294967295"
+            })?;
             return Ok(ProcessSpec::Vllm {
                 gaps,
                 rate,
                 requests,
+                seed,
             });
         }
         Ok(ProcessSpec::Open { gaps, rate })
@@ -242,6 +247,11 @@ impl Settings {
         let output_tokens = c.output_tokens.unwrap_or(DEFAULT_OUTPUT_TOKENS);
         let output = LengthDist::new(output_tokens, c.output_dist, c.output_spread())
             .map_err(|e| format!("--output-range/--range-ratio: {e}"))?;
+        // vLLM's random dataset draws its lengths from numpy with the run's seed.
+        let vllm = match (args.pacing.vllm_compatible, self.count) {
+            (true, Some(n)) => VllmLengths::new(args.seed, n, input, output),
+            _ => None,
+        };
         Ok(PromptSpec::Synthetic {
             input,
             output,
@@ -256,6 +266,7 @@ impl Settings {
             }),
             maker,
             seed: args.seed,
+            vllm,
         })
     }
 

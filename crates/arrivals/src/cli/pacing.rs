@@ -23,7 +23,9 @@ pub struct Pacing {
     pub arrival: ArrivalKind,
 
     /// Reproduce `vllm bench serve`'s schedule: the first request waits its own gap, and the
-    /// offsets are rescaled so that the last lands at NUM_PROMPTS/RATE.
+    /// offsets are rescaled so that the last lands at NUM_PROMPTS/RATE. Gaps and uniform
+    /// lengths are drawn from numpy's generators as vLLM draws them, so the same --seed gives
+    /// vLLM's requests at vLLM's instants.
     #[arg(long, conflicts_with_all = ["concurrency", "batch", "duration"])]
     pub vllm_compatible: bool,
 

@@ -10,6 +10,7 @@
 
 mod batch;
 mod closed;
+
 mod open;
 mod rate;
 mod trace;
@@ -105,6 +106,8 @@ pub enum ProcessSpec {
         rate: RateShape,
         /// How many requests the schedule has (the rescaling needs it).
         requests: u64,
+        /// numpy's seed, as `vllm bench serve --seed`.
+        seed: u32,
     },
     /// No timetable: `fire` keeps `concurrency` requests in flight (`--concurrency`).
     Closed {
@@ -133,7 +136,8 @@ pub fn build(spec: ProcessSpec, rng: ChaCha8Rng) -> Result<Box<dyn ArrivalProces
             gaps,
             rate,
             requests,
-        } => Box::new(VllmCompatible::new(gaps, rate, requests, rng)?),
+            seed,
+        } => Box::new(VllmCompatible::new(gaps, rate, requests, seed)?),
         ProcessSpec::Closed { concurrency } => Box::new(ClosedLoop::new(concurrency)),
         ProcessSpec::Batch { size, runs } => Box::new(Batch::new(size, runs)),
         ProcessSpec::Trace(spec) => Box::new(TraceReplay::open(&spec)?),

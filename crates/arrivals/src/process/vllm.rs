@@ -8,18 +8,41 @@
 //! sample, not a Poisson process, and the first request is needlessly delayed. It exists so a
 //! run can be compared gap for gap with a published `vllm bench serve` run.
 //!
+//! The gaps come from numpy's legacy generator seeded with `--seed`, drawn as vLLM draws them
+//! (`np.random.gamma(shape=K, scale=1/(rate·K))`, one per request in order), so the same seed
+//! gives the same offsets as `vllm bench serve --seed` to the nanosecond (vLLM's random dataset
+//! draws its lengths from a generator of its own, which leaves this one alone).
+//!
 //! The rescaling factor needs the sum of all `N` gaps before the first offset is written; this
 //! process draws them once from a copy of the generator and again while writing, so memory
 //! stays constant.
 
-use super::open::GapSampler;
 use super::{seconds_to_ns, Arrival, ArrivalProcess, ProcessError, RateShape, UnitGaps};
-use rand_chacha::ChaCha8Rng;
+use crate::numpy::NumpyLegacy;
 use tokenpipe_format::LoopMode;
+
+/// Draws vLLM's gaps: numpy's gamma, or `1/rate` for constant gaps.
+#[derive(Clone)]
+struct VllmGaps {
+    gaps: UnitGaps,
+    numpy: NumpyLegacy,
+}
+
+impl VllmGaps {
+    fn gap_at(&mut self, rate: f64) -> f64 {
+        match self.gaps {
+            UnitGaps::Constant => 1.0 / rate,
+            UnitGaps::Gamma { burstiness } => {
+                let theta = 1.0 / (rate * burstiness);
+                self.numpy.gamma(burstiness, theta)
+            }
+        }
+    }
+}
 
 /// vLLM's schedule for `requests` requests.
 pub struct VllmCompatible {
-    sampler: GapSampler,
+    sampler: VllmGaps,
     rate: RateShape,
     requests: u64,
     index: u64,
@@ -31,13 +54,13 @@ pub struct VllmCompatible {
 }
 
 impl VllmCompatible {
-    /// Starts the schedule; fails when the parameters describe no process or a ramp over time
-    /// (which vLLM has not).
+    /// Starts the schedule with numpy's generator seeded by `seed`, as `np.random.seed(seed)`;
+    /// fails when the parameters describe no process or a ramp over time (which vLLM has not).
     pub fn new(
         gaps: UnitGaps,
         rate: RateShape,
         requests: u64,
-        rng: ChaCha8Rng,
+        seed: u32,
     ) -> Result<Self, ProcessError> {
         if let RateShape::OverTime { .. } = rate {
             return Err(ProcessError::Parameters(
@@ -45,7 +68,26 @@ impl VllmCompatible {
                     .into(),
             ));
         }
-        let sampler = GapSampler::new(gaps, &rate, rng)?;
+        rate.check().map_err(ProcessError::Parameters)?;
+        if let UnitGaps::Gamma { burstiness: k } = gaps {
+            if !(k.is_finite() && k > 0.0) {
+                return Err(ProcessError::Parameters(format!(
+                    "--burstiness must be positive, got {k}"
+                )));
+            }
+            if let RateShape::Fixed(r) = rate {
+                let theta = 1.0 / (r * k);
+                if !(theta.is_finite() && theta > 0.0) {
+                    return Err(ProcessError::Parameters(format!(
+                        "--rate {r} with --burstiness {k} gives a mean gap that a float cannot hold; use a smaller rate or burstiness"
+                    )));
+                }
+            }
+        }
+        let sampler = VllmGaps {
+            gaps,
+            numpy: NumpyLegacy::new(seed),
+        };
         let mut this = Self {
             sampler,
             rate,
@@ -59,7 +101,7 @@ impl VllmCompatible {
             let mut dry = this.sampler.clone();
             let mut total = 0.0;
             for _ in 0..requests {
-                total += dry.gap_at(r)?;
+                total += dry.gap_at(r);
             }
             if total > 0.0 {
                 let target = requests as f64 / r;
@@ -85,7 +127,7 @@ impl ArrivalProcess for VllmCompatible {
             return Ok(None);
         }
         let rate = self.rate.rate_for_index(self.index).unwrap_or(1.0);
-        self.cumulative_s += self.sampler.gap_at(rate)?;
+        self.cumulative_s += self.sampler.gap_at(rate);
         self.index += 1;
         let at_s = match self.target_s {
             // The last lands on N/rate exactly, not within a rounding of it.
@@ -100,10 +142,9 @@ impl ArrivalProcess for VllmCompatible {
 mod tests {
     use super::super::{Ramp, RampShape};
     use super::*;
-    use rand::SeedableRng;
 
-    fn offsets(gaps: UnitGaps, rate: RateShape, n: u64, seed: u64) -> Vec<u64> {
-        let mut p = VllmCompatible::new(gaps, rate, n, ChaCha8Rng::seed_from_u64(seed)).unwrap();
+    fn offsets(gaps: UnitGaps, rate: RateShape, n: u64, seed: u32) -> Vec<u64> {
+        let mut p = VllmCompatible::new(gaps, rate, n, seed).unwrap();
         let mut out = vec![];
         while let Some(a) = p.next_arrival().unwrap() {
             out.push(a.offset_ns.unwrap());
@@ -130,15 +171,15 @@ mod tests {
 
     #[test]
     fn rescaling_keeps_the_ratios_of_the_cumulative_gaps() {
-        // The same draws unscaled, from the open loop's sampler: offsets[i] / offsets[j] must
-        // equal cumulative[i] / cumulative[j].
+        // The same draws unscaled, straight from numpy's generator: offsets[i] / offsets[j]
+        // must equal cumulative[i] / cumulative[j].
         let rate = RateShape::Fixed(3.0);
         let gaps = UnitGaps::Gamma { burstiness: 1.0 };
-        let mut raw = GapSampler::new(gaps, &rate, ChaCha8Rng::seed_from_u64(5)).unwrap();
+        let mut raw = NumpyLegacy::new(5);
         let mut cum = vec![];
         let mut t = 0.0;
         for _ in 0..50 {
-            t += raw.gap_at(3.0).unwrap();
+            t += raw.gamma(1.0, 1.0 / 3.0);
             cum.push(t);
         }
         let offs = offsets(gaps, rate, 50, 5);
@@ -169,8 +210,51 @@ mod tests {
             UnitGaps::Constant,
             RateShape::OverTime { ramp, over_s: 5.0 },
             10,
-            ChaCha8Rng::seed_from_u64(1),
+            1,
         );
         assert!(over_time.is_err());
+    }
+
+    /// The offsets vLLM 0.32's `get_request` computes (numpy 2.3): `np.random.seed(s)`, a gamma
+    /// gap per request, the cumulative sums rescaled to end at N/rate, in nanoseconds.
+    #[test]
+    fn offsets_are_vllms_to_the_nanosecond() {
+        let poisson_like = offsets(
+            UnitGaps::Gamma { burstiness: 0.7 },
+            RateShape::Fixed(2.0),
+            10,
+            0,
+        );
+        assert_eq!(
+            poisson_like,
+            [
+                303898848, 673460102, 862728638, 1062707211, 3188718325, 3943708486, 4269631540,
+                4283798144, 4286151288, 5000000000
+            ]
+        );
+        let arena = offsets(
+            UnitGaps::Gamma { burstiness: 0.7 },
+            RateShape::Fixed(0.3),
+            5,
+            42,
+        );
+        assert_eq!(
+            arena,
+            [
+                2202734442,
+                10667612451,
+                11287915191,
+                11439121887,
+                16666666667
+            ]
+        );
+        // seed 0, rate 2, burstiness 0.7, 40 prompts: vLLM sent its first request at 0.316 s.
+        let forty = offsets(
+            UnitGaps::Gamma { burstiness: 0.7 },
+            RateShape::Fixed(2.0),
+            40,
+            0,
+        );
+        assert_eq!(forty[0], 316266897);
     }
 }

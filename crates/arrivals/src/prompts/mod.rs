@@ -19,7 +19,7 @@ pub use jsonl::Jsonl;
 pub use lengths::{DistKind, LengthDist};
 pub use maker::{approx_tokens, SaltAlphabet, TokenIds, TokenMaker, Words};
 pub use sharegpt::ShareGpt;
-pub use synthetic::{Prefixes, Shape, Synthetic, MAX_TOKENS};
+pub use synthetic::{Prefixes, Shape, Synthetic, VllmLengths, MAX_TOKENS};
 pub use tokenizer::TokenizerMaker;
 
 use rand_chacha::ChaCha8Rng;
@@ -76,6 +76,9 @@ pub enum PromptSpec {
         maker: Box<dyn TokenMaker>,
         /// The run's seed, for the fixed sequences.
         seed: u64,
+        /// vLLM's random-dataset lengths for each request (`--vllm-compatible`), where the
+        /// distributions are vLLM's.
+        vllm: Option<VllmLengths>,
     },
     /// Conversations of a ShareGPT file, sampled as `vllm bench serve` samples them.
     ShareGpt {
@@ -115,7 +118,10 @@ pub fn build(spec: PromptSpec) -> Result<Box<dyn PromptSource>, PromptError> {
             prefixes,
             maker,
             seed,
-        } => Box::new(Synthetic::new(input, output, shape, prefixes, maker, seed)),
+            vllm,
+        } => Box::new(
+            Synthetic::new(input, output, shape, prefixes, maker, seed).with_vllm_lengths(vllm),
+        ),
         PromptSpec::ShareGpt {
             path,
             maker,

@@ -16,6 +16,7 @@
 use super::lengths::LengthDist;
 use super::maker::{SaltAlphabet, TokenMaker};
 use super::{Ask, Content, Prompt, PromptError, PromptSource};
+use crate::numpy::NumpyGenerator;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -50,6 +51,55 @@ pub struct Synthetic {
     seed: u64,
     /// Prefixes made so far, by group (a prefix is made once and reused).
     made: Vec<Option<Content>>,
+    /// vLLM's lengths for each request, where they replace our own draws.
+    vllm: Option<VllmLengths>,
+}
+
+/// The input and output lengths `vllm bench serve --dataset-name random --seed S` gives
+/// request `i`: `np.random.default_rng(S).integers` over vLLM's bounds, all the input lengths
+/// first, then all the output lengths. Drawn at the start, so that any request (a shard's, or
+/// out of order) finds its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VllmLengths {
+    input: Vec<u32>,
+    output: Vec<u32>,
+}
+
+impl VllmLengths {
+    /// vLLM's lengths for `requests` requests, or `None` where `input` or `output` is not a
+    /// distribution vLLM's random dataset has (fixed or uniform) or a length passes 2³².
+    pub fn new(seed: u64, requests: u64, input: LengthDist, output: LengthDist) -> Option<Self> {
+        let bounds = |d: LengthDist, least: u64| -> Option<(i64, i64)> {
+            let (low, high) = match d {
+                LengthDist::Fixed(n) => (n, n),
+                LengthDist::Uniform { mean, ratio } => (
+                    (mean as f64 * (1.0 - ratio)).floor() as u64,
+                    (mean as f64 * (1.0 + ratio)).ceil() as u64,
+                ),
+                _ => return None,
+            };
+            let (low, high) = (low.max(least), high.max(least));
+            (high <= u32::MAX as u64).then_some((low as i64, high as i64))
+        };
+        let (in_low, in_high) = bounds(input, 0)?;
+        let (out_low, out_high) = bounds(output, 1)?;
+        let requests = usize::try_from(requests).ok()?;
+        let mut g = NumpyGenerator::new(seed);
+        let mut draw = |low: i64, high: i64| -> Vec<u32> {
+            (0..requests)
+                .map(|_| g.integer(low, high + 1) as u32)
+                .collect()
+        };
+        let input = draw(in_low, in_high);
+        let output = draw(out_low, out_high);
+        Some(Self { input, output })
+    }
+
+    /// Request `index`'s input and output lengths, if the run has that many.
+    fn get(&self, index: u64) -> Option<(u64, u64)> {
+        let i = usize::try_from(index).ok()?;
+        Some((*self.input.get(i)? as u64, *self.output.get(i)? as u64))
+    }
 }
 
 impl Synthetic {
@@ -71,7 +121,14 @@ impl Synthetic {
             maker,
             seed,
             made: vec![None; groups],
+            vllm: None,
         }
+    }
+
+    /// Takes each request's lengths from `lengths` (vLLM's draws) instead of drawing them.
+    pub fn with_vllm_lengths(mut self, lengths: Option<VllmLengths>) -> Self {
+        self.vllm = lengths;
+        self
     }
 
     /// The seed's own stream `stream` (see [`crate::streams`]).
@@ -95,12 +152,15 @@ impl Synthetic {
 
 impl PromptSource for Synthetic {
     fn next_prompt(&mut self, ask: &Ask, rng: &mut ChaCha8Rng) -> Result<Prompt, PromptError> {
-        let input = ask
-            .input_tokens
-            .unwrap_or_else(|| self.input.sample(rng, 0, MAX_TOKENS));
-        let max_tokens = ask
-            .output_tokens
-            .unwrap_or_else(|| self.output.sample(rng, 1, MAX_TOKENS));
+        let vllm = self.vllm.as_ref().and_then(|v| v.get(ask.index));
+        let input = ask.input_tokens.unwrap_or_else(|| match vllm {
+            Some((input, _)) => input,
+            None => self.input.sample(rng, 0, MAX_TOKENS),
+        });
+        let max_tokens = ask.output_tokens.unwrap_or_else(|| match vllm {
+            Some((_, output)) => output,
+            None => self.output.sample(rng, 1, MAX_TOKENS),
+        });
         let group = self.prefix_group(ask.index);
         let prefix_tokens = self.prefixes.map_or(0, |p| p.tokens);
         // The salt goes before the whole prompt; it comes out of the request's own part.
@@ -226,5 +286,32 @@ mod tests {
         assert_eq!(p[1][..5], p[3][..5]);
         assert_ne!(p[0][..5], p[1][..5]);
         assert_ne!(p[0][5..], p[2][5..]);
+    }
+
+    #[test]
+    fn vllm_lengths_are_vllms_random_dataset_draws() {
+        // vLLM's get_sampling_params with seed 0, --random-input-len 200, --random-output-len
+        // 48, --random-range-ratio 0.25: rng.integers(150, 251, size=5), then
+        // rng.integers(36, 61, size=5) (numpy 2.3).
+        let v = VllmLengths::new(
+            0,
+            5,
+            LengthDist::Uniform {
+                mean: 200,
+                ratio: 0.25,
+            },
+            LengthDist::Uniform {
+                mean: 48,
+                ratio: 0.25,
+            },
+        )
+        .unwrap();
+        assert_eq!(v.input, [235, 214, 201, 177, 181]);
+        assert_eq!(v.output, [37, 37, 36, 40, 56]);
+        // Fixed lengths draw nothing; other families are not vLLM's.
+        let fixed = VllmLengths::new(0, 3, LengthDist::Fixed(7), LengthDist::Fixed(9)).unwrap();
+        assert_eq!((fixed.input, fixed.output), (vec![7; 3], vec![9; 3]));
+        let normal = LengthDist::Normal { mean: 9, cv: 0.1 };
+        assert!(VllmLengths::new(0, 3, LengthDist::Fixed(7), normal).is_none());
     }
 }
