@@ -88,13 +88,20 @@ fn check_counts(run: &Run, expected_prompt: impl Fn(&Value, &Value) -> u64) {
         );
         // vLLM sends one chunk per token, an empty one for a token whose text is held back
         // (part of a UTF-8 character) or skipped (a special token): fire's token records, empty
-        // ones included, are one per token; those with text are its content events.
+        // ones included, are one per chunk; those with text are its content events. When the
+        // server's front end falls behind its engine (a busy CPU), vLLM merges the outputs not
+        // yet sent into one chunk, so a few chunks may carry two tokens: never more records
+        // than tokens, and usage stays exact.
         let tokens: Vec<&Value> = run
             .events
             .iter()
             .filter(|r| r["type"] == "token" && r["id"] == d["id"])
             .collect();
-        assert_eq!(tokens.len() as u64, max_tokens, "{d}");
+        let records = tokens.len() as u64;
+        assert!(
+            records <= max_tokens && records >= max_tokens * 9 / 10,
+            "{records} token records for {max_tokens} tokens: {d}"
+        );
         let events = d["events"].as_u64().unwrap();
         assert!(events <= max_tokens && events >= max_tokens / 2, "{d}");
         assert_eq!(
