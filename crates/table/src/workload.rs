@@ -25,14 +25,32 @@ pub fn setting_text(v: &Value) -> String {
     }
 }
 
-/// `1024→128 c16`, `4000→500 1.5/s b1 max25 ×3 runs`; `None` when the run has no settings
+/// The mean prompt the server counted (usage), where it is more than 5 % off the `asked`
+/// length: prompts of plain words, which a tokenizer splits into more tokens than words, or a
+/// chat template's tokens. A table would otherwise show the same workload for runs that sent
+/// prompts of different lengths.
+fn counted_prompt(run: &RunReport, asked: f64) -> Option<f64> {
+    let s = &run.summary;
+    if s.requests_ok == 0 || s.input_tokens == 0 || asked <= 0.0 {
+        return None;
+    }
+    let mean = s.input_tokens as f64 / s.requests_ok as f64;
+    ((mean - asked).abs() > 0.05 * asked).then_some(mean)
+}
+
+/// `1024→128 c16`, `4000→500 1.5/s b1 max25 ×3 runs`, `128 (191 tok)→128 c4` when the server
+/// counted other prompt lengths than were asked for; `None` when the run has no settings
 /// (summary lines picked out with jq, some vLLM result files).
 pub fn describe(run: &RunReport) -> Option<String> {
     let num = |key: &str| run.param(key).and_then(Value::as_f64);
     let mut parts = Vec::new();
+    let input = |i: f64| match counted_prompt(run, i) {
+        Some(counted) => format!("{} ({} tok)", short(i), counted.round()),
+        None => short(i),
+    };
     match (num("input_tokens"), num("output_tokens")) {
-        (Some(i), Some(o)) => parts.push(format!("{}→{}", short(i), short(o))),
-        (Some(i), None) => parts.push(format!("{}→?", short(i))),
+        (Some(i), Some(o)) => parts.push(format!("{}→{}", input(i), short(o))),
+        (Some(i), None) => parts.push(format!("{}→?", input(i))),
         (None, Some(o)) => parts.push(format!("?→{}", short(o))),
         (None, None) => {}
     }
@@ -119,5 +137,24 @@ mod tests {
         let batch = run(&[("batch", 8.into()), ("runs", 5.into())], 0);
         assert_eq!(describe(&batch).as_deref(), Some("batch 8×5"));
         assert_eq!(describe(&RunReport::default()), None);
+    }
+
+    #[test]
+    fn prompts_the_server_counted_otherwise_are_shown() {
+        let mut words = run(
+            &[
+                ("input_tokens", 128.into()),
+                ("output_tokens", 128.into()),
+                ("concurrency", 4.into()),
+            ],
+            0,
+        );
+        // 128 words made 191 tokens on average, by usage.
+        words.summary.requests_ok = 40;
+        words.summary.input_tokens = 40 * 191;
+        assert_eq!(describe(&words).as_deref(), Some("128 (191 tok)→128 c4"));
+        // Within 5 %: the asked length stands.
+        words.summary.input_tokens = 40 * 133;
+        assert_eq!(describe(&words).as_deref(), Some("128→128 c4"));
     }
 }
