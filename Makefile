@@ -11,7 +11,7 @@ RELEASE := target/release
 REAL_DIR ?= $(or $(TOKENPIPE_REAL_DIR),$(HOME)/.cache/tokenpipe-real)
 export TOKENPIPE_REAL_DIR := $(REAL_DIR)
 
-.PHONY: help build test test-real test-real-llama test-real-vllm lint demo bench generated man completions schema install uninstall clean
+.PHONY: help build test test-real test-real-llama test-real-vllm lint demo demo-recipes bench generated man completions schema install uninstall clean
 
 help:
 	@echo "make build        release binaries in $(RELEASE)/"
@@ -20,6 +20,7 @@ help:
 	@echo "make test-real-llama  the same against llama.cpp's llama-server alone"
 	@echo "make test-real-vllm   the same against vLLM's CPU build alone"
 	@echo "make demo         start the simulated server, run the whole pipe against it, print the table"
+	@echo "make demo-recipes every recipe in recipes/ against the simulated server, shortened (results/demo-recipes/)"
 	@echo "make bench        measure fire's own timing error and CPU cost against a floor client, its parsing speed, arrivals' output rate, and reduce's events per second and memory (see BENCHMARKS.md)"
 	@echo "make generated    regenerate man/, completions/ and docs/schema.json from the binaries"
 	@echo "make install      install binaries, man pages and completions under DESTDIR/PREFIX"
@@ -66,6 +67,9 @@ lint:
 
 demo: build
 	scripts/demo.sh $(RELEASE)
+
+demo-recipes: build
+	scripts/demo-recipes.sh $(RELEASE)
 
 bench:
 	$(CARGO) bench --locked --bench fire_overhead
