@@ -211,6 +211,10 @@ fn a_capped_open_loop_never_passes_its_cap_and_records_the_wait() {
         waits.iter().any(|w| *w > 20 * MS),
         "queue time shows: {waits:?}"
     );
+    // The wait is the cap's: the client's own lateness stays small, and it kept up.
+    let client = of_type(&recs, "client")[0];
+    assert_eq!(client["kept_up"], true, "{client}");
+    assert!(ns(client, "dispatch_lag_max_ns") < 20 * MS, "{client}");
 }
 
 #[test]

@@ -324,6 +324,7 @@ impl Dispatcher {
         let job = Job {
             id: req.id,
             scheduled_ns: None,
+            ready_ns: None,
             body,
             headers,
             echo: req.grouping,
@@ -438,6 +439,7 @@ impl Dispatcher {
         let job = Job {
             id: req.id,
             scheduled_ns: Some(at),
+            ready_ns: None,
             body,
             headers,
             echo: req.grouping,

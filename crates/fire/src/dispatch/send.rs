@@ -38,6 +38,9 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
     // keeps its own offsets and needs no record of them.
     let mut track_freed = false;
     let mut freed_at: VecDeque<u64> = VecDeque::new();
+    // Under an open loop's cap: when a slot last freed, and whether the cap is on.
+    let mut capped = false;
+    let mut last_freed_ns = 0u64;
     let mut deadline = None;
     let (mut queue_open, mut priority_open) = (true, true);
     let stop = ctx.stop.clone();
@@ -59,6 +62,7 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
                 };
                 if !(flow.continues && end.ok) {
                     busy = busy.saturating_sub(1);
+                    last_freed_ns = last_freed_ns.max(end.at_ns);
                     if track_freed {
                         freed_at.push_back(end.at_ns);
                     }
@@ -74,15 +78,20 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
                     slots = usize::try_from(n).unwrap_or(usize::MAX);
                     track_freed = true;
                 }
-                Some(Dispatch::Cap(n)) => slots = usize::try_from(n).unwrap_or(usize::MAX).max(1),
+                Some(Dispatch::Cap(n)) => {
+                    slots = usize::try_from(n).unwrap_or(usize::MAX).max(1);
+                    capped = true;
+                }
                 Some(Dispatch::OpenSlot(at_ns)) => {
                     slots = slots.saturating_add(1);
                     freed_at.push_back(at_ns);
                 }
                 Some(Dispatch::Free) => {
                     busy = busy.saturating_sub(1);
+                    let now = ctx.clock.now_ns();
+                    last_freed_ns = last_freed_ns.max(now);
                     if track_freed {
-                        freed_at.push_back(ctx.clock.now_ns());
+                        freed_at.push_back(now);
                     }
                 }
                 Some(Dispatch::Deadline(at_ns)) => deadline = Some(at_ns),
@@ -95,6 +104,11 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
                 Some(mut job) => {
                     if job.scheduled_ns.is_none() {
                         job.scheduled_ns = Some(freed_at.pop_front().unwrap_or_else(|| ctx.clock.now_ns()));
+                    }
+                    if capped {
+                        // A request due while the cap was reached could leave no earlier than
+                        // the slot that freed for it.
+                        job.ready_ns = job.scheduled_ns.map(|s| s.max(last_freed_ns)).filter(|r| Some(*r) != job.scheduled_ns);
                     }
                     if start(ctx, &mut tasks, job, deadline) {
                         busy += 1;
