@@ -1,7 +1,9 @@
-//! The examples at the end of each tool's page ("With other tools" in docs/arrivals.md,
-//! docs/fire.md, docs/reduce.md, docs/table.md, docs/simserve.md) run as written: each page's
-//! `sh` blocks in one bash, in an empty directory, with this build's tools first on PATH and
-//! `$URL` a `simserve` started for it, as the README's "Use" section sets it up.
+//! The documentation's examples run as written, so that none can rot: every `sh` block of the
+//! README's "Use" section, in order, in one bash (it starts its own servers, whose fixed ports
+//! are replaced by free ones), and the examples at the end of each tool's page ("With other
+//! tools" in docs/arrivals.md, docs/fire.md, docs/reduce.md, docs/table.md, docs/simserve.md),
+//! each page in one bash with `$URL` a `simserve` started for it. Each script runs in an empty
+//! directory with this build's tools first on PATH.
 
 mod common;
 use common::*;
@@ -33,6 +35,57 @@ fn sh_blocks(markdown: &str, heading: &str) -> Vec<String> {
     blocks
 }
 
+/// A loopback port nobody listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Runs `script` under `set -euo pipefail` in a fresh directory named after `name`, in its own
+/// process group (killed afterwards, with the servers it left running); returns stdout, and
+/// fails the test with both outputs if the script fails or runs past `limit`.
+fn run_script(name: &str, script: &str, limit: Duration) -> String {
+    let dir = temp_path(&format!("examples-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let bins = Path::new(&bin("fire")).parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bins.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // stderr to a file: servers the script starts in the background keep it open.
+    let stderr_path = dir.join("stderr.log");
+    let child = Command::new("setsid")
+        .args(["bash", "-c", &format!("set -euo pipefail\n{script}")])
+        .current_dir(&dir)
+        .env("PATH", path)
+        .env_remove("NO_COLOR")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .expect("run bash");
+    let pid = child.id() as i32;
+    let (out, timed_out) = read_until_exit(child, limit);
+    send_signal(-pid, libc::SIGTERM);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        !timed_out,
+        "{name}: ran past {limit:?}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    assert!(
+        out.status.success(),
+        "{name}: the examples failed ({:?})\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    stdout
+}
+
 /// Runs `page`'s "With other tools" examples against a fresh `simserve`; returns stdout.
 fn run_page(page: &str) -> String {
     let text = std::fs::read_to_string(page).unwrap_or_else(|e| panic!("{page}: {e}"));
@@ -42,42 +95,8 @@ fn run_page(page: &str) -> String {
         "{page} has no sh block under \"With other tools\""
     );
     let server = Server::start(&["--profile", "small-gpu"]);
-    let mut script = format!("set -euo pipefail\nURL={}\n", server.url);
-    for block in &blocks {
-        script.push_str(block);
-    }
-    let name = page.replace('/', "-");
-    let dir = temp_path(&format!("docs-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let bins = Path::new(&bin("fire")).parent().unwrap().to_path_buf();
-    let path = format!(
-        "{}:{}",
-        bins.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let stderr_path = dir.join("stderr.log");
-    let child = Command::new("setsid")
-        .args(["bash", "-c", &script])
-        .current_dir(&dir)
-        .env("PATH", path)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::fs::File::create(&stderr_path).unwrap())
-        .spawn()
-        .expect("run bash");
-    let pid = child.id() as i32;
-    let (out, timed_out) = read_until_exit(child, Duration::from_secs(120));
-    send_signal(-pid, libc::SIGTERM);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(!timed_out, "{page}: ran past 120 s\n{stdout}\n{stderr}");
-    assert!(
-        out.status.success(),
-        "{page}: the examples failed ({:?})\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
-        out.status
-    );
-    stdout
+    let script = format!("URL={}\n{}", server.url, blocks.concat());
+    run_script(&page.replace('/', "-"), &script, Duration::from_secs(120))
 }
 
 /// Whether `text` holds a ratio cell of `table --baseline` (`0.97x`).
@@ -125,4 +144,28 @@ fn simserve_page() {
     let out = run_page("docs/simserve.md");
     assert!(out.contains("\"error_kind\":\"http\""), "{out}");
     assert!(out.contains("\"server_generation_tokens\":128"), "{out}");
+}
+
+#[test]
+fn the_readme_examples_run_as_written() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let blocks = sh_blocks(&readme, "Use");
+    assert!(blocks.len() >= 3, "the Use section's sh blocks: {blocks:?}");
+    let mut script = blocks.concat();
+    // The servers' fixed ports, replaced by free ones.
+    for port in ["8000", "8001"] {
+        script = script.replace(
+            &format!("--port {port}"),
+            &format!("--port {}", free_port()),
+        );
+    }
+    let out = run_script("readme", &script, Duration::from_secs(240));
+    // What the tour promises: vLLM's block, live intervals, a baseline's ratios.
+    assert!(out.contains("Serving Benchmark Result"), "{out}");
+    assert!(out.contains(" tok/s, "), "live intervals: {out}");
+    assert!(has_ratio(&out), "a baseline's ratio cells: {out}");
+    assert!(
+        out.contains("Decode throughput, from llama_benchy.tg_tps"),
+        "llama-benchy's tables: {out}"
+    );
 }

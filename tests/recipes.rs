@@ -71,7 +71,11 @@ fn serve_prints_one_vllm_block_per_prompt_count() {
     let results = Results::new("serve");
     let out = recipe("serve", &[&server.url], &results, &[]);
     let text = stdout(&out);
-    assert_eq!(text.matches("Serving Benchmark Result").count(), 3, "{text}");
+    assert_eq!(
+        text.matches("Serving Benchmark Result").count(),
+        3,
+        "{text}"
+    );
     // QUICK: 1, 4 and 8 prompts of 64 tokens, all succeeded.
     for (n, input) in [(1, 64), (4, 256), (8, 512)] {
         let block = text
@@ -79,7 +83,9 @@ fn serve_prints_one_vllm_block_per_prompt_count() {
             .find(|b| b.contains(&format!("Successful requests:                     {n} ")))
             .unwrap_or_else(|| panic!("no block of {n} requests in {text}"));
         assert!(block.contains("Failed requests:                         0 "));
-        assert!(block.contains(&format!("Total input tokens:                      {input} ")));
+        assert!(block.contains(&format!(
+            "Total input tokens:                      {input} "
+        )));
         assert!(block.contains(&format!("Peak concurrent requests:                {n}.00")));
     }
     assert_eq!(
