@@ -530,3 +530,34 @@ fn done_records_the_first_event_and_the_text() {
         "text only with --record-text"
     );
 }
+
+#[test]
+fn a_multi_turn_closed_loop_with_a_duration_ends_when_the_duration_does() {
+    // Sessions hold their slot between turns; when the duration passes, the turns never sent
+    // must give their slots back, or the run never ends. `timeout` turns a hang into a failure.
+    let server = Server::start(&["--ttft-ms", "2", "--itl-ms", "1"]);
+    for extra in [
+        &["--turns", "3"][..],
+        &["--turns", "3", "--think-time", "300ms"],
+    ] {
+        let mut args = vec![
+            "--concurrency",
+            "2",
+            "--duration",
+            "1s",
+            "--input-tokens",
+            "8",
+            "--output-tokens",
+            "4",
+        ];
+        args.extend_from_slice(extra);
+        let mut fire = vec!["timeout".to_string(), "30".to_string()];
+        fire.extend(cmd("fire", &["--url", server.url.as_str(), "--model", "m"]));
+        let outs = pipeline(&[cmd("arrivals", &args), fire], None);
+        assert_ok(&outs[1], "fire");
+        let recs = records(&outs[1].stdout);
+        let dones = of_type(&recs, "done");
+        assert!(dones.len() >= 4, "{extra:?}: {} requests", dones.len());
+        assert!(dones.iter().all(|d| d["ok"] == true), "{extra:?}");
+    }
+}

@@ -99,9 +99,15 @@ pub fn pipeline(stages: &[Vec<String>], input: Option<&[u8]>) -> Vec<Output> {
             let _ = stdin.write_all(&bytes);
         });
     }
-    children
+    // Every stage is waited for at once: a stage that runs until its reader is gone (an endless
+    // schedule) must not hold up the reading of the stages after it.
+    let waits: Vec<_> = children
         .into_iter()
-        .map(|c| c.wait_with_output().expect("wait"))
+        .map(|c| std::thread::spawn(move || c.wait_with_output().expect("wait")))
+        .collect();
+    waits
+        .into_iter()
+        .map(|w| w.join().expect("a stage's waiter"))
         .collect()
 }
 

@@ -60,7 +60,9 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
                     busy = busy.saturating_sub(1);
                     continue;
                 };
-                if !(flow.continues && end.ok) {
+                // The slot stays with the session for its next turn only while the dispatcher
+                // can still send that turn.
+                if !(flow.continues && end.ok && priority_open) {
                     busy = busy.saturating_sub(1);
                     last_freed_ns = last_freed_ns.max(end.at_ns);
                     if track_freed {
@@ -73,7 +75,12 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
                 }
             }
             msg = inbox.priority.recv(), if priority_open => match msg {
-                None => priority_open = false,
+                None => {
+                    // The dispatcher is gone (the schedule is done, or the duration passed): no
+                    // session's next turn will come, so the slots sessions held are free.
+                    priority_open = false;
+                    busy = tasks.len();
+                }
                 Some(Dispatch::Limit(n)) => {
                     slots = usize::try_from(n).unwrap_or(usize::MAX);
                     track_freed = true;
@@ -96,7 +103,12 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
                 }
                 Some(Dispatch::Deadline(at_ns)) => deadline = Some(at_ns),
                 Some(Dispatch::Job(job)) => {
-                    start(ctx, &mut tasks, job, deadline);
+                    // A later turn that holds its session's slot: when it does not start (the
+                    // run stopped, or the duration passed) the slot it held frees.
+                    let holds = job.flow.has_slot;
+                    if !start(ctx, &mut tasks, job, deadline) && holds {
+                        busy = busy.saturating_sub(1);
+                    }
                 }
             },
             job = inbox.queue.recv(), if queue_open && busy < slots => match job {
@@ -115,6 +127,9 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
                     }
                 }
             },
+            // Nothing can come any more (no task runs, no slot is free, no control message
+            // can arrive): the run is over.
+            else => break,
         }
     }
     while tasks.join_next().await.is_some() {}
