@@ -29,5 +29,6 @@ recipe() {
 }
 
 recipe serve "$url"
+recipe closed-loop "$url"
 echo >&2
 echo "demo-recipes: every run's events, summaries, tables and charts are in $results/" >&2

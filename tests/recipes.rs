@@ -133,3 +133,42 @@ fn a_server_that_is_down_stops_the_recipe_with_exit_1() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("run prompts-1 failed"), "{err}");
 }
+
+#[test]
+fn closed_loop_measures_each_scenario_and_concurrency_over_its_measure_phase() {
+    let server = Server::start(&["--profile", "small-gpu"]);
+    let results = Results::new("closed-loop");
+    let out = recipe(
+        "closed-loop",
+        &[&server.url],
+        &results,
+        &[("SCENARIOS", "B1 D"), ("CONCURRENCY", "2 4")],
+    );
+    let text = stdout(&out);
+    // One Markdown row per scenario and concurrency, in that order.
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("| B1") || l.starts_with("| D"))
+        .collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    assert!(
+        rows[0].starts_with("| B1 c=2") && rows[3].starts_with("| D c=4"),
+        "{text}"
+    );
+    for heading in ["Server from users", "User generation mean", "ITL jitter"] {
+        assert!(text.contains(heading), "{heading}: {text}");
+    }
+    assert_eq!(
+        results.files("runs"),
+        ["B1-c2.ndjson", "B1-c4.ndjson", "D-c2.ndjson", "D-c4.ndjson"]
+    );
+    // Measured over the measure phase: the summaries say which window they cover.
+    let summary = std::fs::read_to_string(results.path("summaries/D-c4.ndjson")).unwrap();
+    assert!(summary.contains("\"window\":{\"name\":\"measure\""), "{summary}");
+    let csv = std::fs::read_to_string(results.path("closed-loop.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 5, "{csv}");
+    for svg in ["load.svg", "load-B1.svg", "load-D.svg"] {
+        let chart = std::fs::read_to_string(results.path(svg)).unwrap();
+        assert!(chart.starts_with("<svg") || chart.contains("<svg"), "{svg}");
+    }
+}

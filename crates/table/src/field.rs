@@ -445,7 +445,7 @@ pub fn metric_words(metric: &str) -> String {
         "itl_token" => "ITL per token".into(),
         "itl_cv" => "ITL CV".into(),
         "user_tps" => "User".into(),
-        "user_tps_decode" => "User decode".into(),
+        "user_gen_tps" => "User generation".into(),
         "prefill_tps" => "Prefill".into(),
         other => {
             let words = other.replace('_', " ");
