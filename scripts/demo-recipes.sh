@@ -30,5 +30,10 @@ recipe() {
 
 recipe serve "$url"
 recipe closed-loop "$url"
+# two "models" on the one simulated server, then the cross-model report over both folders
+OUT="$results/matrix-a" recipes/matrix.sh "$url" model-a "1x sim" >/dev/null
+OUT="$results/matrix-b" recipes/matrix.sh "$url" model-b "2x sim" >/dev/null
+printf '\n### recipes/matrix.sh --report %s %s\n\n' "$results/matrix-a" "$results/matrix-b"
+REPORT="$results/matrix-report.md" recipes/matrix.sh --report "$results/matrix-a" "$results/matrix-b"
 echo >&2
 echo "demo-recipes: every run's events, summaries, tables and charts are in $results/" >&2

@@ -164,11 +164,78 @@ fn closed_loop_measures_each_scenario_and_concurrency_over_its_measure_phase() {
     );
     // Measured over the measure phase: the summaries say which window they cover.
     let summary = std::fs::read_to_string(results.path("summaries/D-c4.ndjson")).unwrap();
-    assert!(summary.contains("\"window\":{\"name\":\"measure\""), "{summary}");
+    assert!(
+        summary.contains("\"window\":{\"name\":\"measure\""),
+        "{summary}"
+    );
     let csv = std::fs::read_to_string(results.path("closed-loop.csv")).unwrap();
     assert_eq!(csv.lines().count(), 5, "{csv}");
     for svg in ["load.svg", "load-B1.svg", "load-D.svg"] {
         let chart = std::fs::read_to_string(results.path(svg)).unwrap();
         assert!(chart.starts_with("<svg") || chart.contains("<svg"), "{svg}");
     }
+}
+
+#[test]
+fn matrix_measures_three_profiles_per_model_and_reports_across_models() {
+    let server = Server::start(&["--profile", "small-gpu"]);
+    let (a, b) = (Results::new("matrix-a"), Results::new("matrix-b"));
+    let out = recipe(
+        "matrix",
+        &[&server.url, "model-a", "8x H200"],
+        &a,
+        &[("ENGINE", "vllm 0.19")],
+    );
+    let text = stdout(&out);
+    for profile in [
+        "latency-1024x256-c1",
+        "serve-1024x256-c16",
+        "longctx-8192x256-c4",
+    ] {
+        assert!(text.contains(&format!("| {profile} ")), "{profile}: {text}");
+    }
+    assert!(
+        text.contains("| 8x H200 ") && text.contains("| vllm 0.19 "),
+        "{text}"
+    );
+    assert_eq!(
+        a.files("summaries"),
+        [
+            "latency-1024x256-c1.ndjson",
+            "longctx-8192x256-c4.ndjson",
+            "serve-1024x256-c16.ndjson"
+        ]
+    );
+    let summary = std::fs::read_to_string(a.path("summaries/serve-1024x256-c16.ndjson")).unwrap();
+    assert!(
+        summary.contains("\"timestamp\":\"20"),
+        "a UTC timestamp: {summary}"
+    );
+    recipe("matrix", &[&server.url, "model-b", "16x H200"], &b, &[]);
+
+    let report = Results::new("matrix-report");
+    std::fs::create_dir_all(&report.0).unwrap();
+    let file = report.path("report.md");
+    let out = Command::new("recipes/matrix.sh")
+        .arg("--report")
+        .args([&a.0, &b.0])
+        .env("TOKENPIPE_BIN", bin_dir())
+        .env("REPORT", &file)
+        .output()
+        .unwrap();
+    assert_ok(&out, "matrix --report");
+    let text = stdout(&out);
+    assert!(
+        text.contains("Top 2 by Output [tok/s] per profile"),
+        "{text}"
+    );
+    let side_by_side = text
+        .lines()
+        .filter(|l| l.starts_with("| model-a") || l.starts_with("| model-b"))
+        .collect::<Vec<_>>();
+    assert_eq!(side_by_side.len(), 2, "{text}");
+    assert!(side_by_side[0].contains("| 8x H200 "), "{text}");
+    assert!(side_by_side[1].contains("| 16x H200 "), "{text}");
+    assert_eq!(text.matches("```mermaid").count(), 3, "{text}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
 }
