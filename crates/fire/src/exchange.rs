@@ -245,7 +245,7 @@ impl Request {
             scheduled_ns: job.scheduled_ns,
             sent_ns,
         }));
-        ctx.live.sent(job.scheduled_ns, sent_ns);
+        ctx.live.sent(job.due_for_client_ns(), sent_ns);
         self.sent = true;
         let result = exchange(&ctx, body, own_headers, &mut self.st).await;
         self.end(result)

@@ -28,6 +28,20 @@ pub struct Job {
     pub flow: Flow,
     /// Its place in the dispatcher's read-ahead, given back when the job leaves the queues.
     pub credit: Option<Credit>,
+    /// In a capped open loop, the instant a slot last freed while every slot was busy, set by
+    /// the send loop as it takes the job: a job due before it waited on the cap, not on the
+    /// client. Its `sent` keeps `scheduled_ns` (so the wait shows as queue time); only the
+    /// client's own lag, which the self-check judges, counts from here.
+    pub slot_freed_ns: Option<u64>,
+}
+
+impl Job {
+    /// The instant from which the client's own lag counts: its `scheduled_ns`, or, when the
+    /// cap held it past that, the instant a slot freed for it. `None` without a schedule.
+    pub fn due_for_client_ns(&self) -> Option<u64> {
+        self.scheduled_ns
+            .map(|due| self.slot_freed_ns.map_or(due, |freed| due.max(freed)))
+    }
 }
 
 /// How a job takes part in the in-flight limit and who hears of its end.

@@ -334,6 +334,7 @@ impl Dispatcher {
                 report_end: starts_session || st.batch_mode,
             },
             credit: Some(credit),
+            slot_freed_ns: None,
         };
         match admit {
             Admit::At(at) if batch_at.is_some() => self.to_queue(Job {
@@ -448,6 +449,7 @@ impl Dispatcher {
                 report_end: !last || st.batch_mode,
             },
             credit: Some(credit),
+            slot_freed_ns: None,
         };
         st.timers.push(
             at,

@@ -4,7 +4,10 @@
 //! on the priority channel with its session's slot. A slot frees when its request ends, unless
 //! the request succeeded and its session goes on. A request released "when free" starts here
 //! the moment a slot frees: its `scheduled_ns` is that instant (or the instant a fill opened the
-//! slot), and the delay to its `sent_ns` is the client's own.
+//! slot), and the delay to its `sent_ns` is the client's own. Under a cap (an open loop with
+//! `max_concurrency`) a request keeps its offset as `scheduled_ns`, so the wait for a slot shows
+//! as its queue time; the client's own delay counts from the instant a slot freed for it
+//! (`Job::slot_freed_ns`).
 //!
 //! The send loop also watches the stop signal for every request: when the run stops it aborts
 //! the request tasks, each of which then writes its `cancelled` (or `not_sent`) `done` as it is
@@ -38,6 +41,9 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
     // keeps its own offsets and needs no record of them.
     let mut track_freed = false;
     let mut freed_at: VecDeque<u64> = VecDeque::new();
+    // Under a cap: the instant a slot last freed while every slot was busy. A request taken
+    // after it that was due before it waited on the cap.
+    let mut freed_while_full: Option<u64> = None;
     let mut deadline = None;
     let (mut queue_open, mut priority_open) = (true, true);
     let stop = ctx.stop.clone();
@@ -58,6 +64,9 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
                     continue;
                 };
                 if !(flow.continues && end.ok) {
+                    if busy >= slots {
+                        freed_while_full = Some(end.at_ns);
+                    }
                     busy = busy.saturating_sub(1);
                     if track_freed {
                         freed_at.push_back(end.at_ns);
@@ -95,6 +104,8 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
                 Some(mut job) => {
                     if job.scheduled_ns.is_none() {
                         job.scheduled_ns = Some(freed_at.pop_front().unwrap_or_else(|| ctx.clock.now_ns()));
+                    } else if !track_freed {
+                        job.slot_freed_ns = freed_while_full;
                     }
                     if start(ctx, &mut tasks, job, deadline) {
                         busy += 1;
