@@ -29,5 +29,8 @@ recipe() {
 }
 
 recipe serve "$url"
+# arena 07 reads ShareGPT: the small file of the tests stands in for ShareGPT V3.
+SHAREGPT=${SHAREGPT:-crates/arrivals/tests/fixtures/sharegpt.json} recipe arena "$url"
+recipe sweep "$url"
 echo >&2
 echo "demo-recipes: every run's events, summaries, tables and charts are in $results/" >&2
