@@ -192,6 +192,60 @@ fn a_schedule_far_beyond_one_thread_is_reported_as_not_kept_up() {
 }
 
 #[test]
+fn a_wait_for_a_capped_slot_is_queue_time_not_client_lag() {
+    // 16 requests due within 80 ms, at most 2 in flight, each about 55 ms long: most wait
+    // hundreds of ms for a slot. That wait is the cap's (arena 08's queue), not the client
+    // falling behind, so the client's own lag stays small while the summary's queue time
+    // shows the wait.
+    let server = Server::start(&["--ttft-ms", "5", "--itl-ms", "5"]);
+    let (recs, stderr, stdout) = fire_run(
+        &server.url,
+        &[
+            "--rate",
+            "200",
+            "-n",
+            "16",
+            "--max-concurrency",
+            "2",
+            "--input-tokens",
+            "8",
+            "--output-tokens",
+            "10",
+            "--seed",
+            "1",
+        ],
+        &[],
+    );
+    let waits: Vec<u64> = of_type(&recs, "sent")
+        .iter()
+        .map(|s| s["sent_ns"].as_u64().unwrap() - s["scheduled_ns"].as_u64().unwrap())
+        .collect();
+    let longest = *waits.iter().max().unwrap();
+    assert!(
+        longest > 200_000_000,
+        "the cap held requests back: {waits:?}"
+    );
+    let client = recs.last().unwrap();
+    let lag_max = client["dispatch_lag_max_ns"].as_u64().unwrap();
+    assert!(
+        lag_max < longest / 4,
+        "the client's own lag leaves out the wait for a slot: {client}"
+    );
+    if client["kept_up"] == false {
+        // Only a lag of the client's own may be blamed, never the queue's length.
+        assert!(lag_max > 1_000_000, "{client} {stderr}");
+    }
+    let reduced = run(&cmd("reduce", &[]), &stdout);
+    assert_ok(&reduced, "reduce");
+    let summary = of_type(&records(&reduced.stdout), "summary")[0].clone();
+    let queue_max = summary["dispatch_lag_max_ms"].as_f64().unwrap();
+    assert!(
+        (queue_max * 1e6 - longest as f64).abs() < 1e6,
+        "the summary's queue time keeps the wait: {summary}"
+    );
+}
+
+#[test]
 fn progress_is_forced_onto_a_pipe_and_quiet_silences_the_counts() {
     let server = Server::start(&["--ttft-ms", "1", "--itl-ms", "1"]);
     let sched = [

@@ -239,3 +239,250 @@ fn matrix_measures_three_profiles_per_model_and_reports_across_models() {
     assert_eq!(text.matches("```mermaid").count(), 3, "{text}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
 }
+
+/// The rows of the first Markdown table in `text` (heading first), cells trimmed; separator
+/// lines left out.
+fn markdown_rows(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .filter(|l| !l.starts_with("|-") && !l.starts_with("|:"))
+        .map(|l| {
+            l.trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// The cell of `row` under `heading`.
+fn cell<'a>(rows: &'a [Vec<String>], row: usize, heading: &str) -> &'a str {
+    let col = rows[0]
+        .iter()
+        .position(|h| h == heading)
+        .unwrap_or_else(|| panic!("no column {heading} in {:?}", rows[0]));
+    &rows[row][col]
+}
+
+/// The number a cell starts with (`12.34 ± 0.56` is 12.34).
+fn leading_number(cell: &str) -> f64 {
+    cell.split_whitespace()
+        .next()
+        .and_then(|n| n.trim_end_matches('x').parse().ok())
+        .unwrap_or_else(|| panic!("no number in {cell:?}"))
+}
+
+const SHAREGPT_FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/crates/arrivals/tests/fixtures/sharegpt.json"
+);
+
+#[test]
+fn arena_runs_its_nine_benchmarks_into_one_table_of_means_over_runs() {
+    let server = Server::start(&["--profile", "small-gpu"]);
+    let results = Results::new("arena");
+    let out = recipe(
+        "arena",
+        &[&server.url],
+        &results,
+        &[("SHAREGPT", SHAREGPT_FIXTURE)],
+    );
+    let text = stdout(&out);
+    let rows = markdown_rows(&text);
+    let names = [
+        "01 chat",
+        "02 rag 8k",
+        "03 long output",
+        "04 context 25k",
+        "05 multi-turn",
+        "06 office",
+        "07 sharegpt",
+        "08 peak",
+        "09 reasoning",
+    ];
+    assert_eq!(rows.len(), 1 + names.len(), "{text}");
+    for heading in [
+        "Runs",
+        "Output [tok/s]",
+        "TTFT p50 [ms]",
+        "TTFT p95 [ms]",
+        "TTFT p99 [ms]",
+        "User generation mean [tok/s]",
+        "Mean concurrency",
+        "Peak concurrency",
+        "Dispatch lag p99 [ms]",
+    ] {
+        assert!(rows[0].iter().any(|h| h == heading), "{heading}: {text}");
+    }
+    for (i, name) in names.iter().enumerate() {
+        let row = i + 1;
+        assert_eq!(cell(&rows, row, "Label"), *name, "{text}");
+        // QUICK: two runs of each, all requests answered, the spread over them shown.
+        assert_eq!(cell(&rows, row, "Runs"), "2", "{name}: {text}");
+        assert!(cell(&rows, row, "Workload").ends_with("×2 runs"), "{text}");
+        assert_eq!(cell(&rows, row, "Failed"), "0", "{name}: {text}");
+        assert!(cell(&rows, row, "TTFT p95 [ms]").contains(" ± "), "{text}");
+        assert!(leading_number(cell(&rows, row, "Output [tok/s]")) > 0.0);
+        let (p50, p99) = (
+            leading_number(cell(&rows, row, "TTFT p50 [ms]")),
+            leading_number(cell(&rows, row, "TTFT p99 [ms]")),
+        );
+        assert!(0.0 < p50 && p50 <= p99, "{name}: {text}");
+    }
+    // Closed loops keep 4 in flight (QUICK); 05 is five-turn conversations; 08 is capped at
+    // 2 (QUICK), and what waits for a slot shows as queue time.
+    assert_eq!(cell(&rows, 1, "Peak concurrency"), "4", "{text}");
+    assert!(cell(&rows, 5, "Workload").contains("c4"), "{text}");
+    assert_eq!(cell(&rows, 8, "Peak concurrency"), "2", "{text}");
+    let queue = |row| leading_number(cell(&rows, row, "Dispatch lag p99 [ms]"));
+    assert!(queue(8) > 50.0 && queue(1) < queue(8) / 4.0, "{text}");
+
+    let mut runs: Vec<String> = Vec::new();
+    let mut summaries: Vec<String> = Vec::new();
+    for name in names {
+        let slug = name.replace(' ', "-");
+        runs.extend([format!("{slug}-1.ndjson"), format!("{slug}-2.ndjson")]);
+        summaries.push(format!("{slug}.ndjson"));
+    }
+    runs.sort();
+    assert_eq!(results.files("runs"), runs);
+    assert_eq!(results.files("summaries"), summaries);
+    // 05's runs are conversations: 4 (one per slot, QUICK) of 5 turns each.
+    let events = std::fs::read(results.path("runs/05-multi-turn-1.ndjson")).unwrap();
+    assert_eq!(of_type(&records(&events), "done").len(), 20);
+    // Each benchmark's summaries: its two runs and their group, with the arena's percentiles.
+    let group = std::fs::read(results.path("summaries/08-peak.ndjson")).unwrap();
+    let group = records(&group);
+    let sums = of_type(&group, "summary");
+    assert_eq!(sums.len(), 3);
+    assert_eq!(sums[2]["runs"].as_array().unwrap().len(), 2);
+    assert!(sums[2]["ttft_p95_ms"].as_f64().unwrap() > 0.0);
+
+    assert_eq!(
+        std::fs::read_to_string(results.path("arena.md")).unwrap(),
+        text
+    );
+    let csv = std::fs::read_to_string(results.path("arena.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(&header[..3], ["label", "runs", "workload"]);
+    assert!(header.contains(&"output_tps_sd") && header.contains(&"ttft.p99"));
+    let body: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(body.len(), names.len(), "{csv}");
+    assert!(body.iter().all(|r| r[1] == "2"), "{csv}");
+}
+
+#[test]
+fn arena_skips_07_without_sharegpt_and_runs_what_only_names() {
+    let server = Server::start(&["--profile", "small-gpu"]);
+    let results = Results::new("arena-only");
+    let out = recipe(
+        "arena",
+        &[&server.url],
+        &results,
+        &[("ONLY", "01 07"), ("RUNS", "3")],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("07 skipped") && err.contains("SHAREGPT=path/to/ShareGPT_V3"),
+        "{err}"
+    );
+    let rows = markdown_rows(&stdout(&out));
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(cell(&rows, 1, "Label"), "01 chat");
+    assert_eq!(cell(&rows, 1, "Runs"), "3", "as many runs as asked");
+    assert_eq!(
+        results.files("runs"),
+        ["01-chat-1.ndjson", "01-chat-2.ndjson", "01-chat-3.ndjson"]
+    );
+
+    let bad = Command::new("recipes/arena.sh")
+        .arg(&server.url)
+        .env("TOKENPIPE_BIN", bin_dir())
+        .env("OUT", &results.0)
+        .env("ONLY", "01 10")
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("ONLY: no benchmark 10"));
+    let help = Command::new("recipes/arena.sh")
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("seed 000"));
+}
+
+#[test]
+fn sweep_prints_llama_benchys_tables_then_batch_beside_sustained_load() {
+    let server = Server::start(&["--profile", "small-gpu"]);
+    let results = Results::new("sweep");
+    let out = recipe("sweep", &[&server.url], &results, &[]);
+    let text = stdout(&out);
+    let tables: Vec<&str> = text.split("\n\n").filter(|t| t.starts_with('|')).collect();
+    assert_eq!(tables.len(), 5, "{text}");
+
+    // llama-benchy's decode and prefill tables, concurrency 1 2 4 (QUICK).
+    let decode = markdown_rows(tables[0]);
+    assert_eq!(
+        decode[0],
+        ["Concurrency", "t/s (total)", "+/- stddev", "CV%"]
+    );
+    let prefill = markdown_rows(tables[1]);
+    assert_eq!(prefill[0], ["Concurrency", "pp t/s (total)", "+/- stddev"]);
+    for rows in [&decode, &prefill] {
+        let c: Vec<&str> = rows[1..].iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(c, ["1", "2", "4"], "{text}");
+    }
+    assert!(leading_number(&decode[3][1]) > leading_number(&decode[1][1]));
+
+    // Batch against sustained load, with the ratio column.
+    let side = markdown_rows(tables[2]);
+    assert_eq!(
+        side[0],
+        [
+            "concurrency",
+            "batch [tok/s]",
+            "poisson [tok/s]",
+            "poisson ÷ batch"
+        ]
+    );
+    for row in 1..=3 {
+        // The batch column is llama-benchy's decode rate, the same as its own table's.
+        assert_eq!(side[row][1], decode[row][1], "{text}");
+        let (batch, poisson) = (leading_number(&side[row][1]), leading_number(&side[row][2]));
+        let ratio = leading_number(&side[row][3]);
+        assert!((ratio - poisson / batch).abs() < 0.01, "{text}");
+        assert!(0.2 < ratio && ratio < 1.5, "{text}");
+    }
+    assert_eq!(markdown_rows(tables[3])[0][1], "batch [ms]");
+    assert_eq!(markdown_rows(tables[4])[0][2], "poisson [ms]");
+
+    let csv = std::fs::read_to_string(results.path("decode.csv")).unwrap();
+    assert!(
+        csv.starts_with("concurrency,batch,poisson,poisson_ratio\n"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 4, "{csv}");
+
+    assert_eq!(
+        results.files("runs"),
+        [
+            "batch-c1.ndjson",
+            "batch-c2.ndjson",
+            "batch-c4.ndjson",
+            "poisson-c1.ndjson",
+            "poisson-c2.ndjson",
+            "poisson-c4.ndjson"
+        ]
+    );
+    assert_eq!(results.files("summaries").len(), 6);
+    // The sustained run at 4: 4 × 2 runs of requests, never more than 4 in flight.
+    let events = records(&std::fs::read(results.path("runs/poisson-c4.ndjson")).unwrap());
+    assert_eq!(of_type(&events, "done").len(), 8);
+    assert!(peak_in_flight(&events) <= 4);
+    for file in ["llama-bench.md", "decode.md", "ttft.md", "tpot.md"] {
+        let kept = std::fs::read_to_string(results.path(file)).unwrap();
+        assert!(text.contains(kept.trim_end()), "{file}");
+    }
+}

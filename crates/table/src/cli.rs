@@ -96,8 +96,9 @@ struct Args {
     /// is `METRIC.STAT` (ttft, tpot, itl, e2el, ttfr, user_tps, … with mean, sd, min, max,
     /// median, p90, p99.9, …), a short name (output_tps, total_tps, request_rate, ok, failed,
     /// duration, jitter, goodput, peak_tps, tg_tps, pp_tps), a setting (concurrency, rate,
-    /// burstiness, batch, isl, osl, model), `meta.KEY`, `label`, `file` or `workload`.
-    /// `--list-fields` lists those of the input.
+    /// burstiness, batch, isl, osl, model), `meta.KEY`, `label`, `file`, `workload` or `runs`
+    /// (the runs a group summary pools, else 1). `A|B` is A where a run has it, else B
+    /// (`tg_tps|output_tps`). `--list-fields` lists those of the input.
     #[arg(long, value_name = "FIELD,...", value_delimiter = ',')]
     columns: Vec<String>,
 
@@ -127,7 +128,8 @@ struct Args {
     cols: Option<String>,
 
     /// Pivot: the field in each cell (default `output_tps`); also what `--format mermaid`
-    /// charts.
+    /// charts. `A|B` takes A where a run has it, else B: `tg_tps|output_tps` sets llama-benchy's
+    /// decode rate of batch runs beside the output throughput of other runs.
     #[arg(long, value_name = "FIELD")]
     cell: Option<String>,
 

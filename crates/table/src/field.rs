@@ -4,7 +4,8 @@
 //! (`TTFT p99 [ms]`), whether more is better, and how to read its [`Cell`] from a run.
 //!
 //! Names, tried in this order:
-//! - `label`, `run_id`, `file` (the input a run came from), `workload` (its lengths and load);
+//! - `label`, `run_id`, `file` (the input a run came from), `workload` (its lengths and load),
+//!   `runs` (how many runs a row stands for: a group summary's, else 1);
 //! - short names of summary members (`output_tps`, `ok`, `jitter`, …: [`ALIASES`]);
 //! - `METRIC.STAT` for a latency or rate statistic (`ttft.p99`, `tpot.mean`, `e2el.max`,
 //!   `itl.median`, `user_tps.p50`), or the member's own name (`ttft_p99_ms`);
@@ -14,6 +15,10 @@
 //!   `rate`, `isl`, `osl`, …: [`PARAM_ALIASES`]);
 //! - any other summary member by name, dotted into nested members
 //!   (`llama_benchy.tg_tps.mean`, `vllm.mean_ttft_ms`).
+//!
+//! `A|B` is each run's A where it has one, else its B: one column for figures that runs of
+//! different kinds name differently (`tg_tps|output_tps`: llama-benchy's decode rate for batch
+//! runs, the output throughput for the others).
 
 use crate::grid::{Cell, Num, Spread};
 use crate::member::{member_num, member_value};
@@ -45,6 +50,10 @@ pub enum Source {
     File,
     /// Input and output lengths and the load, in a few words.
     Workload,
+    /// The number of runs shown as one: a group summary's runs, else 1.
+    Runs,
+    /// The first of these fields that the run has (`A|B`).
+    FirstOf(Vec<Field>),
     /// A numeric summary member by its name in the summary (dotted for nested members).
     Member(String),
     /// llama-benchy's own `mean` with its `std` over the requests or batches of one run
@@ -216,6 +225,9 @@ impl Field {
     /// hint of what names look like.
     pub fn parse(name: &str, report: &Report) -> anyhow::Result<Self> {
         let name = name.trim();
+        if name.contains('|') {
+            return Self::first_of(name, report);
+        }
         Self::resolve(name, report)
             .filter(|field| field.some_run_has_it(report))
             .ok_or_else(|| {
@@ -232,7 +244,7 @@ impl Field {
     /// counted) always pass.
     fn some_run_has_it(&self, report: &Report) -> bool {
         match self.source {
-            Source::Label | Source::RunId | Source::File | Source::Workload => true,
+            Source::Label | Source::RunId | Source::File | Source::Workload | Source::Runs => true,
             Source::Member(ref key) if parse_stat_key(key).is_some() => true,
             _ => report
                 .runs
@@ -247,6 +259,34 @@ impl Field {
             .filter(|n| !n.trim().is_empty())
             .map(|n| Self::parse(n, report))
             .collect()
+    }
+
+    /// `A|B|…`: each alternative a field some run has; the heading names them all (`Decode
+    /// [t/s] or Output [tok/s]`), and how numbers are written and which way is better are the
+    /// first's (no direction when the alternatives disagree).
+    fn first_of(name: &str, report: &Report) -> anyhow::Result<Self> {
+        let alternatives = name
+            .split('|')
+            .map(|n| Self::parse(n, report))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let first = &alternatives[0];
+        let better = if alternatives.iter().all(|f| f.better == first.better) {
+            first.better
+        } else {
+            Better::Neither
+        };
+        let heading = alternatives
+            .iter()
+            .map(|f| f.heading.as_str())
+            .collect::<Vec<_>>()
+            .join(" or ");
+        Ok(Self::new(
+            name,
+            heading,
+            Source::FirstOf(alternatives.clone()),
+            first.kind,
+            better,
+        ))
     }
 
     fn new(name: &str, heading: String, source: Source, kind: Kind, better: Better) -> Self {
@@ -274,6 +314,15 @@ impl Field {
             "run_id" => return text("Run", Source::RunId),
             "file" => return text("File", Source::File),
             "workload" => return text("Workload", Source::Workload),
+            "runs" => {
+                return Some(Self::new(
+                    name,
+                    "Runs".into(),
+                    Source::Runs,
+                    Kind::Count,
+                    Better::Neither,
+                ))
+            }
             _ => {}
         }
         // A short name, or the summary member it stands for (`output_throughput_tokens_per_s`
@@ -420,6 +469,16 @@ impl Field {
             Source::RunId => Cell::text(run.summary.run_id.clone()),
             Source::File => Cell::text(run.source.clone()),
             Source::Workload => text(crate::workload::describe(run)),
+            Source::Runs => Cell::Num(Num {
+                value: run.summary.runs.len().max(1) as f64,
+                kind: Kind::Count,
+                spread: None,
+            }),
+            Source::FirstOf(alternatives) => alternatives
+                .iter()
+                .map(|f| f.cell(run, label))
+                .find(|c| !matches!(c, Cell::Missing))
+                .unwrap_or(Cell::Missing),
             Source::Member(key) => member_num(run, key, self.kind).map_or(Cell::Missing, Cell::Num),
             Source::Benchy(key) => benchy_num(run, key).map_or(Cell::Missing, Cell::Num),
             Source::Raw(key) => value_cell(member_value(run, key), self.kind),
@@ -430,9 +489,13 @@ impl Field {
 
     /// Whether the field holds numbers (so its column aligns right and it can be ranked).
     pub fn is_numeric(&self) -> bool {
-        matches!(self.source, Source::Member(_) | Source::Benchy(_))
-            || (matches!(self.source, Source::Param(_) | Source::Raw(_))
-                && self.kind != Kind::Value)
+        if let Source::FirstOf(alternatives) = &self.source {
+            return alternatives.iter().all(Field::is_numeric);
+        }
+        matches!(
+            self.source,
+            Source::Member(_) | Source::Benchy(_) | Source::Runs
+        ) || (matches!(self.source, Source::Param(_) | Source::Raw(_)) && self.kind != Kind::Value)
     }
 }
 
@@ -493,6 +556,7 @@ fn benchy_num(run: &RunReport, member: &str) -> Option<Num> {
             sd,
             cv_pct: cv_pct.or_else(|| (mean != 0.0).then(|| 100.0 * sd / mean)),
             ci95: None,
+            within_run: true,
         }),
     })
 }
@@ -547,7 +611,7 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
 /// Every field name the runs of `report` have, for `--list-fields`: the fixed names, then each
 /// statistic as `METRIC.STAT`, each metadata key and each setting found.
 pub fn list_fields(report: &Report) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = ["label", "run_id", "file", "workload"]
+    let mut out: Vec<(String, String)> = ["label", "run_id", "file", "workload", "runs"]
         .iter()
         .filter_map(|n| Field::parse(n, report).ok())
         .map(|f| (f.name, f.heading))
@@ -605,143 +669,4 @@ pub fn list_fields(report: &Report) -> Vec<(String, String)> {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tokenpipe_format::{Header, Summary};
-
-    fn report() -> Report {
-        let mut s = Summary {
-            label: "m".into(),
-            run_id: "r1".into(),
-            output_throughput_tokens_per_s: 120.5,
-            requests_ok: 8,
-            ..Summary::default()
-        };
-        s.set_stat("ttft", StatName::Percentile(99.0), Some(31.25));
-        s.set_stat_in("user_tps", StatName::Percentile(50.0), "tps", Some(90.0));
-        s.meta.insert("shape".into(), "8x H200".into());
-        let mut h = Header::new("reduce", "r".into(), vec![]);
-        let mut up = Header::new("arrivals", "a".into(), vec![]);
-        up.params.insert("concurrency".into(), 16.into());
-        up.params.insert("rate_per_s".into(), 0.3.into());
-        h.upstream.push(up);
-        Report {
-            runs: vec![RunReport {
-                header: Some(h),
-                summary: s,
-                source: "c16.ndjson".into(),
-                ..RunReport::default()
-            }],
-        }
-    }
-
-    fn cell(name: &str) -> (String, String) {
-        let r = report();
-        let f = Field::parse(name, &r).unwrap();
-        let c = f.cell(&r.runs[0], "m").render(crate::grid::SpreadMode::Cv);
-        (f.heading, c)
-    }
-
-    #[test]
-    fn names_resolve_to_headings_with_units_and_values() {
-        assert_eq!(cell("ttft.p99"), ("TTFT p99 [ms]".into(), "31.25".into()));
-        assert_eq!(
-            cell("ttft_p99_ms"),
-            ("TTFT p99 [ms]".into(), "31.25".into())
-        );
-        assert_eq!(
-            cell("user_tps.p50"),
-            ("User p50 [tok/s]".into(), "90.00".into())
-        );
-        assert_eq!(
-            cell("output_tps"),
-            ("Output [tok/s]".into(), "120.50".into())
-        );
-        assert_eq!(cell("ok"), ("OK".into(), "8".into()));
-        assert_eq!(cell("shape"), ("shape".into(), "8x H200".into()));
-        assert_eq!(cell("meta.shape"), ("shape".into(), "8x H200".into()));
-        assert_eq!(cell("concurrency"), ("Concurrency".into(), "16".into()));
-        assert_eq!(cell("rate"), ("Rate [req/s]".into(), "0.30".into()));
-        assert_eq!(cell("file"), ("File".into(), "c16.ndjson".into()));
-        assert_eq!(cell("label"), ("Label".into(), "m".into()));
-    }
-
-    #[test]
-    fn unknown_names_are_bad_input() {
-        let r = report();
-        let e = Field::parse("ttf.p99", &r).unwrap_err().to_string();
-        assert!(
-            e.contains("`ttf.p99`") && e.contains("--list-fields"),
-            "{e}"
-        );
-        assert!(Field::parse("ttft.p98", &r).is_err());
-        assert!(Field::parse("meta", &r).is_err());
-        // Well-formed names that no run has a value for.
-        for name in ["meta.nope", "param.nope", "batch", "goodput", "tg_tps"] {
-            assert!(Field::parse(name, &r).is_err(), "{name}");
-        }
-    }
-
-    #[test]
-    fn member_names_read_as_their_short_names_and_whole_numbers_as_counts() {
-        let r = report();
-        let f = Field::parse("output_throughput_tokens_per_s", &r).unwrap();
-        assert_eq!(
-            (f.heading.as_str(), f.better),
-            ("Output [tok/s]", Better::Higher)
-        );
-        assert_eq!(
-            f.name, "output_throughput_tokens_per_s",
-            "machine columns keep the name"
-        );
-        let mut r = r;
-        r.runs[0].summary.requests_sent = Some(8);
-        let f = Field::parse("requests_sent", &r).unwrap();
-        assert_eq!(f.kind, Kind::Count);
-        assert_eq!(
-            f.cell(&r.runs[0], "m").render(crate::grid::SpreadMode::Cv),
-            "8"
-        );
-    }
-
-    #[test]
-    fn better_follows_the_unit() {
-        let r = report();
-        let better = |n: &str| Field::parse(n, &r).unwrap().better;
-        assert_eq!(better("ttft.p99"), Better::Lower);
-        assert_eq!(better("user_tps.p50"), Better::Higher);
-        assert_eq!(better("output_tps"), Better::Higher);
-        assert_eq!(better("label"), Better::Neither);
-    }
-
-    #[test]
-    fn natural_order_reads_digits_as_numbers() {
-        let mut v = vec!["c16", "c2", "c1", "b", "c02x", "c2a"];
-        v.sort_by(|a, b| natural_cmp(a, b));
-        assert_eq!(v, ["b", "c1", "c2", "c2a", "c02x", "c16"]);
-        assert_eq!(
-            compare_cells(&Cell::Missing, &Cell::Num(Num::value(1.0))),
-            Ordering::Greater
-        );
-    }
-
-    #[test]
-    fn the_field_list_names_what_the_input_has() {
-        let names: Vec<String> = list_fields(&report()).into_iter().map(|(n, _)| n).collect();
-        for want in [
-            "label",
-            "output_tps",
-            "ttft.p99",
-            "user_tps.p50",
-            "meta.shape",
-            "concurrency",
-            "rate",
-        ] {
-            assert!(names.contains(&want.to_string()), "{want} in {names:?}");
-        }
-        assert!(!names.contains(&"goodput".to_string()), "{names:?}");
-    }
 }

@@ -31,6 +31,9 @@ pub struct Spread {
     pub cv_pct: Option<f64>,
     /// 95 % interval of the mean, where the source has one.
     pub ci95: Option<[f64; 2]>,
+    /// Not over runs: llama-benchy's own population standard deviation over the batches or
+    /// requests of one run (its `± stddev`), so the note under the table says so.
+    pub within_run: bool,
 }
 
 /// A number in a cell: the value, how it is written, and its spread when it is a mean over runs.
@@ -156,14 +159,38 @@ impl Grid {
             .collect()
     }
 
-    /// Whether any cell shows a spread over runs (so a note says what `±` means).
+    /// Whether any cell shows a spread (over runs, or llama-benchy's within a run).
     pub fn has_spread(&self) -> bool {
-        self.rows
-            .iter()
-            .flatten()
-            .any(|c| matches!(c, Cell::Num(n) if n.shown_spread().is_some()))
+        self.shows_spread(false) || self.shows_spread(true)
+    }
+
+    /// Whether any cell shows a spread of the kind `within_run` says.
+    fn shows_spread(&self, within_run: bool) -> bool {
+        self.rows.iter().flatten().any(|c| {
+            matches!(c, Cell::Num(n) if n.shown_spread().is_some_and(|s| s.within_run == within_run))
+        })
+    }
+
+    /// The notes that say what the spreads shown mean, as `mode` writes them: one for means
+    /// over repeated runs, one for llama-benchy's figures.
+    pub fn spread_notes(&self, mode: SpreadMode) -> Vec<String> {
+        let mut notes = Vec::new();
+        if mode == SpreadMode::None {
+            return notes;
+        }
+        if self.shows_spread(false) {
+            notes.extend(spread_note(mode).map(String::from));
+        }
+        if self.shows_spread(true) {
+            notes.push(BENCHY_SPREAD_NOTE.to_string());
+        }
+        notes
     }
 }
+
+/// What `±` means on llama-benchy's figures (`tg_tps`, `pp_tps`, `ttfr`).
+pub const BENCHY_SPREAD_NOTE: &str = "llama-benchy's figures: mean ± population standard \
+     deviation over the batches (or requests) of one run, as llama-benchy prints them.";
 
 /// The note that says what a spread in the cells means, for `mode`.
 pub fn spread_note(mode: SpreadMode) -> Option<&'static str> {
@@ -190,6 +217,7 @@ mod tests {
                 sd: 0.1512,
                 cv_pct: Some(0.2642),
                 ci95: Some([56.849, 57.600]),
+                within_run: false,
             }),
         })
     }
@@ -215,6 +243,7 @@ mod tests {
                 sd: 0.0,
                 cv_pct: Some(0.0),
                 ci95: Some([12.0, 12.0]),
+                within_run: false,
             }),
         });
         assert_eq!(steady_count.render(SpreadMode::Cv), "12");

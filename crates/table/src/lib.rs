@@ -40,6 +40,8 @@ pub use rows::MetricTable;
 pub use style::Style;
 
 #[cfg(test)]
+mod field_tests;
+#[cfg(test)]
 mod layout_tests;
 #[cfg(test)]
 mod llama_bench_tests;

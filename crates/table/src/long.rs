@@ -5,7 +5,7 @@
 
 use crate::baseline::{ratio_cell, Baseline};
 use crate::field::{Better, Field};
-use crate::grid::{spread_note, Align, Cell, Grid, SpreadMode};
+use crate::grid::{Align, Cell, Grid, SpreadMode};
 use crate::report::Report;
 
 /// The columns of the long layout when `--columns` is not given (those some run has).
@@ -101,9 +101,8 @@ pub fn long_grid(
             row.push(ratio);
         }
     }
-    if grid.has_spread() {
-        grid.notes.extend(spread_note(mode).map(String::from));
-    }
+    let notes = grid.spread_notes(mode);
+    grid.notes.extend(notes);
     LongGrid { grid, names }
 }
 

@@ -21,6 +21,7 @@ pub fn member_num(run: &RunReport, key: &str, kind: Kind) -> Option<Num> {
                     sd: across.sd,
                     cv_pct: across.cv_pct,
                     ci95: Some(across.ci95),
+                    within_run: false,
                 }),
             });
         }

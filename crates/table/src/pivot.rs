@@ -11,7 +11,7 @@
 
 use crate::baseline::ratio_cell;
 use crate::field::{compare_cells, Field};
-use crate::grid::{spread_note, Align, Cell, Grid, SpreadMode};
+use crate::grid::{Align, Cell, Grid, SpreadMode};
 use crate::grid_machine::grid_values;
 use crate::layout::LaidOut;
 use crate::machine::MachineTable;
@@ -384,10 +384,8 @@ pub fn laid_out(report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
         .map(|b| pivot.column_of(b))
         .transpose()?;
     let mut grid = pivot.to_grid(baseline);
-    if grid.has_spread() {
-        grid.notes
-            .extend(spread_note(opts.spread).map(String::from));
-    }
+    let notes = grid.spread_notes(opts.spread);
+    grid.notes.extend(notes);
     Ok(LaidOut {
         grid,
         machine: pivot.to_machine(baseline, opts.spread),

@@ -286,6 +286,61 @@ Ratios: each column's value ÷ the llama-benchy value in the same row.";
 }
 
 #[test]
+fn a_cell_of_alternatives_sets_batch_decode_beside_sustained_output() {
+    // The batch runs' own output throughput counts their prefill and the waits between
+    // batches; llama-benchy's decode rate is what seed 001 compares.
+    let mut report = tools();
+    for run in report
+        .runs
+        .iter_mut()
+        .filter(|r| r.summary.label == "llama-benchy")
+    {
+        let tg = run.summary.output_throughput_tokens_per_s;
+        run.summary.output_throughput_tokens_per_s = tg * 0.8;
+        run.summary.llama_benchy = Some(
+            serde_json::from_value(serde_json::json!({
+                "batches": 50, "net_latency_ms": 0.0,
+                "tg_tps": {"mean": tg, "std": 1.0, "cv_pct": 1.0, "n": 50, "per": "batch"}
+            }))
+            .unwrap(),
+        );
+    }
+    let o = Options {
+        cell: Some("tg_tps|output_tps".into()),
+        baseline: Some("llama-benchy".into()),
+        ..opts("concurrency", "label")
+    };
+    let want = "\
+Decode [t/s] or Output [tok/s] by concurrency and label
+
+| Concurrency | llama-benchy [tok/s] | vLLM [tok/s] | vLLM ÷ llama-benchy |
+|------------:|---------------------:|-------------:|--------------------:|
+|           1 |         57.22 ± 1.00 |        48.63 |               0.85x |
+|           4 |        107.40 ± 1.00 |       101.54 |               0.95x |
+|          16 |        214.47 ± 1.00 |       207.22 |               0.97x |
+
+Ratios: each column's value ÷ the llama-benchy value in the same row.
+
+llama-benchy's figures: mean ± population standard deviation over the batches (or requests) of one run, as llama-benchy prints them.";
+    let o_sd = Options {
+        spread: crate::grid::SpreadMode::Sd,
+        ..o.clone()
+    };
+    let got = text(&report, Format::Markdown, &o_sd);
+    assert_eq!(
+        got, want,
+        "no note about repeated runs: the ± is llama-benchy's"
+    );
+    let plain = Options {
+        cell: Some("output_tps".into()),
+        ..o
+    };
+    assert!(
+        text(&report, Format::Markdown, &plain).contains("|           1 |                45.78 |")
+    );
+}
+
+#[test]
 fn nice_maxima_sit_just_above_the_largest_value() {
     for (max, want) in [
         (145.94, 200.0),

@@ -5,7 +5,7 @@
 
 use crate::baseline::{ratio_cell, Baseline};
 use crate::field::Field;
-use crate::grid::{spread_note, Align, Cell, Grid, Num, SpreadMode};
+use crate::grid::{Align, Cell, Grid, Num, SpreadMode};
 use crate::report::Report;
 use crate::rows::{Kind, MetricTable, METRIC_HEADING};
 
@@ -68,9 +68,8 @@ pub fn wide_grid(
     if let Some(b) = baseline {
         add_ratio_columns(&mut grid, report, runs, b, counted);
     }
-    if grid.has_spread() {
-        grid.notes.extend(spread_note(mode).map(String::from));
-    }
+    let notes = grid.spread_notes(mode);
+    grid.notes.extend(notes);
     grid
 }
 
