@@ -7,6 +7,7 @@
 #     src/           that sdist unpacked
 #     build/llama/   the cmake build directory
 #     bin/           llama-server
+#     llama-cpp-python-venv/  llama-cpp-python and its server, built from that sdist
 #     vllm-venv/     vLLM's CPU build
 #     tiny/          the tiny model (HF directory) and tiny.gguf
 #     run/           PID files, URL files and server logs
@@ -55,7 +56,8 @@ ensure_venv() {
   echo "$want" >"$stamp"
 }
 
-# The llama-cpp-python release whose sdist llama-server.sh builds from (its vendored llama.cpp).
+# The llama-cpp-python release whose sdist serves both llama.cpp servers: llama-server.sh builds
+# the llama.cpp it vendors, llama-cpp-python.sh installs the package itself.
 LLAMA_CPP_PYTHON=0.3.36
 LLAMA_CPP_PYTHON_SDIST="$REAL_DIR/downloads/llama_cpp_python-$LLAMA_CPP_PYTHON.tar.gz"
 
