@@ -390,7 +390,17 @@ async fn exchange(
         .await?
     {
         watch.read(tokio::time::Instant::now());
-        let frame = frame.map_err(|e| Failure::new(ErrorKind::Body, error_chain(&e)))?;
+        let frame = match frame {
+            Ok(frame) => frame,
+            Err(e) => match failed_body(st, &e) {
+                Some(failure) => return Err(failure),
+                // The connection broke, so it cannot carry another request.
+                None => {
+                    lease = None;
+                    break;
+                }
+            },
+        };
         let Ok(data) = frame.into_data() else {
             continue;
         };
@@ -420,7 +430,8 @@ async fn exchange(
     if let Some(lease) = lease {
         lease.release();
     }
-    if sse.has_partial() {
+    // Bytes after `[DONE]` are not part of the answer, a piece of an event among them too.
+    if st.done_marker_ns.is_none() && sse.has_partial() {
         return Err(Failure::new(
             ErrorKind::Incomplete,
             "stream ended in the middle of an event",
@@ -438,6 +449,17 @@ async fn exchange(
         ));
     }
     Ok(())
+}
+
+/// How a response body that failed in transit ends the request: as a `body` failure, unless
+/// `[DONE]` had come. The answer is whole then, and its `finish_reason` (or the lack of one)
+/// decides: llama-cpp-python's server closes the connection without ending the chunked body
+/// after the `[DONE]` of a stream it cut.
+fn failed_body(st: &StreamState, e: &dyn std::error::Error) -> Option<Failure> {
+    match st.done_marker_ns {
+        Some(_) => None,
+        None => Some(Failure::new(ErrorKind::Body, error_chain(e))),
+    }
 }
 
 /// Sends `req` on a pooled HTTP/1.1 connection and waits for the response head.
@@ -856,6 +878,25 @@ mod tests {
         assert_eq!(st.events, 1);
         assert_eq!(st.text.as_deref(), Some("a"));
         assert_eq!(st.finish_reason.as_deref(), Some("length"));
+    }
+
+    /// A body that breaks after `[DONE]` (llama-cpp-python's, after a stream it cut) does not
+    /// fail the request; before `[DONE]` it is a `body` failure.
+    #[test]
+    fn a_body_broken_after_done_is_no_failure() {
+        let broken = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "closed");
+        let mut st = StreamState::new(0, Api::Completions.dialect());
+        st.on_event(br#"{"choices":[{"text":"a"}]}"#, 1, &mut vec![])
+            .ok()
+            .unwrap();
+        let failure = failed_body(&st, &broken).map(|f| (f.kind, f.message));
+        assert!(
+            matches!(&failure, Some((ErrorKind::Body, m)) if m.contains("closed")),
+            "{:?}",
+            failure.map(|f| f.1)
+        );
+        st.on_event(b"[DONE]", 2, &mut vec![]).ok().unwrap();
+        assert!(failed_body(&st, &broken).is_none());
     }
 
     /// llama.cpp's completions close with an empty text, the finish reason and the usage: the
