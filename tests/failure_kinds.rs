@@ -127,6 +127,8 @@ fn a_body_broken_after_done_is_judged_by_its_finish_reason() {
         assert_eq!(d["ok"], true, "{d}");
         assert_eq!(d["finish_reason"], "length", "{d}");
     }
+    // The closing chunk, with no usage after it, stands for no token.
+    assert_eq!(of_type(&recs, "token").len(), 3);
 }
 
 #[test]
