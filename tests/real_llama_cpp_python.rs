@@ -185,6 +185,13 @@ fn check_counted(run: &Run) {
         "{}",
         run.summary
     );
+    // Prompts are counted only from usage: a request without it adds none.
+    assert_eq!(
+        run.summary["input_tokens"].as_u64(),
+        Some(0),
+        "{}",
+        run.summary
+    );
 }
 
 /// Streams cut by a later request: each `done` fire calls ok has a finish reason; each stream
@@ -260,8 +267,13 @@ fn completions_closed_loop_cut_streams_fail_as_incomplete() {
         &["--api", "completions"],
         0,
     );
-    // A completions stream's first chunk is a token, so every cut stream kept some.
-    assert!(check_cuts(&run) > 0, "the cut streams' tokens are kept");
+    // A completions stream's first chunk is a token (an empty one, if its text is held back),
+    // and the server cuts only after a chunk: every cut stream kept one at least.
+    let cut = of_type(&run.events, "done")
+        .iter()
+        .filter(|d| d["ok"] == false)
+        .count();
+    assert!(check_cuts(&run) >= cut, "the cut streams' tokens are kept");
 }
 
 #[test]
@@ -295,24 +307,26 @@ fn chat_closed_loop_cut_streams_fail_as_incomplete() {
 fn chat_open_loop_cut_streams_fail_as_incomplete() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
     let real = real();
-    // Poisson arrivals at 40/s against answers of 64 tokens: requests overlap, and a request
-    // that arrives while another streams cuts it with tokens already sent.
+    // Poisson arrivals at 10/s against answers of 128 tokens: requests overlap, and one that
+    // arrives while another streams cuts it after the tokens sent so far. One that arrives
+    // while another waits cuts that one right after its role chunk; on a busy machine, where
+    // the server falls behind, all may be cut so, hence no bound on the tokens kept.
     let run = pipe(
         &real,
         &[
             "--rate",
-            "40",
+            "10",
             "-n",
             "12",
             "--input-tokens",
             "40",
             "--output-tokens",
-            "64",
+            "128",
         ],
         &["--api", "chat"],
         0,
     );
-    assert!(check_cuts(&run) > 0, "the cut streams' tokens are kept");
+    check_cuts(&run);
 }
 
 /// One request at a time nothing is cut: every request ends with a finish reason, and with no
