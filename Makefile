@@ -11,13 +11,14 @@ RELEASE := target/release
 REAL_DIR ?= $(or $(TOKENPIPE_REAL_DIR),$(HOME)/.cache/tokenpipe-real)
 export TOKENPIPE_REAL_DIR := $(REAL_DIR)
 
-.PHONY: help build test test-real test-real-llama test-real-vllm lint demo demo-recipes bench generated man completions schema install uninstall clean
+.PHONY: help build test test-real test-real-llama test-real-llama-cpp-python test-real-vllm lint demo demo-recipes bench generated man completions schema install uninstall clean
 
 help:
 	@echo "make build        release binaries in $(RELEASE)/"
 	@echo "make test         every test (unit, integration through real pipes, generated files)"
 	@echo "make test-real    the whole pipe against real engines serving a tiny local model (docs/real-engines.md)"
 	@echo "make test-real-llama  the same against llama.cpp's llama-server alone"
+	@echo "make test-real-llama-cpp-python  the same against llama-cpp-python's server, which cuts streams"
 	@echo "make test-real-vllm   the same against vLLM's CPU build alone"
 	@echo "make demo         start the simulated server, run the whole pipe against it, print the table"
 	@echo "make demo-recipes every recipe in recipes/ against the simulated server, shortened (results/demo-recipes/)"
@@ -41,7 +42,7 @@ test:
 # Real engines (docs/real-engines.md): each target installs what it needs under $(REAL_DIR)
 # (skipped when there), makes the tiny model, starts the server on a free loopback port, runs
 # its ignored tests with the server's URL, and stops the server whatever the tests did.
-test-real: test-real-llama test-real-vllm
+test-real: test-real-llama test-real-llama-cpp-python test-real-vllm
 
 test-real-llama:
 	scripts/real/tiny-model.sh
@@ -51,6 +52,15 @@ test-real-llama:
 	  TOKENPIPE_LLAMA_URL=$$(scripts/real/llama-server.sh url) TOKENPIPE_TINY_DIR=$(REAL_DIR)/tiny \
 	  $(CARGO) test --locked --test real_llama -- --ignored --test-threads=1 || status=$$?; \
 	  scripts/real/llama-server.sh stop; exit $$status
+
+test-real-llama-cpp-python:
+	scripts/real/tiny-model.sh
+	scripts/real/llama-cpp-python.sh install
+	scripts/real/llama-cpp-python.sh start >/dev/null
+	@status=0; \
+	  TOKENPIPE_LCP_URL=$$(scripts/real/llama-cpp-python.sh url) TOKENPIPE_TINY_DIR=$(REAL_DIR)/tiny \
+	  $(CARGO) test --locked --test real_llama_cpp_python -- --ignored --test-threads=1 || status=$$?; \
+	  scripts/real/llama-cpp-python.sh stop; exit $$status
 
 test-real-vllm:
 	scripts/real/tiny-model.sh

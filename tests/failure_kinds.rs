@@ -86,6 +86,51 @@ fn done_without_a_finish_reason_is_incomplete() {
     );
 }
 
+/// llama-cpp-python's server closes the connection without ending the chunked body after the
+/// `[DONE]` of a stream it cut: the request is judged by what came before `[DONE]`, not failed
+/// as a broken body.
+#[test]
+fn a_body_broken_after_done_is_judged_by_its_finish_reason() {
+    let chunk = |s: &str| format!("{:x}\r\n{s}\r\n", s.len());
+    let head =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+    let cut = RawServer::start(format!(
+        "{head}{}{}",
+        chunk("data: {\"choices\":[{\"text\":\"a\"}]}\n\n"),
+        chunk("data: [DONE]\n\n")
+    ));
+    let (done, _) = failed_runs(&cut.url, &[]);
+    all_of_kind(&done, "incomplete");
+    assert!(done.iter().all(|d| d["events"] == 1), "{done:?}");
+
+    let whole = RawServer::start(format!(
+        "{head}{}{}{}",
+        chunk("data: {\"choices\":[{\"text\":\"a\"}]}\n\n"),
+        chunk("data: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"length\"}]}\n\n"),
+        chunk("data: [DONE]\n\n")
+    ));
+    let outs = pipeline(
+        &[
+            cmd(
+                "arrivals",
+                &["-n", "3", "--input-tokens", "3", "--output-tokens", "2"],
+            ),
+            cmd("fire", &["--url", &whole.url, "--model", "m"]),
+        ],
+        None,
+    );
+    assert_ok(&outs[1], "fire");
+    let recs = records(&outs[1].stdout);
+    let done = of_type(&recs, "done");
+    assert_eq!(done.len(), 3);
+    for d in done {
+        assert_eq!(d["ok"], true, "{d}");
+        assert_eq!(d["finish_reason"], "length", "{d}");
+    }
+    // The closing chunk, with no usage after it, stands for no token.
+    assert_eq!(of_type(&recs, "token").len(), 3);
+}
+
 #[test]
 fn an_error_in_the_stream_is_a_server_error() {
     let server = RawServer::start(format!(

@@ -21,11 +21,8 @@ TORCH_VERSION=2.13.0
 VENV="$REAL_DIR/vllm-venv"
 # Written last by install, holding what was installed: present and equal means complete.
 MARKER="$VENV/.tokenpipe-vllm"
-RUN="$REAL_DIR/run"
-PIDFILE="$RUN/vllm.pid"
-URLFILE="$RUN/vllm.url"
-SERVER_LOG="$RUN/vllm.log"
 TINY="$REAL_DIR/tiny"
+server_setup vllm vllm 30
 # The longest prompt a test sends (a 2,000-token prompt and its answer) fits with room.
 MAX_MODEL_LEN=4096
 # Finer histogram buckets than vLLM's defaults (its TTFT buckets are 20 ms wide from 20 to
@@ -102,92 +99,28 @@ cmd_install() {
   say "vLLM installed in $((SECONDS - start)) s: $VENV ($(du -sh "$VENV" | cut -f1))"
 }
 
-# The PID of the running server, if its PID file names a live vllm.
-running_pid() {
-  local pid
-  pid=$(cat "$PIDFILE" 2>/dev/null) || return 1
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
-  grep -q vllm "/proc/$pid/cmdline" 2>/dev/null || return 1
-  echo "$pid"
-}
-
-answers() { curl -fsS --max-time 2 "$1/models" >/dev/null 2>&1; }
-
-free_port() {
-  "${PYTHON:-python3}" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+# VLLM_CPU_KVCACHE_SPACE is in GiB: 1 holds far more than the tests keep in flight.
+# --enforce-eager skips graph compilation (a third of the start-up); the served name is the
+# model's directory unless told, so "tiny" as for llama-server.
+launch() {
+  # shellcheck disable=SC2086
+  VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-1} exec setsid "$VENV/bin/vllm" serve "$TINY" \
+    --host 127.0.0.1 --port "$SERVER_PORT" --served-model-name tiny \
+    --max-model-len "$MAX_MODEL_LEN" --enforce-eager --custom-histogram-buckets "$BUCKETS" \
+    ${TOKENPIPE_VLLM_ARGS:-}
 }
 
 cmd_start() {
-  local pid
-  if pid=$(running_pid); then
-    if answers "$(cat "$URLFILE" 2>/dev/null)"; then
-      say "already running (PID $pid)"
-      cat "$URLFILE"
-      return
-    fi
-    say "PID $pid does not answer; stopping it first"
-    cmd_stop
-  fi
+  server_reuse && return
   [ "$(cat "$MARKER" 2>/dev/null)" = "$(install_id)" ] || die "vLLM is not installed: run scripts/real/vllm.sh install first"
   [ -s "$TINY/model.safetensors" ] || die "no model in $TINY: run scripts/real/tiny-model.sh first"
-  mkdir -p "$RUN"
-  local port url start=$SECONDS limit=${TOKENPIPE_VLLM_START_TIMEOUT:-240}
-  port=$(free_port)
-  url="http://127.0.0.1:$port/v1"
-  # VLLM_CPU_KVCACHE_SPACE is in GiB: 1 holds far more than the tests keep in flight.
-  # --enforce-eager skips graph compilation (a third of the start-up); the served name is the
-  # model's directory unless told, so "tiny" as for llama-server.
-  # shellcheck disable=SC2086
-  VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-1} setsid "$VENV/bin/vllm" serve "$TINY" \
-    --host 127.0.0.1 --port "$port" --served-model-name tiny \
-    --max-model-len "$MAX_MODEL_LEN" --enforce-eager --custom-histogram-buckets "$BUCKETS" \
-    ${TOKENPIPE_VLLM_ARGS:-} \
-    </dev/null >"$SERVER_LOG" 2>&1 &
-  pid=$!
-  echo "$pid" >"$PIDFILE"
-  until answers "$url"; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      rm -f "$PIDFILE"
-      say "step start FAILED: vllm exited before answering; its log: $SERVER_LOG"
-      tail -n 25 "$SERVER_LOG" | sed 's/^/    /' >&2
-      exit 1
-    fi
-    if [ $((SECONDS - start)) -ge "$limit" ]; then
-      cmd_stop >/dev/null 2>&1 || true
-      say "step start FAILED: no answer from $url/models within $limit s; its log: $SERVER_LOG"
-      tail -n 25 "$SERVER_LOG" | sed 's/^/    /' >&2
-      exit 1
-    fi
-    sleep 0.5
-  done
-  echo "$url" >"$URLFILE"
-  say "vllm (PID $pid) answers at $url after $((SECONDS - start)) s; log: $SERVER_LOG"
-  echo "$url"
+  server_start "${TOKENPIPE_VLLM_START_TIMEOUT:-240}" 0.5
 }
 
-# vLLM runs its engine in child processes; setsid made the server a process group leader, so
-# the whole group is signalled.
-cmd_stop() {
-  local pid
-  if ! pid=$(running_pid); then
-    rm -f "$PIDFILE" "$URLFILE"
-    say "not running"
-    return
-  fi
-  kill -- "-$pid" 2>/dev/null || kill "$pid"
-  for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$pid" 2>/dev/null; then
-    say "PID $pid still running after 30 s; killing it"
-    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$PIDFILE" "$URLFILE"
-  say "stopped (PID $pid)"
-}
+# vLLM runs its engine in child processes; server_stop signals the whole process group.
+cmd_stop() { server_stop; }
 
-cmd_url() {
-  running_pid >/dev/null && [ -s "$URLFILE" ] || die "not running: scripts/real/vllm.sh start"
-  cat "$URLFILE"
-}
+cmd_url() { server_url; }
 
 main() {
   case "${1:-}" in

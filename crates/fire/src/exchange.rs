@@ -97,6 +97,9 @@ struct StreamState {
     end_ns: Option<u64>,
     /// Some content event came without usage, so usage is not continuous (per event).
     usage_gap: bool,
+    /// When a closing chunk of empty text without usage arrived, while it is not yet known
+    /// whether it stood for a token (see `on_event`).
+    closing_empty_ns: Option<u64>,
     /// When the first event of the response arrived, whatever it held.
     first_event_ns: Option<u64>,
     /// The answer so far, when it is kept (a session's next turn needs it, or
@@ -117,6 +120,7 @@ impl StreamState {
             done_marker_ns: None,
             end_ns: None,
             usage_gap: false,
+            closing_empty_ns: None,
             first_event_ns: None,
             text: None,
         }
@@ -158,11 +162,29 @@ impl StreamState {
                 (info.completion_tokens, self.completion_tokens),
                 (Some(now), Some(before)) if now > before
             );
-        // A closing chunk of empty text stands for a token unless it carries the usage: vLLM
-        // sends usage in a chunk of its own (or on every chunk, and then `grew` says), while
-        // llama.cpp's closing chunk, which is no token, always carries it.
-        let last_empty = info.finished_empty && info.completion_tokens.is_none();
-        if info.has_content || info.empty_text || last_empty || grew {
+        // A closing chunk of empty text (a finish reason, no usage) may be vLLM's last token,
+        // whose usage follows in a chunk of its own, or a closer that stands for no token, as
+        // llama.cpp's (which carries the usage) and llama-cpp-python's (which sends none). It
+        // counts once the stream goes on after it (more tokens, or the usage); one that only
+        // [DONE] or the end of the body follows was a closer.
+        if let Some(pending) = self.closing_empty_ns.take() {
+            if info.has_content || info.empty_text || info.completion_tokens.is_some() {
+                self.usage_gap = true;
+                encode_token(
+                    out,
+                    &Token {
+                        id: self.id,
+                        at_ns: pending,
+                        tokens: 1,
+                        empty: true,
+                    },
+                );
+            }
+        }
+        let closing = info.finished_empty && !info.has_content && !info.empty_text;
+        if closing && info.completion_tokens.is_none() {
+            self.closing_empty_ns = Some(at_ns);
+        } else if info.has_content || info.empty_text || grew {
             // Usage on every token event (vLLM's continuous usage stats) tells how many tokens
             // each carried; usage on the last event alone (llama.cpp) is the total, not a delta.
             self.usage_gap |= info.completion_tokens.is_none();
@@ -390,7 +412,17 @@ async fn exchange(
         .await?
     {
         watch.read(tokio::time::Instant::now());
-        let frame = frame.map_err(|e| Failure::new(ErrorKind::Body, error_chain(&e)))?;
+        let frame = match frame {
+            Ok(frame) => frame,
+            Err(e) => match failed_body(st, &e) {
+                Some(failure) => return Err(failure),
+                // The connection broke, so it cannot carry another request.
+                None => {
+                    lease = None;
+                    break;
+                }
+            },
+        };
         let Ok(data) = frame.into_data() else {
             continue;
         };
@@ -420,7 +452,8 @@ async fn exchange(
     if let Some(lease) = lease {
         lease.release();
     }
-    if sse.has_partial() {
+    // Bytes after `[DONE]` are not part of the answer, a piece of an event among them too.
+    if st.done_marker_ns.is_none() && sse.has_partial() {
         return Err(Failure::new(
             ErrorKind::Incomplete,
             "stream ended in the middle of an event",
@@ -438,6 +471,17 @@ async fn exchange(
         ));
     }
     Ok(())
+}
+
+/// How a response body that failed in transit ends the request: as a `body` failure, unless
+/// `[DONE]` had come. The answer is whole then, and its `finish_reason` (or the lack of one)
+/// decides: llama-cpp-python's server closes the connection without ending the chunked body
+/// after the `[DONE]` of a stream it cut.
+fn failed_body(st: &StreamState, e: &dyn std::error::Error) -> Option<Failure> {
+    match st.done_marker_ns {
+        Some(_) => None,
+        None => Some(Failure::new(ErrorKind::Body, error_chain(e))),
+    }
 }
 
 /// Sends `req` on a pooled HTTP/1.1 connection and waits for the response head.
@@ -856,6 +900,68 @@ mod tests {
         assert_eq!(st.events, 1);
         assert_eq!(st.text.as_deref(), Some("a"));
         assert_eq!(st.finish_reason.as_deref(), Some("length"));
+    }
+
+    /// llama-cpp-python's server ignores `stream_options` and closes a completions stream with
+    /// an empty text and the finish reason, no usage: that chunk stands for no token (one that
+    /// decodes to nothing comes as an empty text without a finish reason, and counts).
+    #[test]
+    fn a_closing_chunk_without_usage_is_no_token() {
+        let mut st = StreamState::new(0, Api::Completions.dialect());
+        let toks = tokens_of(
+            &mut st,
+            &[
+                (
+                    r#"{"choices":[{"text":" Map","index":0,"logprobs":null,"finish_reason":null}]}"#,
+                    10,
+                ),
+                (
+                    r#"{"choices":[{"text":"","index":0,"logprobs":null,"finish_reason":null}]}"#,
+                    20,
+                ),
+                (
+                    r#"{"choices":[{"text":"eq","index":0,"logprobs":null,"finish_reason":null}]}"#,
+                    30,
+                ),
+                (
+                    r#"{"choices":[{"text":"","index":0,"logprobs":null,"finish_reason":"length"}]}"#,
+                    40,
+                ),
+                ("[DONE]", 41),
+            ],
+        );
+        assert_eq!(toks, [(10, false), (20, true), (30, false)]);
+        assert_eq!(st.events, 2);
+        assert_eq!(st.finish_reason.as_deref(), Some("length"));
+        // The same closing chunk followed by more of the answer did stand for a token.
+        let mut st = StreamState::new(0, Api::Completions.dialect());
+        let toks = tokens_of(
+            &mut st,
+            &[
+                (r#"{"choices":[{"text":"","finish_reason":"length"}]}"#, 5),
+                (r#"{"choices":[{"text":"z"}]}"#, 6),
+            ],
+        );
+        assert_eq!(toks, [(5, true), (6, false)]);
+    }
+
+    /// A body that breaks after `[DONE]` (llama-cpp-python's, after a stream it cut) does not
+    /// fail the request; before `[DONE]` it is a `body` failure.
+    #[test]
+    fn a_body_broken_after_done_is_no_failure() {
+        let broken = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "closed");
+        let mut st = StreamState::new(0, Api::Completions.dialect());
+        st.on_event(br#"{"choices":[{"text":"a"}]}"#, 1, &mut vec![])
+            .ok()
+            .unwrap();
+        let failure = failed_body(&st, &broken).map(|f| (f.kind, f.message));
+        assert!(
+            matches!(&failure, Some((ErrorKind::Body, m)) if m.contains("closed")),
+            "{:?}",
+            failure.map(|f| f.1)
+        );
+        st.on_event(b"[DONE]", 2, &mut vec![]).ok().unwrap();
+        assert!(failed_body(&st, &broken).is_none());
     }
 
     /// llama.cpp's completions close with an empty text, the finish reason and the usage: the

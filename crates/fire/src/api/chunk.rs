@@ -20,8 +20,9 @@ pub struct ChunkInfo<'a> {
     pub empty_text: bool,
     /// Some choice held an empty `text` or `delta.content` string, no role, and a finish
     /// reason. vLLM ends a stream so when its last token's text is empty (that chunk is a
-    /// token); llama.cpp's closing chunk looks the same but carries the usage and is no token.
-    /// The exchange tells the two apart by the usage.
+    /// token); llama.cpp's closing chunk looks the same but carries the usage and is no token,
+    /// and llama-cpp-python's, with no usage at all, is none either. The exchange tells them
+    /// apart by the usage, in that chunk or after it.
     pub finished_empty: bool,
     /// The finish reason of the last choice that had one.
     pub finish_reason: Option<Cow<'a, str>>,
