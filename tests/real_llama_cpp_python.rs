@@ -16,53 +16,17 @@
 //! directory).
 
 mod common;
+#[path = "common/real.rs"]
+mod real;
 use common::*;
+use real::*;
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 /// One run at a time: a request of another test would cut this one's streams.
 static SERVER: Mutex<()> = Mutex::new(());
 
-/// What the make target passes in.
-struct Real {
-    url: String,
-    tokenizer_path: String,
-}
-
-fn real() -> Real {
-    let var = |name: &str| {
-        std::env::var(name).unwrap_or_else(|_| {
-            panic!(
-                "{name} is not set: run `make test-real-llama-cpp-python`, which installs \
-                 llama-cpp-python, makes the tiny model, starts the server and sets it \
-                 (docs/real-engines.md)"
-            )
-        })
-    };
-    let url = var("TOKENPIPE_LCP_URL");
-    let dir = var("TOKENPIPE_TINY_DIR");
-    Real {
-        url,
-        tokenizer_path: format!("{dir}/tokenizer.json"),
-    }
-}
-
-/// One run of `arrivals | fire --save EVENTS | reduce --per-request`, and `table` on reduce's
-/// output.
-struct Run {
-    requests: BTreeMap<u64, Value>,
-    events: Vec<Value>,
-    /// reduce's `result` records, one per request.
-    results: Vec<Value>,
-    summary: Value,
-}
-
 impl Run {
-    fn dones(&self) -> Vec<&Value> {
-        of_type(&self.events, "done")
-    }
-
     /// The token records of one request.
     fn tokens(&self, id: &Value) -> Vec<&Value> {
         self.events
@@ -80,58 +44,16 @@ impl Run {
     }
 }
 
-/// Runs the pipe; `fire_status` is the exit status fire must end with (0: some request
-/// succeeded, 1: none did).
+/// Runs the pipe (no `/metrics` here); `fire_status` is the exit status fire must end with
+/// (0: some request succeeded, 1: none did).
 fn pipe(real: &Real, arrivals: &[&str], fire: &[&str], fire_status: i32) -> Run {
-    let mut args = vec!["--tokenizer", real.tokenizer_path.as_str(), "--seed", "11"];
-    args.extend_from_slice(arrivals);
-    let schedule = run(&cmd("arrivals", &args), b"");
-    assert_ok(&schedule, "arrivals");
-    let requests = records(&schedule.stdout)
-        .into_iter()
-        .filter(|r| r["type"] == "request")
-        .map(|r| (r["id"].as_u64().unwrap(), r))
-        .collect();
-
-    let saved = temp_path(&format!("real-lcp-{}.ndjson", fire.join("-")));
-    let saved_str = saved.to_str().unwrap();
-    let mut fire_args = vec![
-        "--url",
-        real.url.as_str(),
-        "--record-text",
-        "--quiet",
-        "--save",
-        saved_str,
-    ];
-    fire_args.extend_from_slice(fire);
-    let outs = pipeline(
-        &[
-            cmd("arrivals", &args),
-            cmd("fire", &fire_args),
-            cmd("reduce", &["--label", "llama-cpp-python", "--per-request"]),
-        ],
-        None,
-    );
-    assert_eq!(
-        outs[1].status.code(),
-        Some(fire_status),
-        "fire: {}",
-        String::from_utf8_lossy(&outs[1].stderr)
-    );
-    assert_ok(&outs[2], "reduce");
-    let events = records(&std::fs::read(&saved).unwrap());
-    let _ = std::fs::remove_file(&saved);
-    let reduced = records(&outs[2].stdout);
-    let summary = of_type(&reduced, "summary")[0].clone();
-    let results = of_type(&reduced, "result").into_iter().cloned().collect();
-    let table = run(&cmd("table", &[]), &outs[2].stdout);
-    assert_ok(&table, "table");
-    Run {
-        requests,
-        events,
-        results,
-        summary,
-    }
+    let options = PipeOptions {
+        label: "llama-cpp-python",
+        seed: "11",
+        server_metrics: false,
+        fire_status,
+    };
+    pipe_with(real, &options, arrivals, fire)
 }
 
 /// One `done` per scheduled request, and none for anything else.
@@ -251,7 +173,7 @@ fn check_cuts(run: &Run) -> usize {
 #[ignore = "needs llama-cpp-python's server: make test-real-llama-cpp-python"]
 fn completions_closed_loop_cut_streams_fail_as_incomplete() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
+    let real = Real::from_env("TOKENPIPE_LCP_URL", "test-real-llama-cpp-python");
     let run = pipe(
         &real,
         &[
@@ -280,7 +202,7 @@ fn completions_closed_loop_cut_streams_fail_as_incomplete() {
 #[ignore = "needs llama-cpp-python's server: make test-real-llama-cpp-python"]
 fn chat_closed_loop_cut_streams_fail_as_incomplete() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
+    let real = Real::from_env("TOKENPIPE_LCP_URL", "test-real-llama-cpp-python");
     let run = pipe(
         &real,
         &[
@@ -306,7 +228,7 @@ fn chat_closed_loop_cut_streams_fail_as_incomplete() {
 #[ignore = "needs llama-cpp-python's server: make test-real-llama-cpp-python"]
 fn chat_open_loop_cut_streams_fail_as_incomplete() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
+    let real = Real::from_env("TOKENPIPE_LCP_URL", "test-real-llama-cpp-python");
     // Poisson arrivals at 10/s against answers of 128 tokens: requests overlap, and one that
     // arrives while another streams cuts it after the tokens sent so far. One that arrives
     // while another waits cuts that one right after its role chunk; on a busy machine, where
@@ -335,7 +257,7 @@ fn chat_open_loop_cut_streams_fail_as_incomplete() {
 #[ignore = "needs llama-cpp-python's server: make test-real-llama-cpp-python"]
 fn one_at_a_time_every_request_succeeds_and_fire_counts_the_tokens() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
+    let real = Real::from_env("TOKENPIPE_LCP_URL", "test-real-llama-cpp-python");
     for api in ["completions", "chat"] {
         let run = pipe(
             &real,
@@ -399,7 +321,7 @@ fn raw_stream(url: &str, body: &Value) -> Vec<Value> {
 #[ignore = "needs llama-cpp-python's server: make test-real-llama-cpp-python"]
 fn fire_counts_one_token_per_chunk_of_the_answer() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
+    let real = Real::from_env("TOKENPIPE_LCP_URL", "test-real-llama-cpp-python");
     for (api, path) in [
         ("completions", "/completions"),
         ("chat", "/chat/completions"),
@@ -503,7 +425,7 @@ fn curl_post(url: &str, body: &Value, headers: &[&str]) -> (u16, String) {
 #[ignore = "needs llama-cpp-python's server: make test-real-llama-cpp-python"]
 fn request_ids_and_refused_bodies() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
+    let real = Real::from_env("TOKENPIPE_LCP_URL", "test-real-llama-cpp-python");
     let body = serde_json::json!({"prompt": "def f(x):", "max_tokens": 4, "stream": true});
     let completions = format!("{}/completions", real.url);
     let (status, text) = curl_post(&completions, &body, &["x-request-id: not-a-uuid"]);
@@ -568,7 +490,7 @@ fn request_ids_and_refused_bodies() {
 #[ignore = "needs llama-cpp-python's server: make test-real-llama-cpp-python"]
 fn a_prompt_beyond_the_context_gets_an_empty_stream() {
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    let real = real();
+    let real = Real::from_env("TOKENPIPE_LCP_URL", "test-real-llama-cpp-python");
     let run = pipe(
         &real,
         &[

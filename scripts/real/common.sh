@@ -174,3 +174,16 @@ server_url() {
   running_pid >/dev/null && [ -s "$URLFILE" ] || die "not running: scripts/real/$REAL_TOOL.sh start"
   cat "$URLFILE"
 }
+
+# server_main COMMAND: what every engine script does with its one argument; the script defines
+# cmd_install and cmd_start. (vLLM runs its engine in child processes: server_stop signals the
+# whole process group.)
+server_main() {
+  case "${1:-}" in
+    install) cmd_install ;;
+    start) cmd_start ;;
+    stop) server_stop ;;
+    url) server_url ;;
+    *) echo "usage: $0 install|start|stop|url" >&2; exit 2 ;;
+  esac
+}

@@ -91,20 +91,6 @@ cmd_start() {
   server_start "${TOKENPIPE_REAL_START_TIMEOUT:-60}" 0.1
 }
 
-cmd_stop() { server_stop; }
-
-cmd_url() { server_url; }
-
-main() {
-  case "${1:-}" in
-    install) cmd_install ;;
-    start) cmd_start ;;
-    stop) cmd_stop ;;
-    url) cmd_url ;;
-    *) echo "usage: $0 install|start|stop|url" >&2; exit 2 ;;
-  esac
-}
-
 # On one line, so that bash has read everything before it runs: the script may be edited (or
 # checked out anew) while a long build runs.
-main "$@"; exit
+server_main "$@"; exit

@@ -117,20 +117,5 @@ cmd_start() {
   server_start "${TOKENPIPE_VLLM_START_TIMEOUT:-240}" 0.5
 }
 
-# vLLM runs its engine in child processes; server_stop signals the whole process group.
-cmd_stop() { server_stop; }
-
-cmd_url() { server_url; }
-
-main() {
-  case "${1:-}" in
-    install) cmd_install ;;
-    start) cmd_start ;;
-    stop) cmd_stop ;;
-    url) cmd_url ;;
-    *) echo "usage: $0 install|start|stop|url" >&2; exit 2 ;;
-  esac
-}
-
 # On one line, so that bash has read everything before it runs (see llama-server.sh).
-main "$@"; exit
+server_main "$@"; exit

@@ -71,10 +71,13 @@ pub fn chatml(messages: &[(&str, &str)]) -> String {
     out
 }
 
-/// One run of `arrivals | fire --server-metrics --record-text --save EVENTS | reduce | table`.
+/// One run of `arrivals | fire [--server-metrics] --record-text --save EVENTS | reduce
+/// --per-request | table`.
 pub struct Run {
     pub requests: BTreeMap<u64, Value>,
     pub events: Vec<Value>,
+    /// reduce's `result` records, one per request.
+    pub results: Vec<Value>,
     pub summary: Value,
 }
 
@@ -195,11 +198,39 @@ impl Run {
     }
 }
 
+/// How a test's pipe runs beyond its `arrivals` and `fire` arguments.
+pub struct PipeOptions<'a> {
+    /// reduce's label for the run.
+    pub label: &'a str,
+    /// arrivals' seed.
+    pub seed: &'a str,
+    /// Whether fire scrapes the server's `/metrics` before and after (`--server-metrics`).
+    pub server_metrics: bool,
+    /// The exit status fire must end with (0: some request succeeded, 1: none did).
+    pub fire_status: i32,
+}
+
 /// Runs the pipe against `real` with `arrivals` and `fire` arguments added to the tests' own
 /// (the model's tokenizer, seed 7; fire's URL, `/metrics` scrapes and saved events); reduce
 /// labels the run `label`, and table must render it.
 pub fn pipe(real: &Real, label: &str, arrivals: &[&str], fire: &[&str]) -> Run {
-    let mut args = vec!["--tokenizer", real.tokenizer_path.as_str(), "--seed", "7"];
+    let options = PipeOptions {
+        label,
+        seed: "7",
+        server_metrics: true,
+        fire_status: 0,
+    };
+    pipe_with(real, &options, arrivals, fire)
+}
+
+/// [`pipe`] with its options given.
+pub fn pipe_with(real: &Real, options: &PipeOptions, arrivals: &[&str], fire: &[&str]) -> Run {
+    let mut args = vec![
+        "--tokenizer",
+        real.tokenizer_path.as_str(),
+        "--seed",
+        options.seed,
+    ];
     args.extend_from_slice(arrivals);
     let schedule = run(&cmd("arrivals", &args), b"");
     assert_ok(&schedule, "arrivals");
@@ -209,37 +240,41 @@ pub fn pipe(real: &Real, label: &str, arrivals: &[&str], fire: &[&str]) -> Run {
         .map(|r| (r["id"].as_u64().unwrap(), r))
         .collect();
 
+    let label = options.label;
     let saved = temp_path(&format!("real-{label}-{}.ndjson", fire.join("-")));
     let saved_str = saved.to_str().unwrap();
-    let mut fire_args = vec![
-        "--url",
-        real.url.as_str(),
-        "--server-metrics",
-        "--record-text",
-        "--quiet",
-        "--save",
-        saved_str,
-    ];
+    let mut fire_args = vec!["--url", real.url.as_str()];
+    if options.server_metrics {
+        fire_args.push("--server-metrics");
+    }
+    fire_args.extend_from_slice(&["--record-text", "--quiet", "--save", saved_str]);
     fire_args.extend_from_slice(fire);
     let outs = pipeline(
         &[
             cmd("arrivals", &args),
             cmd("fire", &fire_args),
-            cmd("reduce", &["--label", label]),
+            cmd("reduce", &["--label", label, "--per-request"]),
         ],
         None,
     );
-    assert_ok(&outs[1], "fire");
+    assert_eq!(
+        outs[1].status.code(),
+        Some(options.fire_status),
+        "fire: {}",
+        String::from_utf8_lossy(&outs[1].stderr)
+    );
     assert_ok(&outs[2], "reduce");
     let events = records(&std::fs::read(&saved).unwrap());
     let _ = std::fs::remove_file(&saved);
     let reduced = records(&outs[2].stdout);
     let summary = of_type(&reduced, "summary")[0].clone();
+    let results = of_type(&reduced, "result").into_iter().cloned().collect();
     let table = run(&cmd("table", &[]), &outs[2].stdout);
     assert_ok(&table, "table");
     Run {
         requests,
         events,
+        results,
         summary,
     }
 }
