@@ -106,7 +106,8 @@ pub enum ErrorKind {
     NotStream,
     /// The server reported an error inside the stream.
     Server,
-    /// The stream ended without a `finish_reason` or `[DONE]`.
+    /// The stream ended without a `finish_reason`: a bare `[DONE]`, or a body that ended
+    /// cleanly before one came.
     Incomplete,
     /// The client was interrupted while the request was in flight.
     Cancelled,
