@@ -288,30 +288,6 @@ fn one_at_a_time_every_request_succeeds_and_fire_counts_the_tokens() {
     }
 }
 
-/// The `data:` chunks of one streamed answer, fetched with curl (no tokenpipe code involved).
-fn raw_stream(url: &str, body: &Value) -> Vec<Value> {
-    let out = std::process::Command::new("curl")
-        .args([
-            "-sSN",
-            "--max-time",
-            "60",
-            "-H",
-            "Content-Type: application/json",
-        ])
-        .args(["-d", &body.to_string(), url])
-        .output()
-        .expect("run curl (the real-engine tests need it)");
-    // The server closes without ending the chunked body only after a stream it cut; this one
-    // is alone, so curl must succeed.
-    assert_ok(&out, "curl");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter(|d| *d != "[DONE]")
-        .map(|d| serde_json::from_str(d).unwrap_or_else(|e| panic!("chunk {d:?}: {e}")))
-        .collect()
-}
-
 /// fire's count against the stream itself: one greedy request through fire, the same through
 /// curl (the same answer). The server sends a chunk per token of the answer (an empty text for
 /// one that decodes to nothing, one chunk for a character split over two tokens), then a
@@ -359,7 +335,7 @@ fn fire_counts_one_token_per_chunk_of_the_answer() {
             body["prompt"] = Value::String(prompt);
             "text"
         };
-        let chunks = raw_stream(&format!("{}{path}", real.url), &body);
+        let chunks = raw_stream(&real.url, path, &body);
         let answer: Vec<&str> = chunks
             .iter()
             .map(|c| &c["choices"][0])
