@@ -5,16 +5,8 @@
 # Usage: scripts/demo-recipes.sh [DIR-WITH-BINARIES]   (default target/release)
 set -euo pipefail
 bin=$(cd "${1:-target/release}" && pwd)
-for b in arrivals fire reduce table simserve; do
-  [ -x "$bin/$b" ] || { echo "demo-recipes: $bin/$b not built (run: make build)" >&2; exit 1; }
-done
-tmp=$(mktemp -d)
-trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$tmp"' EXIT
-"$bin/simserve" --port 0 --profile small-gpu > "$tmp/url" &
-server=$!
-for _ in $(seq 100); do [ -s "$tmp/url" ] && break; sleep 0.05; done
-url=$(head -n 1 "$tmp/url")
-[ -n "$url" ] || { echo "demo-recipes: simserve did not start" >&2; exit 1; }
+. "$(dirname "$0")/simserve-up.sh"
+simserve_up demo-recipes "$bin" --profile small-gpu
 echo "demo-recipes: simulated server at $url (profile small-gpu)" >&2
 
 results=results/demo-recipes
