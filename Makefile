@@ -30,10 +30,11 @@ help:
 build:
 	$(CARGO) build --release --locked --bins
 
-# Ends with one total line over every test binary, since cargo's own last line is the summary of
-# whichever crate ran last (often a doc-test run with nothing in it).
+# The benchmarks are built (not run) in the test profile, so they share the test build's
+# dependencies. Ends with one total line over every test binary, since cargo's own last line is
+# the summary of whichever binary ran last.
 test:
-	$(CARGO) check --locked --benches
+	$(CARGO) test --workspace --locked --benches --no-run
 	@mkdir -p target
 	@set -o pipefail; $(CARGO) test --workspace --locked 2>&1 | tee target/test.log
 	@awk '/^test result:/ { passed += $$4; failed += $$6 } \
@@ -50,7 +51,7 @@ test-real-llama:
 	scripts/real/llama-server.sh start >/dev/null
 	@status=0; \
 	  TOKENPIPE_LLAMA_URL=$$(scripts/real/llama-server.sh url) TOKENPIPE_TINY_DIR=$(REAL_DIR)/tiny \
-	  $(CARGO) test --locked --test real_llama -- --ignored --test-threads=1 || status=$$?; \
+	  $(CARGO) test --locked --test it real_llama:: -- --ignored --test-threads=1 || status=$$?; \
 	  scripts/real/llama-server.sh stop; exit $$status
 
 test-real-llama-cpp-python:
@@ -59,7 +60,7 @@ test-real-llama-cpp-python:
 	scripts/real/llama-cpp-python.sh start >/dev/null
 	@status=0; \
 	  TOKENPIPE_LCP_URL=$$(scripts/real/llama-cpp-python.sh url) TOKENPIPE_TINY_DIR=$(REAL_DIR)/tiny \
-	  $(CARGO) test --locked --test real_llama_cpp_python -- --ignored --test-threads=1 || status=$$?; \
+	  $(CARGO) test --locked --test it real_llama_cpp_python:: -- --ignored --test-threads=1 || status=$$?; \
 	  scripts/real/llama-cpp-python.sh stop; exit $$status
 
 test-real-vllm:
@@ -68,7 +69,7 @@ test-real-vllm:
 	scripts/real/vllm.sh start >/dev/null
 	@status=0; \
 	  TOKENPIPE_VLLM_URL=$$(scripts/real/vllm.sh url) TOKENPIPE_TINY_DIR=$(REAL_DIR)/tiny \
-	  $(CARGO) test --locked --test real_vllm -- --ignored --test-threads=1 || status=$$?; \
+	  $(CARGO) test --locked --test it real_vllm:: -- --ignored --test-threads=1 || status=$$?; \
 	  scripts/real/vllm.sh stop; exit $$status
 
 lint:

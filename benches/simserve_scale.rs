@@ -10,7 +10,7 @@
 //! Run with `cargo bench --bench simserve_scale` (about a minute). `SIMSERVE_SCALE=quick` runs
 //! shorter streams.
 
-#[path = "../tests/common/pin.rs"]
+#[path = "../tests/it/common/pin.rs"]
 mod pin;
 
 use std::fs::File;

@@ -22,7 +22,7 @@ recipe() {
 
 recipe serve "$url"
 # arena 07 reads ShareGPT: the small file of the tests stands in for ShareGPT V3.
-SHAREGPT=${SHAREGPT:-crates/arrivals/tests/fixtures/sharegpt.json} recipe arena "$url"
+SHAREGPT=${SHAREGPT:-tests/fixtures/arrivals/sharegpt.json} recipe arena "$url"
 recipe sweep "$url"
 recipe closed-loop "$url"
 # two "models" on the one simulated server, then the cross-model report over both folders

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Makes crates/arrivals/tests/fixtures/tokenizer.json, the small tokenizer the tests of
+"""Makes tests/fixtures/arrivals/tokenizer.json, the small tokenizer the tests of
 `arrivals --tokenizer` load.
 
 It is a byte-level BPE (the GPT-2 / Llama 3 kind) trained on a made-up corpus: the shared
@@ -24,7 +24,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, 
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 WORDS_RS = ROOT / "crates" / "format" / "src" / "words.rs"
-OUT = ROOT / "crates" / "arrivals" / "tests" / "fixtures" / "tokenizer.json"
+OUT = ROOT / "tests" / "fixtures" / "arrivals" / "tokenizer.json"
 
 # Words that appear once each: too rare for the merges to join them into one token.
 RARE = [

@@ -500,7 +500,7 @@ mod tests {
     fn the_fixture_keeps_what_vllms_filter_keeps() {
         let path = Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/sharegpt.json"
+            "/../../tests/fixtures/arrivals/sharegpt.json"
         ));
         let open = |needed| {
             let mut rng = crate::seed_stream(1, crate::streams::DATASET);

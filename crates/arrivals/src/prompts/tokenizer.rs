@@ -223,7 +223,8 @@ mod tests {
     use std::path::PathBuf;
 
     fn fixture() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tokenizer.json")
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/arrivals/tokenizer.json")
     }
 
     fn maker() -> TokenizerMaker {

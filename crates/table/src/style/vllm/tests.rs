@@ -72,7 +72,7 @@ fn seed_runs() -> Vec<RunReport> {
 
 #[test]
 fn seed_blocks_are_reproduced_line_for_line() {
-    let want = include_str!("../../../tests/fixtures/vllm_seed_002_blocks.txt");
+    let want = include_str!("../../../../../tests/fixtures/table/vllm_seed_002_blocks.txt");
     let got = VllmBlocks.export(&Report { runs: seed_runs() }).unwrap();
     let want_lines: Vec<&str> = want.trim_end_matches('\n').split('\n').collect();
     let got_lines: Vec<&str> = got.split('\n').collect();

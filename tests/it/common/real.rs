@@ -1,0 +1,317 @@
+//! What the real-engine tests share (tests/it/real_*.rs, docs/real-engines.md): the server and
+//! tokenizer the make target passes in, one run of the whole pipe with everything it recorded,
+//! the prompts a server sees (chat template, multi-turn history) counted with the model's own
+//! tokenizer, and a stream fetched with curl.
+
+#![allow(dead_code)]
+
+use super::*;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use tokenizers::Tokenizer;
+
+/// What the make target passes in: the server's base URL (`…/v1`) and the tiny model's
+/// tokenizer.
+pub struct Real {
+    pub url: String,
+    pub tokenizer_path: String,
+    pub tokenizer: Tokenizer,
+}
+
+impl Real {
+    /// The server named by `url_var` and the model in `TOKENPIPE_TINY_DIR`; a panic that names
+    /// `target`, the make target that sets them both, when they are missing.
+    pub fn from_env(url_var: &str, target: &str) -> Real {
+        let var = |name: &str| {
+            std::env::var(name).unwrap_or_else(|_| {
+                panic!(
+                    "{name} is not set: run `make {target}`, which installs the engine, makes \
+                     the tiny model, starts the server and sets it (docs/real-engines.md)"
+                )
+            })
+        };
+        let url = var(url_var);
+        let dir = var("TOKENPIPE_TINY_DIR");
+        let tokenizer_path = format!("{dir}/tokenizer.json");
+        let tokenizer = Tokenizer::from_file(&tokenizer_path)
+            .unwrap_or_else(|e| panic!("{tokenizer_path}: {e} (run scripts/real/tiny-model.sh)"));
+        Real {
+            url,
+            tokenizer_path,
+            tokenizer,
+        }
+    }
+
+    /// Tokens of `text` as the server counts a prompt: special tokens written in the text (the
+    /// chat template's) are one token each, and nothing is added.
+    pub fn count(&self, text: &str) -> u64 {
+        self.tokenizer
+            .encode(text, false)
+            .expect("encode")
+            .get_ids()
+            .len() as u64
+    }
+
+    /// The tokens the chat template adds around one user message: arrivals counts the message
+    /// alone, the server the rendered conversation.
+    pub fn chat_overhead(&self) -> u64 {
+        self.count(&chatml(&[("user", "")]))
+    }
+}
+
+/// The tiny model's ChatML template (scripts/real/tiny_model.py) applied to `messages`, with
+/// the assistant's turn opened, as the engines render it.
+pub fn chatml(messages: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    for (role, content) in messages {
+        out.push_str(&format!("<|im_start|>{role}\n{content}<|im_end|>\n"));
+    }
+    out.push_str("<|im_start|>assistant\n");
+    out
+}
+
+/// One run of `arrivals | fire [--server-metrics] --record-text --save EVENTS | reduce
+/// --per-request | table`.
+pub struct Run {
+    pub requests: BTreeMap<u64, Value>,
+    pub events: Vec<Value>,
+    /// reduce's `result` records, one per request.
+    pub results: Vec<Value>,
+    pub summary: Value,
+}
+
+/// The series' name without its labels: `vllm:x_bucket{le="0.1",…}` → `vllm:x_bucket`.
+pub fn series_name(series: &str) -> &str {
+    series.split('{').next().unwrap()
+}
+
+/// The value of label `label` in a series, if it has one.
+pub fn series_label<'a>(series: &'a str, label: &str) -> Option<&'a str> {
+    let labels = series.split_once('{')?.1.trim_end_matches('}');
+    let key = format!("{label}=\"");
+    let at = labels.find(&key)? + key.len();
+    Some(labels[at..].split('"').next().unwrap())
+}
+
+impl Run {
+    pub fn dones(&self) -> Vec<&Value> {
+        of_type(&self.events, "done")
+    }
+
+    /// The samples of fire's two `/metrics` scrapes, before and after the run.
+    pub fn scrapes(&self) -> [&Map<String, Value>; 2] {
+        let scrapes = of_type(&self.events, "server_metrics");
+        assert_eq!(scrapes.len(), 2, "fire scraped /metrics before and after");
+        [0, 1].map(|i| scrapes[i]["samples"].as_object().unwrap())
+    }
+
+    /// The change of a server metric between fire's two scrapes, summed over its series (vLLM
+    /// labels each with its engine and model; llama-server's have no labels).
+    pub fn server_delta(&self, name: &str) -> f64 {
+        let [before, after] = self.scrapes();
+        let sum = |s: &Map<String, Value>| -> Option<f64> {
+            let values: Vec<f64> = s
+                .iter()
+                .filter(|(k, _)| series_name(k) == name)
+                .map(|(_, v)| v.as_f64().unwrap())
+                .collect();
+            (!values.is_empty()).then(|| values.iter().sum())
+        };
+        let after = sum(after).unwrap_or_else(|| panic!("no {name} in the scrape after the run"));
+        after - sum(before).unwrap_or(0.0)
+    }
+
+    /// fire's salt (the words it put before each session's first prompt), from its header.
+    pub fn salt(&self) -> String {
+        let header = &self.events[0];
+        assert_eq!(header["type"], "header");
+        header["params"]["salt"]
+            .as_str()
+            .unwrap_or_else(|| panic!("fire's salt in {header}"))
+            .to_string()
+    }
+
+    /// Each turn's prompt as the server saw it: the earlier turns (the first with fire's salt)
+    /// with the answers fire recorded, then the turn's own prompt (with no answer yet).
+    pub fn history(&self, req: &Value) -> Vec<(String, Option<String>)> {
+        let salt = self.salt();
+        let session = &req["session"];
+        let turn = req["turn"].as_u64().unwrap();
+        let answers: BTreeMap<u64, String> = self
+            .dones()
+            .into_iter()
+            .filter(|d| &d["session"] == session)
+            .map(|d| {
+                (
+                    d["turn"].as_u64().unwrap(),
+                    d["text"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        let mut turns: Vec<&Value> = self
+            .requests
+            .values()
+            .filter(|r| &r["session"] == session && r["turn"].as_u64().unwrap() <= turn)
+            .collect();
+        turns.sort_by_key(|r| r["turn"].as_u64());
+        turns
+            .iter()
+            .map(|r| {
+                let t = r["turn"].as_u64().unwrap();
+                let prompt = r["prompt"].as_str().unwrap();
+                let prompt = if t == 0 {
+                    format!("{salt} {prompt}")
+                } else {
+                    prompt.to_string()
+                };
+                (prompt, (t < turn).then(|| answers[&t].clone()))
+            })
+            .collect()
+    }
+
+    /// The prompt tokens of a multi-turn chat request: its whole history in the template.
+    pub fn chat_history_tokens(&self, real: &Real, req: &Value) -> u64 {
+        let turns = self.history(req);
+        let mut messages = vec![];
+        for (prompt, answer) in &turns {
+            messages.push(("user", prompt.as_str()));
+            if let Some(answer) = answer {
+                messages.push(("assistant", answer.as_str()));
+            }
+        }
+        real.count(&chatml(&messages))
+    }
+
+    /// The prompt tokens of a multi-turn completions request: fire's completions history, each
+    /// earlier prompt directly followed by its answer, a blank line after each turn.
+    pub fn completions_history_tokens(&self, real: &Real, req: &Value) -> u64 {
+        let joined: String = self
+            .history(req)
+            .iter()
+            .map(|(prompt, answer)| match answer {
+                Some(answer) => format!("{prompt}{answer}\n\n"),
+                None => prompt.clone(),
+            })
+            .collect();
+        real.count(&joined)
+    }
+}
+
+/// How a test's pipe runs beyond its `arrivals` and `fire` arguments.
+pub struct PipeOptions<'a> {
+    /// reduce's label for the run.
+    pub label: &'a str,
+    /// arrivals' seed.
+    pub seed: &'a str,
+    /// Whether fire scrapes the server's `/metrics` before and after (`--server-metrics`).
+    pub server_metrics: bool,
+    /// The exit status fire must end with (0: some request succeeded, 1: none did).
+    pub fire_status: i32,
+}
+
+/// Runs the pipe against `real` with `arrivals` and `fire` arguments added to the tests' own
+/// (the model's tokenizer, seed 7; fire's URL, `/metrics` scrapes and saved events); reduce
+/// labels the run `label`, and table must render it.
+pub fn pipe(real: &Real, label: &str, arrivals: &[&str], fire: &[&str]) -> Run {
+    let options = PipeOptions {
+        label,
+        seed: "7",
+        server_metrics: true,
+        fire_status: 0,
+    };
+    pipe_with(real, &options, arrivals, fire)
+}
+
+/// [`pipe`] with its options given.
+pub fn pipe_with(real: &Real, options: &PipeOptions, arrivals: &[&str], fire: &[&str]) -> Run {
+    let mut args = vec![
+        "--tokenizer",
+        real.tokenizer_path.as_str(),
+        "--seed",
+        options.seed,
+    ];
+    args.extend_from_slice(arrivals);
+    let schedule = run(&cmd("arrivals", &args), b"");
+    assert_ok(&schedule, "arrivals");
+    let requests = records(&schedule.stdout)
+        .into_iter()
+        .filter(|r| r["type"] == "request")
+        .map(|r| (r["id"].as_u64().unwrap(), r))
+        .collect();
+
+    let label = options.label;
+    let saved = temp_path(&format!("real-{label}-{}.ndjson", fire.join("-")));
+    let saved_str = saved.to_str().unwrap();
+    let mut fire_args = vec!["--url", real.url.as_str()];
+    if options.server_metrics {
+        fire_args.push("--server-metrics");
+    }
+    fire_args.extend_from_slice(&["--record-text", "--quiet", "--save", saved_str]);
+    fire_args.extend_from_slice(fire);
+    let outs = pipeline(
+        &[
+            cmd("arrivals", &args),
+            cmd("fire", &fire_args),
+            cmd("reduce", &["--label", label, "--per-request"]),
+        ],
+        None,
+    );
+    assert_eq!(
+        outs[1].status.code(),
+        Some(options.fire_status),
+        "fire: {}",
+        String::from_utf8_lossy(&outs[1].stderr)
+    );
+    assert_ok(&outs[2], "reduce");
+    let events = records(&std::fs::read(&saved).unwrap());
+    let _ = std::fs::remove_file(&saved);
+    let reduced = records(&outs[2].stdout);
+    let summary = of_type(&reduced, "summary")[0].clone();
+    let results = of_type(&reduced, "result").into_iter().cloned().collect();
+    let table = run(&cmd("table", &[]), &outs[2].stdout);
+    assert_ok(&table, "table");
+    Run {
+        requests,
+        events,
+        results,
+        summary,
+    }
+}
+
+/// arrivals' flags for the multi-turn tests: 4 sessions of 3 turns, 2 at a time.
+pub fn multi_turn_args() -> [&'static str; 10] {
+    [
+        "--concurrency",
+        "2",
+        "-n",
+        "4",
+        "--turns",
+        "3",
+        "--input-tokens",
+        "80",
+        "--output-tokens",
+        "24",
+    ]
+}
+
+/// The `data:` chunks of one streamed answer, fetched with curl (no tokenpipe code involved).
+pub fn raw_stream(url: &str, path: &str, body: &Value) -> Vec<Value> {
+    let out = std::process::Command::new("curl")
+        .args([
+            "-sSfN",
+            "--max-time",
+            "60",
+            "-H",
+            "Content-Type: application/json",
+        ])
+        .args(["-d", &body.to_string(), &format!("{url}{path}")])
+        .output()
+        .expect("run curl (the real-engine tests need it)");
+    assert_ok(&out, "curl");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| *d != "[DONE]")
+        .map(|d| serde_json::from_str(d).unwrap_or_else(|e| panic!("chunk {d:?}: {e}")))
+        .collect()
+}

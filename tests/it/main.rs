@@ -1,0 +1,51 @@
+//! Every integration test, in one binary: one link for the whole suite instead of one per file.
+//!
+//! A module per area. Most drive the real binaries (`CARGO_BIN_EXE_*`) through real OS pipes
+//! against `simserve` on a free loopback port (`common`); `sim` and the `*_snapshots`,
+//! `*_statistics` and `format_compat` modules call the library crates directly. The `real_*`
+//! modules need a real engine and are ignored unless `make test-real` runs them, selected by
+//! their module path (`cargo test --test it real_vllm:: -- --ignored`).
+//!
+//! Unit tests stay beside the code they test (docs/architecture.md, "Tests").
+
+mod common;
+
+mod arrivals_shapes;
+mod arrivals_signals;
+mod arrivals_statistics;
+mod arrivals_tokenizer;
+mod arrivals_trace;
+mod datasets;
+mod docs_examples;
+mod failure_kinds;
+mod failures;
+mod faults_e2e;
+mod fire_output;
+mod fire_protocol;
+mod fire_selfcheck;
+mod fire_transport;
+mod fire_workloads;
+mod format_compat;
+mod generated;
+mod llama_benchy;
+mod pipeline;
+mod real_llama;
+mod real_llama_cpp_python;
+mod real_vllm;
+mod recipes;
+mod reduce_outcomes;
+mod runs_and_shards;
+mod server_faults;
+mod server_metrics;
+mod signals;
+mod sim;
+mod simserve_engine;
+mod simserve_scale;
+mod table_charts;
+mod table_layouts;
+mod table_pivot;
+mod table_snapshots;
+mod table_styles;
+mod table_vllm;
+mod timing;
+mod vllm_compat;
