@@ -8,6 +8,7 @@
 //! docs/format.md is the prose version of this crate.
 
 pub mod clock;
+pub mod histogram;
 pub mod ids;
 pub mod idset;
 pub mod int_hash;

@@ -4,7 +4,6 @@
 //! few hundred entries, so `reduce`'s memory grows with the requests in flight, not the tokens.
 
 use crate::running::Running;
-use crate::stat::empty_histogram;
 use hdrhistogram::Histogram;
 use std::sync::OnceLock;
 use tokenpipe_format::IntMap;
@@ -20,7 +19,7 @@ pub struct SparseStat {
 /// The bucket grid of every run histogram (same precision), for finding a sample's bucket.
 fn grid() -> &'static Histogram<u64> {
     static GRID: OnceLock<Histogram<u64>> = OnceLock::new();
-    GRID.get_or_init(empty_histogram)
+    GRID.get_or_init(tokenpipe_format::histogram::empty)
 }
 
 impl SparseStat {

@@ -5,9 +5,8 @@
 
 use crate::running::Running;
 use crate::sparse::SparseStat;
-use base64::Engine as _;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
+use tokenpipe_format::histogram;
 use tokenpipe_format::MetricState;
 
 /// The rank (from 1) of percentile `p` (0 to 100) among `n` samples: ⌈p·n/100⌉, at least 1.
@@ -18,10 +17,6 @@ pub fn nearest_rank(p: f64, n: u64) -> u64 {
     let rank = (x - 1e-9 * x.max(1.0)).ceil();
     (rank.max(1.0) as u64).min(n.max(1))
 }
-
-/// Significant decimal digits the histograms keep: a percentile is within 0.1% of the exact order
-/// statistic.
-pub const SIGFIG: u8 = 3;
 
 const NS_PER_MS: f64 = 1e6;
 
@@ -65,17 +60,12 @@ impl Default for Stat {
     }
 }
 
-/// An auto-resizing histogram of 3 significant figures, which always constructs.
-pub(crate) fn empty_histogram() -> Histogram<u64> {
-    Histogram::new(SIGFIG).unwrap_or_else(|_| unreachable!("sigfig 3 is valid"))
-}
-
 impl Stat {
     /// An empty accumulator.
     pub fn new() -> Self {
         Self {
             run: Running::default(),
-            hist: empty_histogram(),
+            hist: histogram::empty(),
         }
     }
 
@@ -161,43 +151,23 @@ impl Stat {
         self.bucket_value_ns(self.hist.value_at_quantile(q))
     }
 
-    /// The value a percentile that falls in the histogram bucket holding `bucket` reports (see
-    /// [`Stat::quantile_ns`]).
+    /// The value a percentile that falls in the histogram bucket holding `bucket` reports
+    /// ([`histogram::reported_value`]).
     fn bucket_value_ns(&self, bucket: u64) -> f64 {
-        let lo = (self.hist.lowest_equivalent(bucket) as f64).max(self.run.min());
-        let hi = (self.hist.highest_equivalent(bucket) as f64).min(self.run.max());
-        if lo >= hi {
-            return lo.min(self.run.max());
-        }
-        lo + (hi - lo) / 2.0
+        histogram::reported_value(&self.hist, bucket, self.run.min(), self.run.max())
     }
 
     /// Every recorded histogram bucket in ascending order, as the value in nanoseconds a
     /// percentile falling in it reports and the number of samples in it: what a bootstrap of
     /// the percentiles resamples.
     pub fn buckets(&self) -> Vec<(f64, u64)> {
-        self.hist
-            .iter_recorded()
-            .map(|v| {
-                (
-                    self.bucket_value_ns(v.value_iterated_to()),
-                    v.count_at_value(),
-                )
-            })
-            .collect()
+        histogram::buckets(&self.hist, self.run.min(), self.run.max())
     }
 
     /// The accumulator in the form a summary carries, for exact merging later.
     pub fn to_state(&self) -> MetricState {
-        let mut bytes = Vec::new();
-        // Serialising into a Vec fails only on histograms it cannot encode; then no histogram
-        // is carried and a merge falls back to the moments.
-        let hdr = match V2DeflateSerializer::new().serialize(&self.hist, &mut bytes) {
-            Ok(_) => base64::engine::general_purpose::STANDARD.encode(&bytes),
-            Err(_) => String::new(),
-        };
         MetricState {
-            hdr,
+            hdr: histogram::encode(&self.hist),
             count: self.run.count(),
             sum_ns: self.run.sum(),
             m2_ns2: self.run.m2(),
@@ -208,20 +178,6 @@ impl Stat {
 
     /// Reads back an accumulator saved by [`Stat::to_state`]; the error says what is wrong.
     pub fn from_state(state: &MetricState) -> Result<Self, String> {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(state.hdr.as_bytes())
-            .map_err(|e| format!("histogram is not base64: {e}"))?;
-        let mut hist: Histogram<u64> = Deserializer::new()
-            .deserialize(&mut &bytes[..])
-            .map_err(|e| format!("histogram does not decode: {e:?}"))?;
-        hist.auto(true);
-        if hist.len() != state.count {
-            return Err(format!(
-                "histogram holds {} samples but count says {}",
-                hist.len(),
-                state.count
-            ));
-        }
         Ok(Stat {
             run: Running::from_parts(
                 state.count,
@@ -230,7 +186,7 @@ impl Stat {
                 state.min_ns,
                 state.max_ns,
             ),
-            hist,
+            hist: state.histogram().map_err(|e| e.to_string())?,
         })
     }
 }

@@ -9,7 +9,6 @@ use crate::report::Report;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 use tokenpipe_format::MetricState;
-use tokenpipe_reduce::stat::Stat;
 
 /// The latency a distribution chart shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +47,7 @@ impl Metric {
 /// order, its value in milliseconds and the fraction of samples at or below it (the last is 1),
 /// preceded by the first value at fraction 0 so that the line starts on the x axis.
 pub fn cdf_points(state: &MetricState) -> Result<Vec<(f64, f64)>, String> {
-    let buckets = Stat::from_state(state)?.buckets();
+    let buckets = state.buckets().map_err(|e| e.to_string())?;
     let total: u64 = buckets.iter().map(|&(_, n)| n).sum();
     if total == 0 {
         return Ok(Vec::new());

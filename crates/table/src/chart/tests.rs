@@ -6,8 +6,8 @@ use super::load::{load_lines, load_param, LATENCY, THROUGHPUT};
 use super::timeline::timelines;
 use super::*;
 use crate::report::RunReport;
+use tokenpipe_format::MetricState;
 use tokenpipe_format::{AcrossRuns, Header, Interval, StatName, Summary};
-use tokenpipe_reduce::stat::Stat;
 
 fn run(label: &str, concurrency: u64, tps: f64, ttft_p50: f64) -> RunReport {
     let mut h = Header::new("reduce", format!("r-{label}-{concurrency}"), vec![]);
@@ -116,11 +116,8 @@ fn runs_at_one_load_default_to_the_ttft_distribution() {
 
 #[test]
 fn cdf_points_climb_to_one_over_the_recorded_values() {
-    let mut stat = Stat::new();
-    for ms in [1u64, 2, 2, 10] {
-        stat.push_ns(ms * 1_000_000);
-    }
-    let points = cdf_points(&stat.to_state()).unwrap();
+    let state = MetricState::of_samples(&[1_000_000, 2_000_000, 2_000_000, 10_000_000]);
+    let points = cdf_points(&state).unwrap();
     let fractions: Vec<f64> = points.iter().map(|p| p.1).collect();
     assert_eq!(fractions, [0.0, 0.25, 0.75, 1.0]);
     let expected_ms = [1.0, 1.0, 2.0, 10.0];
@@ -191,12 +188,14 @@ fn metric_keys_name_the_summary_histograms() {
 
 #[test]
 fn a_distribution_over_three_decades_is_drawn_on_a_log_axis() {
-    let mut stat = Stat::new();
-    for ms in [1u64, 3, 10, 30, 100, 1000] {
-        stat.push_ns(ms * 1_000_000);
-    }
+    let samples: Vec<u64> = [1u64, 3, 10, 30, 100, 1000]
+        .iter()
+        .map(|ms| ms * 1_000_000)
+        .collect();
     let mut r = run("wide", 1, 1.0, 1.0);
-    r.summary.histograms.insert("ttft".into(), stat.to_state());
+    r.summary
+        .histograms
+        .insert("ttft".into(), MetricState::of_samples(&samples));
     let report = Report { runs: vec![r] };
     let svg = render_svg(&report, ChartKind::TtftCdf).unwrap();
     // A log axis puts its ticks on powers of ten; a linear one over 0.8..1200 would not.
