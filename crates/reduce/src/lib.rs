@@ -26,7 +26,7 @@ pub mod vllm_import;
 
 pub use aggregate::{
     llama_benchy_prompt_tokens, Aggregator, LlamaBenchyAggregator, LlamaBenchyOptions, RunReducer,
-    SummaryAggregator, SummaryOptions,
+    RunSpan, SummaryAggregator, SummaryOptions,
 };
 pub use cli::{default_label, main, reduce_inputs, reduce_runs};
 pub use run::{fold_run, Emit, FoldOptions, RunEnd};

@@ -273,10 +273,6 @@ impl Aggregator for UniqueIds<'_> {
     fn drain(&mut self, out: &mut Vec<Record>) {
         self.inner.drain(out);
     }
-
-    fn finish(&mut self, summary: &mut Summary, out: &mut Vec<Record>) {
-        self.inner.finish(summary, out);
-    }
 }
 
 /// The clients of two parts as one: kept up only if both did; their warnings, CPU time, threads,

@@ -5,7 +5,7 @@
 //! gives every formula; the code follows them step for step, including llama-benchy's
 //! thresholds, so that ties and edge cases land where its own do.
 
-use super::Aggregator;
+use super::{Aggregator, RunSpan};
 use crate::request::RequestResult;
 use crate::running::Running;
 use std::collections::BTreeMap;
@@ -266,7 +266,7 @@ impl Aggregator for LlamaBenchyAggregator {
         Ok(())
     }
 
-    fn finish(&mut self, summary: &mut Summary, _out: &mut Vec<Record>) {
+    fn finish(&mut self, _span: &RunSpan, summary: &mut Summary, _out: &mut Vec<Record>) {
         summary.llama_benchy = self.figures();
     }
 }

@@ -16,6 +16,7 @@ pub use reducer::RunReducer;
 pub use summary::{SummaryAggregator, SummaryOptions};
 
 use crate::request::RequestResult;
+pub use timing::span::RunSpan;
 use tokenpipe_format::{Client, Record, Sent, ServerMetrics, Stall, Summary, Token};
 
 /// Folds the results of one run.
@@ -51,6 +52,6 @@ pub trait Aggregator {
     fn drain(&mut self, _out: &mut Vec<Record>) {}
 
     /// Called once at the end of the run: adds this aggregator's fields to the run's summary
-    /// and moves any last records into `out`.
-    fn finish(&mut self, _summary: &mut Summary, _out: &mut Vec<Record>) {}
+    /// and moves any last records into `out`. `span` bounds the run in time, kept once for all.
+    fn finish(&mut self, _span: &RunSpan, _summary: &mut Summary, _out: &mut Vec<Record>) {}
 }

@@ -1,7 +1,8 @@
 //! The aggregators of one run, driven together: the summary's own aggregator first, then every
-//! extra one the command line asked for, each seeing the same events in the same order.
+//! extra one the command line asked for, each seeing the same events in the same order. The
+//! reducer keeps the run's span ([`RunSpan`]) and hands it to each of them at the end.
 
-use super::{Aggregator, SummaryAggregator, SummaryOptions};
+use super::{Aggregator, RunSpan, SummaryAggregator, SummaryOptions};
 use crate::request::RequestResult;
 use tokenpipe_format::{Client, Record, Sent, ServerMetrics, Stall, Summary, Token};
 
@@ -12,6 +13,8 @@ pub struct RunReducer {
     pub summary: SummaryAggregator,
     /// Add fields to the summary or write records of their own, in this order.
     pub extras: Vec<Box<dyn Aggregator>>,
+    /// The instants that bound the run, for every request and for the measured ones.
+    span: RunSpan,
 }
 
 impl RunReducer {
@@ -20,6 +23,7 @@ impl RunReducer {
         RunReducer {
             summary: SummaryAggregator::default(),
             extras,
+            span: RunSpan::default(),
         }
     }
 
@@ -31,9 +35,9 @@ impl RunReducer {
         opts: &SummaryOptions,
         out: &mut Vec<Record>,
     ) -> Summary {
-        let mut summary = self.summary.finish(label, run_id, opts);
+        let mut summary = self.summary.finish(&self.span, label, run_id, opts);
         for extra in &mut self.extras {
-            extra.finish(&mut summary, out);
+            extra.finish(&self.span, &mut summary, out);
         }
         summary
     }
@@ -47,6 +51,7 @@ impl Aggregator for RunReducer {
     }
 
     fn token(&mut self, token: &Token) {
+        self.span.token(token.at_ns);
         self.summary.token(token);
         for extra in &mut self.extras {
             extra.token(token);
@@ -57,6 +62,7 @@ impl Aggregator for RunReducer {
         // The measured window is one population for every figure: a request sent outside it
         // reaches only the aggregators of the run's clock (docs/metrics.md, "Windows").
         let admitted = self.summary.admit(result);
+        self.span.request(result, admitted);
         if admitted {
             self.summary.add_admitted(result)?;
         }
@@ -91,12 +97,6 @@ impl Aggregator for RunReducer {
     fn drain(&mut self, out: &mut Vec<Record>) {
         for extra in &mut self.extras {
             extra.drain(out);
-        }
-    }
-
-    fn finish(&mut self, summary: &mut Summary, out: &mut Vec<Record>) {
-        for extra in &mut self.extras {
-            extra.finish(summary, out);
         }
     }
 }

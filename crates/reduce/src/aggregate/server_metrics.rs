@@ -16,7 +16,7 @@
 //! its token counts fill the same members where vLLM's are absent, and its latency means stay
 //! empty (docs/real-engines.md compares its decode time per token with the client's TPOT).
 
-use super::Aggregator;
+use super::{Aggregator, RunSpan};
 use crate::request::RequestResult;
 use std::collections::BTreeMap;
 use tokenpipe_format::{sum_series, Record, ScrapePhase, ServerMetrics, Summary};
@@ -95,7 +95,7 @@ impl Aggregator for ServerMetricsAggregator {
         }
     }
 
-    fn finish(&mut self, s: &mut Summary, _out: &mut Vec<Record>) {
+    fn finish(&mut self, _span: &RunSpan, s: &mut Summary, _out: &mut Vec<Record>) {
         let complete = |(b, a): &(Option<Samples>, Option<Samples>)| b.is_some() && a.is_some();
         if self.servers.is_empty() || !self.servers.values().all(complete) {
             return;
@@ -175,7 +175,7 @@ mod tests {
         let as_refs = |v: &[(String, f64)]| -> Vec<(String, f64)> { v.to_vec() };
         let mut a = ServerMetricsAggregator::default();
         let mut s = Summary::default();
-        a.finish(&mut s, &mut vec![]);
+        a.finish(&RunSpan::default(), &mut s, &mut vec![]);
         assert_eq!(s.server_prompt_tokens, None, "no scrapes, no figures");
         let to = |phase, v: Vec<(String, f64)>| {
             let pairs: Vec<(&str, f64)> = v.iter().map(|(k, x)| (k.as_str(), *x)).collect();
@@ -183,7 +183,7 @@ mod tests {
         };
         a.server_metrics(&to(ScrapePhase::Before, as_refs(&before)));
         a.server_metrics(&to(ScrapePhase::After, as_refs(&after)));
-        a.finish(&mut s, &mut vec![]);
+        a.finish(&RunSpan::default(), &mut s, &mut vec![]);
         assert_eq!(s.server_prompt_tokens, Some(30));
         assert_eq!(s.server_generation_tokens, Some(40));
         assert_eq!(s.server_requests_succeeded, Some(4));
@@ -212,7 +212,7 @@ mod tests {
         a.server_metrics(&scrape(ScrapePhase::Before, &before));
         a.server_metrics(&scrape(ScrapePhase::After, &after));
         let mut s = Summary::default();
-        a.finish(&mut s, &mut vec![]);
+        a.finish(&RunSpan::default(), &mut s, &mut vec![]);
         // Computed and cached prompt tokens together.
         assert_eq!(s.server_prompt_tokens, Some(412));
         assert_eq!(s.server_generation_tokens, Some(192));
@@ -248,7 +248,7 @@ mod tests {
                 }
             }
             let mut s = Summary::default();
-            a.finish(&mut s, &mut vec![]);
+            a.finish(&RunSpan::default(), &mut s, &mut vec![]);
             assert_eq!(s.server_prompt_tokens, Some(400), "{order:?}");
         }
         // Parts on two servers: their deltas add up.
@@ -263,12 +263,12 @@ mod tests {
             a.server_metrics(&scrape);
         }
         let mut s = Summary::default();
-        a.finish(&mut s, &mut vec![]);
+        a.finish(&RunSpan::default(), &mut s, &mut vec![]);
         assert_eq!(s.server_prompt_tokens, Some(250));
         // A server scraped only before the run leaves the figures out.
         a.server_metrics(&at("http://c/metrics", Before, 1.0));
         let mut s = Summary::default();
-        a.finish(&mut s, &mut vec![]);
+        a.finish(&RunSpan::default(), &mut s, &mut vec![]);
         assert_eq!(s.server_prompt_tokens, None);
     }
 }

@@ -3,7 +3,7 @@
 //! definitions.
 
 use super::timing::window::{Window, WindowChoice, WindowCounter};
-use super::Aggregator;
+use super::RunSpan;
 use crate::request::RequestResult;
 use crate::stat::{Moments, Stat};
 use tokenpipe_format::{Client, Stall, StatName, Summary, Token};
@@ -47,8 +47,6 @@ impl Default for SummaryOptions {
 pub struct SummaryAggregator {
     requests_ok: u64,
     requests_failed: u64,
-    first_sent_ns: Option<u64>,
-    last_done_ns: Option<u64>,
     input_tokens: u64,
     output_tokens: u64,
     ttft: Stat,
@@ -62,31 +60,25 @@ pub struct SummaryAggregator {
     window: Option<WindowCounter>,
 }
 
-impl Aggregator for SummaryAggregator {
-    fn add(&mut self, r: &RequestResult) -> Result<(), String> {
-        if self.admit(r) {
-            self.add_admitted(r)?;
-        }
-        Ok(())
-    }
-
-    fn token(&mut self, token: &Token) {
+impl SummaryAggregator {
+    /// Counts a token toward the window's throughput.
+    pub fn token(&mut self, token: &Token) {
         if let Some(w) = &mut self.window {
             w.token(token);
         }
     }
 
-    fn stall(&mut self, stall: &Stall) {
+    /// Notes that `fire`'s output was blocked for a while.
+    pub fn stall(&mut self, stall: &Stall) {
         self.stalls += 1;
         self.stall_ns = self.stall_ns.saturating_add(stall.duration_ns);
     }
 
-    fn client(&mut self, client: &Client) {
+    /// Takes `fire`'s account of itself.
+    pub fn client(&mut self, client: &Client) {
         self.client = Some(client.clone());
     }
-}
 
-impl SummaryAggregator {
     /// Whether `r` belongs to the measured window (always, without one); the requests left
     /// out are counted in `requests_outside_window`. Call once per request.
     pub fn admit(&mut self, r: &RequestResult) -> bool {
@@ -95,12 +87,6 @@ impl SummaryAggregator {
 
     /// Adds a request that [`SummaryAggregator::admit`] let in.
     pub fn add_admitted(&mut self, r: &RequestResult) -> Result<(), String> {
-        if let Some(sent) = r.sent_ns {
-            self.first_sent_ns = Some(self.first_sent_ns.map_or(sent, |t| t.min(sent)));
-        }
-        if let Some(done) = r.done_ns {
-            self.last_done_ns = Some(self.last_done_ns.map_or(done, |t| t.max(done)));
-        }
         if let Some(lag) = r.dispatch_lag_ns() {
             self.dispatch_lag.push_ns(lag);
         }
@@ -141,12 +127,16 @@ impl SummaryAggregator {
         self.window = window.map(WindowCounter::new);
     }
 
-    /// The summary record of the run.
-    pub fn finish(&self, label: String, run_id: String, opts: &SummaryOptions) -> Summary {
-        let duration_ns = match (self.first_sent_ns, self.last_done_ns) {
-            (Some(first), Some(last)) => last.saturating_sub(first),
-            _ => 0,
-        };
+    /// The summary record of the run that `span` bounds: throughputs over the measured
+    /// requests' first send → last `done`, or over the window when there is one.
+    pub fn finish(
+        &self,
+        span: &RunSpan,
+        label: String,
+        run_id: String,
+        opts: &SummaryOptions,
+    ) -> Summary {
+        let duration_ns = span.measured.duration_ns();
         let duration_s = duration_ns as f64 / 1e9;
         let per_s = |x: f64| {
             if duration_ns == 0 {
@@ -197,7 +187,7 @@ impl SummaryAggregator {
             }
         }
         if let Some(w) = &self.window {
-            w.apply(&mut summary);
+            w.apply(span, &mut summary);
         }
         summary
     }

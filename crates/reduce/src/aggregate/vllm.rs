@@ -10,7 +10,7 @@
 
 mod peak;
 
-use super::Aggregator;
+use super::{Aggregator, RunSpan};
 use crate::aggregate::outcomes::slo::{SloBound, SloMetric};
 use crate::exact::Samples;
 use crate::request::RequestResult;
@@ -95,7 +95,6 @@ pub struct VllmAggregator {
     good: u64,
     total_input: u64,
     total_output: u64,
-    last_done_ns: Option<u64>,
     /// Where vLLM's benchmark clock would have started: the run's t = 0, or the start of the
     /// measured window.
     origin_ns: u64,
@@ -155,9 +154,6 @@ pub fn vllm_chunks(r: &RequestResult) -> Result<Vec<u64>, String> {
 
 impl Aggregator for VllmAggregator {
     fn add(&mut self, r: &RequestResult) -> Result<(), String> {
-        if let Some(done) = r.done_ns {
-            self.last_done_ns = Some(self.last_done_ns.map_or(done, |t| t.max(done)));
-        }
         // A failed request, or one never sent (a stopped run's rest), is one of vLLM's failures
         // whatever it streamed.
         if !r.ok || r.sent_ns.is_none() {
@@ -199,20 +195,19 @@ impl Aggregator for VllmAggregator {
         Ok(())
     }
 
-    fn finish(&mut self, summary: &mut Summary, _out: &mut Vec<Record>) {
+    fn finish(&mut self, span: &RunSpan, summary: &mut Summary, _out: &mut Vec<Record>) {
         summary.definitions = Some("vllm".into());
-        summary.vllm = Some(self.result());
+        summary.vllm = Some(self.result(span.measured.last_done_ns));
     }
 }
 
 impl VllmAggregator {
     /// vLLM's result object: its keys, its units (seconds for the duration, milliseconds for
     /// latencies), and 0 for the statistics of a metric without values (`np.mean(x or 0)`).
-    fn result(&mut self) -> BTreeMap<String, Value> {
+    /// vLLM's clock stops at the last `done` of the measured requests.
+    fn result(&mut self, last_done_ns: Option<u64>) -> BTreeMap<String, Value> {
         let duration = self.from_file.duration_s.unwrap_or_else(|| {
-            self.last_done_ns
-                .map_or(0, |d| d.saturating_sub(self.origin_ns)) as f64
-                / 1e9
+            last_done_ns.map_or(0, |d| d.saturating_sub(self.origin_ns)) as f64 / 1e9
         });
         let per_s = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
         let (peak_tokens, peak_requests) = match self.from_file.peaks {

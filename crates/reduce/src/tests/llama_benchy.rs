@@ -2,7 +2,7 @@
 //! its formulas (docs/metrics.md, "llama-benchy's figures").
 
 use super::*;
-use crate::{llama_benchy_prompt_tokens, LlamaBenchyAggregator, LlamaBenchyOptions, RunReducer};
+use crate::{llama_benchy_prompt_tokens, LlamaBenchyAggregator, LlamaBenchyOptions};
 use tokenpipe_format::{LlamaBenchy, SpreadFigure};
 
 /// A fire header over an arrivals header with these parameters.

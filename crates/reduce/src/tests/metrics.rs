@@ -170,14 +170,14 @@ fn jitter_is_itl_p99_over_p50() {
 
 #[test]
 fn any_percentile_set_and_mergeable_histograms() {
-    let mut agg = SummaryAggregator::default();
+    let mut agg = RunReducer::default();
     fold_text(&stream(&two_requests()), &mut agg, &mut |_| Ok(())).unwrap();
     let opts = SummaryOptions {
         percentiles: vec![95.0, 99.9],
         histograms: true,
         ..SummaryOptions::default()
     };
-    let s = agg.finish("l".into(), "run-1".into(), &opts);
+    let s = agg.finish_summary("l".into(), "run-1".into(), &opts, &mut Vec::new());
     assert_eq!(s.percentiles, [95.0, 99.9]);
     assert_pct(s.stat("ttft", StatName::Percentile(99.9)), 70.0);
     assert_pct(s.stat("e2el", StatName::Percentile(95.0)), 120.0);
@@ -191,13 +191,14 @@ fn any_percentile_set_and_mergeable_histograms() {
     let ttft = crate::stat::Stat::from_state(&s.histograms["ttft"]).unwrap();
     assert_eq!(ttft.count(), 2);
     assert_eq!(ttft.moments(&[50.0]).unwrap().mean_ms, 60.0);
-    let bare = agg.finish(
+    let bare = agg.finish_summary(
         "l".into(),
         "run-1".into(),
         &SummaryOptions {
             histograms: false,
             ..opts
         },
+        &mut Vec::new(),
     );
     assert!(bare.histograms.is_empty());
 }

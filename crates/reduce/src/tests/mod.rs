@@ -14,7 +14,7 @@ mod shards;
 mod timing;
 mod vllm;
 
-pub(super) use crate::{fold_run, FoldOptions, SummaryAggregator, SummaryOptions};
+pub(super) use crate::{fold_run, FoldOptions, RunReducer, SummaryOptions};
 pub(super) use tokenpipe_format::{RecordReader, StatName, Summary};
 
 pub(super) const MS: u64 = 1_000_000;
@@ -98,9 +98,14 @@ pub(super) fn stream(lines: &[String]) -> String {
 }
 
 pub(super) fn summary_of(text: &str) -> anyhow::Result<Summary> {
-    let mut agg = SummaryAggregator::default();
+    let mut agg = RunReducer::default();
     let header = fold_text(text, &mut agg, &mut |_| Ok(()))?;
-    Ok(agg.finish("l".into(), header.run_id, &SummaryOptions::default()))
+    Ok(agg.finish_summary(
+        "l".into(),
+        header.run_id,
+        &SummaryOptions::default(),
+        &mut Vec::new(),
+    ))
 }
 
 /// Relative tolerance of the HDR percentiles (3 significant figures).

@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::aggregate::outcomes::{self, slo};
-use crate::RunReducer;
+
 use tokenpipe_format::{Record, ResultRecord};
 
 /// Everything known, in ms: request 1 is due at 0, sent at 2, its first event at 5, tokens at

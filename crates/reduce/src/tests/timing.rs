@@ -4,7 +4,7 @@
 use super::*;
 use crate::aggregate::timing::intervals::IntervalAggregator;
 use crate::aggregate::timing::window::WindowChoice;
-use crate::Aggregator;
+use crate::{Aggregator, RunSpan};
 use tokenpipe_cli::{Failure, EXIT_BAD_INPUT};
 use tokenpipe_format::{Interval, Record, Sent, Token};
 
@@ -273,7 +273,7 @@ fn intervals_are_written_once_the_run_is_a_grace_past_them() {
     };
     agg.add(&never_sent).unwrap();
     let mut last = Vec::new();
-    agg.finish(&mut Summary::default(), &mut last);
+    agg.finish(&RunSpan::default(), &mut Summary::default(), &mut last);
     assert_eq!(last.len(), 2);
     let second = interval(&last[0]);
     assert_eq!((second.start_s, second.end_s), (1.0, 2.0));

@@ -2,7 +2,7 @@
 //! that a run stopped early is told apart from a server that fails.
 
 use super::error_label;
-use crate::aggregate::Aggregator;
+use crate::aggregate::{Aggregator, RunSpan};
 use crate::request::RequestResult;
 use std::collections::BTreeMap;
 use tokenpipe_format::{ErrorKind, Record, Summary};
@@ -31,7 +31,7 @@ impl Aggregator for Counts {
         Ok(())
     }
 
-    fn finish(&mut self, summary: &mut Summary, _out: &mut Vec<Record>) {
+    fn finish(&mut self, _span: &RunSpan, summary: &mut Summary, _out: &mut Vec<Record>) {
         summary.requests_scheduled = Some(self.scheduled);
         summary.requests_sent = Some(self.sent);
         summary.requests_failed_server = Some(self.failed_server);

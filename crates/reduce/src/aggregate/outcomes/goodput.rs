@@ -2,7 +2,7 @@
 //! share of the requests it held.
 
 use super::slo::SloBound;
-use crate::aggregate::Aggregator;
+use crate::aggregate::{Aggregator, RunSpan};
 use crate::request::RequestResult;
 use tokenpipe_format::{Record, Summary};
 
@@ -39,7 +39,7 @@ impl Aggregator for Goodput {
         Ok(())
     }
 
-    fn finish(&mut self, summary: &mut Summary, _out: &mut Vec<Record>) {
+    fn finish(&mut self, _span: &RunSpan, summary: &mut Summary, _out: &mut Vec<Record>) {
         summary.slo = self
             .bounds
             .iter()

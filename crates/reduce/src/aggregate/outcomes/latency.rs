@@ -3,7 +3,7 @@
 //! token rates, and the spread of each request's own gaps. Also counts the values behind every
 //! metric (`samples`), so each figure says which requests it covers.
 
-use crate::aggregate::{Aggregator, SummaryOptions};
+use crate::aggregate::{Aggregator, RunSpan, SummaryOptions};
 use crate::request::RequestResult;
 use crate::stat::Stat;
 use tokenpipe_format::{Record, StatName, Summary};
@@ -115,7 +115,7 @@ impl Aggregator for MoreLatency {
         Ok(())
     }
 
-    fn finish(&mut self, summary: &mut Summary, _out: &mut Vec<Record>) {
+    fn finish(&mut self, _span: &RunSpan, summary: &mut Summary, _out: &mut Vec<Record>) {
         for (metric, stat, unit) in self.metrics() {
             let m = stat.moments_scaled(&self.percentiles, unit.per_unit);
             let m = m.as_ref();

@@ -1,7 +1,7 @@
 //! Run metadata (`reduce --meta model=llama-70b --meta gpu=h100`): what was measured, as the
 //! user names it, carried on every summary so a summary read alone says what it describes.
 
-use crate::aggregate::Aggregator;
+use crate::aggregate::{Aggregator, RunSpan};
 use crate::request::RequestResult;
 use std::collections::BTreeMap;
 use tokenpipe_format::{Record, Summary};
@@ -15,7 +15,7 @@ impl Aggregator for Meta {
         Ok(())
     }
 
-    fn finish(&mut self, summary: &mut Summary, _out: &mut Vec<Record>) {
+    fn finish(&mut self, _span: &RunSpan, summary: &mut Summary, _out: &mut Vec<Record>) {
         summary.meta = self.0.clone();
     }
 }

@@ -6,7 +6,7 @@
 //! Memory: one entry per request in flight and one accumulator per slice not yet written; no
 //! event is kept.
 
-use crate::aggregate::Aggregator;
+use crate::aggregate::{Aggregator, RunSpan};
 use crate::request::RequestResult;
 use crate::stat::Stat;
 use std::collections::VecDeque;
@@ -241,7 +241,7 @@ impl Aggregator for IntervalAggregator {
         out.append(&mut self.ready);
     }
 
-    fn finish(&mut self, _summary: &mut Summary, out: &mut Vec<Record>) {
+    fn finish(&mut self, _span: &RunSpan, _summary: &mut Summary, out: &mut Vec<Record>) {
         if let Some(newest) = self.newest_ns {
             // A run whose last event falls exactly on a slice boundary would end in a slice of
             // no length: what was stamped at that instant joins the slice before, whose end it is.

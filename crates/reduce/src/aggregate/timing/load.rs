@@ -5,7 +5,8 @@
 
 use super::concurrency::InFlightIntervals;
 use super::peak::PeakTokens;
-use super::window::{measured_span, Window};
+use super::span::RunSpan;
+use super::window::Window;
 use crate::aggregate::Aggregator;
 use crate::request::RequestResult;
 use tokenpipe_format::{Header, Record, StatName, Summary, Token};
@@ -21,9 +22,6 @@ pub struct LoadAggregator {
     closed_loop_n: Option<u64>,
     peak: PeakTokens,
     in_flight: InFlightIntervals,
-    first_sent_ns: Option<u64>,
-    last_done_ns: Option<u64>,
-    last_event_ns: Option<u64>,
     /// Where the run's t = 0 lies on its clock (see `Window::origin_ns`).
     origin_ns: u64,
 }
@@ -41,15 +39,8 @@ impl LoadAggregator {
                 .filter(|_| closed),
             peak: PeakTokens::default(),
             in_flight: InFlightIntervals::default(),
-            first_sent_ns: None,
-            last_done_ns: None,
-            last_event_ns: None,
             origin_ns,
         }
-    }
-
-    fn saw(&mut self, at_ns: u64) {
-        self.last_event_ns = Some(self.last_event_ns.map_or(at_ns, |t| t.max(at_ns)));
     }
 }
 
@@ -59,7 +50,6 @@ impl Aggregator for LoadAggregator {
     }
 
     fn token(&mut self, t: &Token) {
-        self.saw(t.at_ns);
         if self.window.as_ref().is_none_or(|w| w.contains(t.at_ns)) {
             self.peak.add(t.at_ns, t.tokens);
         }
@@ -67,29 +57,15 @@ impl Aggregator for LoadAggregator {
 
     fn add(&mut self, r: &RequestResult) -> Result<(), String> {
         if let Some(sent) = r.sent_ns {
-            self.first_sent_ns = Some(self.first_sent_ns.map_or(sent, |t| t.min(sent)));
-            self.saw(sent);
             // Still in flight at the end of the run: it ends with the run's last event, which
             // the span never passes.
             self.in_flight.push(sent, r.done_ns.unwrap_or(u64::MAX));
         }
-        if let Some(done) = r.done_ns {
-            self.last_done_ns = Some(self.last_done_ns.map_or(done, |t| t.max(done)));
-            self.saw(done);
-        }
-        if let Some(t) = r.last_event_ns {
-            self.saw(t);
-        }
         Ok(())
     }
 
-    fn finish(&mut self, s: &mut Summary, _out: &mut Vec<Record>) {
-        let Some((start, end)) = measured_span(
-            self.window.as_ref(),
-            self.first_sent_ns,
-            self.last_done_ns,
-            self.last_event_ns,
-        ) else {
+    fn finish(&mut self, span: &RunSpan, s: &mut Summary, _out: &mut Vec<Record>) {
+        let Some((start, end)) = span.measured_span(self.window.as_ref()) else {
             return;
         };
         if let Some(p) = self.peak.peak(start, end) {

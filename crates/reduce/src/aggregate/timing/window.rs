@@ -3,6 +3,7 @@
 //! its throughputs are computed from. docs/metrics.md ("Windows") states the straddle rule
 //! this file implements: a request belongs to the window it was sent in, and is measured whole.
 
+use super::span::RunSpan;
 use crate::request::RequestResult;
 use tokenpipe_format::{Header, MeasuredWindow, Phase, Summary, Token};
 
@@ -125,37 +126,12 @@ fn phases(header: &Header) -> Result<Vec<Phase>, String> {
     }
 }
 
-/// The stretch the run's throughputs are divided by: the window cut to the run's activity
-/// (from the later of its start and the first send to the earlier of its end and the last
-/// event), or without a window first send → last `done`. `None` when the run has no send.
-pub fn measured_span(
-    window: Option<&Window>,
-    first_sent_ns: Option<u64>,
-    last_done_ns: Option<u64>,
-    last_event_ns: Option<u64>,
-) -> Option<(u64, u64)> {
-    let first = first_sent_ns?;
-    let (start, end) = match window {
-        None => (first, last_done_ns.unwrap_or(first)),
-        Some(w) => {
-            let last = last_event_ns.unwrap_or(first);
-            (
-                w.start_ns.max(first),
-                w.end_ns.map_or(last, |end| end.min(last)),
-            )
-        }
-    };
-    Some((start, end.max(start)))
-}
-
 /// Follows the stamps of a run and lets its summary count only the window's requests. Keeps
 /// counts, not requests.
 #[derive(Debug)]
 pub struct WindowCounter {
     window: Window,
     outside: u64,
-    first_sent_ns: Option<u64>,
-    last_event_ns: Option<u64>,
     /// `tokens` of token events stamped in the window.
     tokens: u64,
     /// Requests whose ok `done` is stamped in the window, and their prompt tokens.
@@ -169,8 +145,6 @@ impl WindowCounter {
         WindowCounter {
             window,
             outside: 0,
-            first_sent_ns: None,
-            last_event_ns: None,
             tokens: 0,
             ok_done: 0,
             ok_done_input_tokens: 0,
@@ -179,22 +153,14 @@ impl WindowCounter {
 
     /// Counts a token event toward the window's throughput when it is stamped inside.
     pub fn token(&mut self, t: &Token) {
-        self.saw(t.at_ns);
         if self.window.contains(t.at_ns) {
             self.tokens = self.tokens.saturating_add(u64::from(t.tokens));
         }
     }
 
-    /// Notes a request's stamps and its `done`, and says whether its latencies and counts
-    /// belong to the summary (sent in the window).
+    /// Notes a request's `done`, and says whether its latencies and counts belong to the
+    /// summary (sent in the window).
     pub fn admit(&mut self, r: &RequestResult) -> bool {
-        if let Some(sent) = r.sent_ns {
-            self.first_sent_ns = Some(self.first_sent_ns.map_or(sent, |t| t.min(sent)));
-            self.saw(sent);
-        }
-        for t in [r.done_ns, r.last_event_ns].into_iter().flatten() {
-            self.saw(t);
-        }
         if r.ok && r.done_ns.is_some_and(|d| self.window.contains(d)) {
             self.ok_done += 1;
             self.ok_done_input_tokens = self
@@ -208,20 +174,12 @@ impl WindowCounter {
         inside
     }
 
-    fn saw(&mut self, at_ns: u64) {
-        self.last_event_ns = Some(self.last_event_ns.map_or(at_ns, |t| t.max(at_ns)));
-    }
-
-    /// Replaces the summary's whole-run duration and throughputs with the window's, and
-    /// records the window.
-    pub fn apply(&self, s: &mut Summary) {
-        let (start, end) = measured_span(
-            Some(&self.window),
-            self.first_sent_ns,
-            None,
-            self.last_event_ns,
-        )
-        .unwrap_or((self.window.start_ns, self.window.start_ns));
+    /// Replaces the summary's whole-run duration and throughputs with the window's, cut to the
+    /// run's activity (`span`), and records the window.
+    pub fn apply(&self, span: &RunSpan, s: &mut Summary) {
+        let (start, end) = span
+            .measured_span(Some(&self.window))
+            .unwrap_or((self.window.start_ns, self.window.start_ns));
         let duration_ns = end - start;
         let per_s = |x: u64| {
             if duration_ns == 0 {
