@@ -12,6 +12,7 @@ pub mod histogram;
 pub mod ids;
 pub mod idset;
 pub mod int_hash;
+mod json_error;
 pub mod or_other;
 pub mod reader;
 pub mod records;

@@ -15,6 +15,7 @@
 //! The lines of a run that come by the million (`token`, `sent`, `done`) are parsed by hand when
 //! they have exactly the shape `fire` writes (`fast`), and by serde otherwise.
 
+use crate::json_error::describe_json_error;
 use crate::records::{Header, Record, RecordType};
 use crate::FORMAT_MAJOR;
 use serde::Deserialize;
@@ -341,35 +342,6 @@ impl<R: BufRead> RecordReader<R> {
             line: self.line,
             message,
         }
-    }
-}
-
-/// Parses a line that failed as the body type `T`, tracking the path, and names the field at
-/// fault.
-pub(crate) fn path_error<T: serde::de::DeserializeOwned>(text: &[u8]) -> String {
-    let mut de = serde_json::Deserializer::from_slice(text);
-    match serde_path_to_error::deserialize::<_, T>(&mut de) {
-        Ok(_) => "invalid record".into(),
-        Err(e) => {
-            let path = e.path().to_string();
-            let field = (path != "." && !path.is_empty()).then_some(path);
-            describe_json_error(e.inner(), field.as_deref())
-        }
-    }
-}
-
-/// Turns a serde_json error into `field "x": message` without serde_json's own
-/// "at line 1 column N" suffix (every record is one line; the column is kept).
-fn describe_json_error(e: &serde_json::Error, field: Option<&str>) -> String {
-    let full = e.to_string();
-    let msg = match full.rfind(" at line ") {
-        Some(i) => &full[..i],
-        None => full.as_str(),
-    };
-    let msg = msg.replace('`', "\"");
-    match field {
-        Some(f) => format!("field \"{f}\": {msg} (column {})", e.column()),
-        None => format!("{msg} (column {})", e.column()),
     }
 }
 

@@ -85,7 +85,7 @@ macro_rules! record_types {
             /// Re-parses `text` as this type's body alone, so that a field error names the field
             /// (an internally tagged enum loses the path).
             pub(crate) fn field_error(self, text: &[u8]) -> String {
-                match self { $(RecordType::$variant => crate::reader::path_error::<$ty>(text),)* }
+                match self { $(RecordType::$variant => crate::json_error::path_error::<$ty>(text),)* }
             }
 
             pub(crate) fn bit(self) -> u32 {
