@@ -472,16 +472,6 @@ pub fn reduce_runs<W: Write>(
     sink.end(out, warn)
 }
 
-/// The label a run gets without `--label`: the model named in its header chain (fire's `model`
-/// parameter), else its run id.
-pub fn default_label(header: &Header) -> String {
-    match header.param("model") {
-        Some(serde_json::Value::String(s)) if !s.is_empty() => s.clone(),
-        Some(v) if !v.is_null() && !v.is_string() => v.to_string(),
-        _ => header.run_id.clone(),
-    }
-}
-
 /// The header of one run's summary, chained onto that run's header.
 fn output_header(input: &Header, argv: Vec<String>) -> Header {
     let mut header = Header::new("reduce", format!("{}-reduce", input.run_id), argv);

@@ -28,9 +28,9 @@ pub use aggregate::{
     llama_benchy_prompt_tokens, Aggregator, LlamaBenchyAggregator, LlamaBenchyOptions, RunReducer,
     RunSpan, SummaryAggregator, SummaryOptions,
 };
-pub use cli::{default_label, main, reduce_inputs, reduce_runs};
+pub use cli::{main, reduce_inputs, reduce_runs};
 pub use run::{fold_run, Emit, FoldOptions, RunEnd};
-pub use sink::RunsOptions;
+pub use sink::{default_label, RunsOptions};
 
 #[cfg(test)]
 mod tests;

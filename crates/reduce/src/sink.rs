@@ -76,7 +76,7 @@ impl<'a> RunSink<'a> {
             all => all.get(self.runs),
         }
         .cloned()
-        .unwrap_or_else(|| crate::cli::default_label(header));
+        .unwrap_or_else(|| default_label(header));
         self.runs += 1;
         label
     }
@@ -277,4 +277,14 @@ pub fn warn_unfinished(
         )?;
     }
     Ok(())
+}
+
+/// The label a run gets without `--label`: the model named in its header chain (fire's `model`
+/// parameter), else its run id.
+pub fn default_label(header: &Header) -> String {
+    match header.param("model") {
+        Some(serde_json::Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(v) if !v.is_null() && !v.is_string() => v.to_string(),
+        _ => header.run_id.clone(),
+    }
 }
