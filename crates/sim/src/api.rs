@@ -2,10 +2,11 @@
 //! the answer (how many tokens, streaming or not, usage in the stream, prompt size).
 //!
 //! Everything else a client sends (`model`, `temperature`, `ignore_eos`, …) is accepted and
-//! ignored, but for simserve's own `tokenpipe_fault` members, read by [`crate::fault::select`]. Bad input never panics: it becomes an [`ApiError`] that the server turns into an
+//! ignored, but for simserve's own `tokenpipe_fault` members, read by [`crate::fault_kind`].
+//! Bad input never panics: it becomes an [`ApiError`] that the server turns into an
 //! OpenAI-style 400 answer.
 
-use crate::fault::select::{self, Asked};
+use crate::fault_kind::{self, Asked};
 use serde_json::{Map, Value};
 
 /// Default `max_tokens` when the request does not say, as in the OpenAI completions API.
@@ -92,7 +93,7 @@ pub fn parse(kind: Kind, body: &[u8]) -> Result<GenerationRequest, ApiError> {
             .unwrap_or(false),
         Some(_) => return Err(ApiError::new("'stream_options' must be an object")),
     };
-    let fault = select::asked(&obj, MAX_TOKENS_LIMIT).map_err(ApiError::new)?;
+    let fault = fault_kind::asked(&obj, MAX_TOKENS_LIMIT).map_err(ApiError::new)?;
     Ok(GenerationRequest {
         kind,
         max_tokens,
@@ -274,7 +275,7 @@ mod tests {
         assert_eq!(
             r.fault,
             Asked {
-                choice: select::Choice::Kind(crate::fault::FaultKind::Reset),
+                choice: fault_kind::Choice::Kind(fault_kind::FaultKind::Reset),
                 after: Some(3),
             }
         );

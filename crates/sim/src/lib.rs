@@ -34,6 +34,7 @@ pub mod api;
 pub mod config;
 pub mod engine;
 pub mod fault;
+pub mod fault_kind;
 pub mod metrics;
 pub mod prompt_blocks;
 pub mod render;

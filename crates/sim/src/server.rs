@@ -77,7 +77,7 @@ impl App {
     /// What the connections of a server with `config` share, its tokens timed by `timer`.
     fn new(config: Config, stamps: Option<Arc<StampLog>>, timer: TokenTimer) -> Self {
         let renderer = Renderer::new(&config.model);
-        let engine = engine::from_config(&config);
+        let engine = engine::from_settings(&config.engine, config.ttft, config.itl);
         let max_model_len = engine
             .max_model_len()
             .unwrap_or(metrics::DEFAULT_MAX_MODEL_LEN);

@@ -26,7 +26,7 @@
 //!
 //! # Adding an engine
 //!
-//! One file beside [`fixed`] that implements [`Engine`], and one arm in [`from_config`]. A
+//! One file beside [`fixed`] that implements [`Engine`], and one arm in [`from_settings`]. A
 //! continuous-batching engine fits as follows: `admit` queues the sequence (prompt length and
 //! budget) in its shared state behind a mutex and hands out a slot number as the ticket; `due`
 //! advances its simulated steps up to `now_ns` (each step's duration a function of the batch
@@ -42,8 +42,8 @@ pub mod batching;
 pub mod fixed;
 pub mod profile;
 
-use crate::config::Config;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What an engine learns of a request when it is admitted: all it needs to place the request in
 /// a batch.
@@ -149,14 +149,15 @@ pub struct EngineGauges {
     pub kv_cache_usage: f64,
 }
 
-/// The engine the settings ask for: the fixed timetable of `--ttft-ms` and `--itl-ms`, or a
-/// continuous-batching engine with a profile's costs (see [`profile`]).
-pub fn from_config(config: &Config) -> Arc<dyn Engine> {
-    match &config.engine {
-        profile::EngineSettings::Fixed => Arc::new(fixed::Fixed {
-            ttft: config.ttft,
-            itl: config.itl,
-        }),
+/// The engine the settings ask for: the fixed timetable of `--ttft-ms` and `--itl-ms` (`ttft`
+/// and `itl`), or a continuous-batching engine with a profile's costs (see [`profile`]).
+pub fn from_settings(
+    settings: &profile::EngineSettings,
+    ttft: Duration,
+    itl: Duration,
+) -> Arc<dyn Engine> {
+    match settings {
+        profile::EngineSettings::Fixed => Arc::new(fixed::Fixed { ttft, itl }),
         profile::EngineSettings::Batching(settings) => {
             Arc::new(batching::Batching::new(settings.clone()))
         }

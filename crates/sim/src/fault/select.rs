@@ -12,14 +12,9 @@
 //! is part of any real API: they let a test make exactly request 3 fail. The request's
 //! `x-tokenpipe-fault` header ([`super::header`]) does the same and beats both.
 
-use super::{Fault, FaultKind, KIND_NAMES};
-use serde_json::{Map, Value};
+pub use crate::fault_kind::{asked, Asked, Choice, AFTER_MEMBER, MEMBER};
 
-/// The body member that chooses a request's fault.
-pub const MEMBER: &str = "tokenpipe_fault";
-
-/// The body member that sets how many tokens a request sends before its fault.
-pub const AFTER_MEMBER: &str = "tokenpipe_fault_after";
+use super::{Fault, FaultKind};
 
 /// One `--fault KIND[:FRACTION]` flag.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,55 +44,6 @@ pub fn parse_flag(s: &str) -> Result<FaultFlag, String> {
         kind: FaultKind::parse(name.trim())?,
         fraction,
     })
-}
-
-/// What a request's body asked of the fault layer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Asked {
-    /// `tokenpipe_fault`.
-    pub choice: Choice,
-    /// `tokenpipe_fault_after`.
-    pub after: Option<u64>,
-}
-
-/// The request's own choice of fault.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Choice {
-    /// No member (or null): the flags decide.
-    #[default]
-    Flags,
-    /// `"none"`: no fault, whatever the flags say.
-    Spared,
-    /// This fault, whatever the flags say.
-    Kind(FaultKind),
-}
-
-/// Reads the two members from a request body; an error names the member at fault.
-pub fn asked(obj: &Map<String, Value>, max_after: u64) -> Result<Asked, String> {
-    let choice = match obj.get(MEMBER) {
-        None | Some(Value::Null) => Choice::Flags,
-        Some(Value::String(s)) if s == "none" => Choice::Spared,
-        Some(Value::String(s)) => {
-            Choice::Kind(FaultKind::parse(s).map_err(|e| format!("'{MEMBER}': {e}, or none"))?)
-        }
-        Some(v) => {
-            return Err(format!(
-                "'{MEMBER}' must be a string ({KIND_NAMES} or none), got {v}"
-            ))
-        }
-    };
-    let after = match obj.get(AFTER_MEMBER) {
-        None | Some(Value::Null) => None,
-        Some(v) => match v.as_u64() {
-            Some(n) if n <= max_after => Some(n),
-            _ => {
-                return Err(format!(
-                    "'{AFTER_MEMBER}' must be an integer from 0 to {max_after}, got {v}"
-                ))
-            }
-        },
-    };
-    Ok(Asked { choice, after })
 }
 
 /// u = 1 in the draw's fixed point: draws are 53-bit numbers, below `ONE`.
