@@ -10,6 +10,7 @@
 
 mod common;
 
+mod architecture;
 mod arrivals_shapes;
 mod arrivals_signals;
 mod arrivals_statistics;
