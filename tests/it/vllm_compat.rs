@@ -10,6 +10,7 @@
 use crate::common;
 use common::*;
 use serde_json::Value;
+use tokenpipe_format::vllm::{self, Stat};
 
 const FIXTURE: &str = "tests/fixtures/vllm/detailed.json";
 
@@ -27,9 +28,9 @@ fn summary_of(out: &std::process::Output) -> Value {
 }
 
 /// Every member of vLLM's figures in `want` is in `got`, equal within 0.1 % (exact integers).
-fn same_figures(got: &Value, want: &Value, keys: &[&str]) {
+fn same_figures(got: &Value, want: &Value, keys: &[String]) {
     for key in keys {
-        let (g, w) = (&got[key], &want[key]);
+        let (g, w) = (&got[key.as_str()], &want[key.as_str()]);
         match (g.as_f64(), w.as_f64()) {
             (Some(g), Some(w)) => assert!(
                 (g - w).abs() <= 1e-3 * w.abs().max(1e-9),
@@ -43,35 +44,35 @@ fn same_figures(got: &Value, want: &Value, keys: &[&str]) {
     }
 }
 
-const FIGURES: &[&str] = &[
-    "duration",
-    "completed",
-    "failed",
-    "total_input_tokens",
-    "total_output_tokens",
-    "request_throughput",
-    "request_goodput",
-    "output_throughput",
-    "total_token_throughput",
-    "max_output_tokens_per_s",
-    "max_concurrent_requests",
-    "mean_ttft_ms",
-    "median_ttft_ms",
-    "std_ttft_ms",
-    "p99_ttft_ms",
-    "mean_tpot_ms",
-    "median_tpot_ms",
-    "std_tpot_ms",
-    "p99_tpot_ms",
-    "mean_itl_ms",
-    "median_itl_ms",
-    "std_itl_ms",
-    "p99_itl_ms",
-    "mean_e2el_ms",
-    "median_e2el_ms",
-    "std_e2el_ms",
-    "p99_e2el_ms",
-];
+/// vLLM's figures at its default `--metric-percentiles 99`, in the order of its result file:
+/// the run-wide figures, then mean, median, std and p99 of each latency metric.
+fn vllm_figures() -> Vec<String> {
+    let mut keys: Vec<String> = vllm::FIGURES.iter().map(|k| k.to_string()).collect();
+    for metric in vllm::METRICS {
+        for stat in [Stat::Mean, Stat::Median, Stat::Std, Stat::Percentile(99.0)] {
+            keys.push(vllm::latency_key(metric.name, stat));
+        }
+    }
+    keys
+}
+
+#[test]
+fn the_figures_are_those_of_a_file_vllm_wrote() {
+    let file = fixture();
+    let mut written: Vec<&str> = file
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !vllm::SETTINGS.contains(k))
+        .filter(|k| !file[*k].is_array())
+        .collect();
+    written.sort();
+    let figures = vllm_figures();
+    let mut ours: Vec<&str> = figures.iter().map(String::as_str).collect();
+    ours.sort();
+    assert_eq!(ours, written);
+}
 
 #[test]
 fn a_vllm_result_file_gives_back_vllms_own_figures() {
@@ -82,9 +83,10 @@ fn a_vllm_result_file_gives_back_vllms_own_figures() {
     let s = summary_of(&out);
     assert_eq!(s["definitions"], "vllm");
     let v = &s["vllm"];
-    same_figures(v, &fixture(), FIGURES);
+    let figures = vllm_figures();
+    same_figures(v, &fixture(), &figures);
     let keys = v.as_object().expect("an object").len();
-    assert_eq!(keys, FIGURES.len(), "exactly vLLM's keys: {v}");
+    assert_eq!(keys, figures.len(), "exactly vLLM's keys: {v}");
     // The run is named by the model, and the header says where it came from.
     assert_eq!(s["label"], "tiny-llama");
     let recs = records(&out.stdout);
@@ -118,7 +120,7 @@ fn a_run_recorded_from_vllm_is_recomputed_to_a_thousandth() {
     );
     let s = summary_of(&out);
     let v = &s["vllm"];
-    same_figures(v, &recorded(), FIGURES);
+    same_figures(v, &recorded(), &vllm_figures());
     // vLLM's re-encoded prompts missed their 200 tokens twice (202 and 201): its own counts
     // are what the figures use.
     assert_eq!(v["total_input_tokens"], 8003);
@@ -202,12 +204,7 @@ fn percentiles_and_slos_follow_vllms_settings() {
         "p90_e2el_ms": 764.8000000000001,
         "p99_itl_ms": 578.9999999999999,
     });
-    let keys: Vec<&str> = want
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys: Vec<String> = want.as_object().unwrap().keys().cloned().collect();
     same_figures(&s["vllm"], &want, &keys);
     // Our own percentiles follow the same flag.
     assert!(s["ttft_p90_ms"].is_number(), "{s}");
@@ -240,7 +237,7 @@ fn imported_events_go_through_a_pipe_and_reduce_the_same() {
         &cmd("reduce", &["--vllm-compatible"]),
         &emitted.stdout,
     ));
-    same_figures(&s["vllm"], &fixture(), FIGURES);
+    same_figures(&s["vllm"], &fixture(), &vllm_figures());
 }
 
 #[test]
@@ -265,8 +262,9 @@ fn without_start_times_vllms_own_duration_and_peaks_are_used() {
     assert_eq!(v["max_output_tokens_per_s"], 17.0);
     assert_eq!(v["max_concurrent_requests"], 4);
     // Latencies do not need the send times.
-    same_figures(&v, &fixture(), &FIGURES[..9]);
-    same_figures(&v, &fixture(), &FIGURES[11..]);
+    let figures = vllm_figures();
+    same_figures(&v, &fixture(), &figures[..9]);
+    same_figures(&v, &fixture(), &figures[11..]);
 }
 
 #[test]

@@ -18,6 +18,7 @@ pub mod reader;
 pub mod records;
 pub mod schema;
 pub mod tracker;
+pub mod vllm;
 pub mod words;
 pub mod writer;
 

@@ -11,30 +11,22 @@ use serde_json::{Map, Value};
 use std::io::{self, Read};
 use std::path::Path;
 use tokenpipe_cli::Input;
+use tokenpipe_format::vllm::{self, key, latency_key, Stat};
 use tokenpipe_format::writer::encode_record;
 use tokenpipe_format::{Done, ErrorKind, Header, OrOther, Record, Sent, Token};
-
-/// The `tool` of an imported run's header.
-pub const TOOL: &str = "vllm bench serve";
 
 /// The header parameter saying whether the file had `start_times` (without them every request
 /// is sent at 0, and vLLM's own peak figures are used).
 pub const PARAM_START_TIMES: &str = "start_times";
 
-/// Settings of the vLLM run copied into the imported header's `params`, under the same names.
-const COPIED_PARAMS: &[&str] = &[
-    "date",
-    "backend",
-    "endpoint_type",
-    "label",
-    "model_id",
-    "tokenizer_id",
-    "num_prompts",
-    "request_rate",
-    "burstiness",
-    "max_concurrency",
-    "max_output_tokens_per_s",
-    "max_concurrent_requests",
+/// The header parameter holding vLLM's own `duration`, which starts before the first send.
+pub const PARAM_DURATION: &str = "duration_s";
+
+/// What of the vLLM run is copied into the imported header's `params`, under the same names:
+/// its settings, and the peaks its events cannot give back without `start_times`.
+const COPIED_PARAMS: &[&[&str]] = &[
+    vllm::SETTINGS,
+    &[key::MAX_OUTPUT_TOKENS_PER_S, key::MAX_CONCURRENT_REQUESTS],
 ];
 
 /// Reads the vLLM result file at `path` into records (see [`import`]).
@@ -76,38 +68,29 @@ pub fn import(text: &[u8], source: &str, argv: Vec<String>) -> anyhow::Result<Ve
         ));
     };
     let requests = Detailed::read(&file).map_err(bad)?;
-    let mut header = Header::new(TOOL, run_id(source), argv);
-    for key in COPIED_PARAMS {
-        if let Some(v) = file.get(*key).filter(|v| !v.is_null()) {
-            header.params.insert((*key).into(), v.clone());
+    let mut header = Header::new(vllm::TOOL, vllm::run_id(source), argv);
+    for copied in COPIED_PARAMS.iter().copied().flatten() {
+        if let Some(v) = file.get(*copied).filter(|v| !v.is_null()) {
+            header.params.insert((*copied).into(), v.clone());
         }
     }
-    if let Some(model) = file.get("model_id").filter(|v| !v.is_null()) {
+    if let Some(model) = file.get(key::MODEL_ID).filter(|v| !v.is_null()) {
         header.params.insert("model".into(), model.clone());
     }
-    if let Some(d) = file.get("duration").filter(|v| !v.is_null()) {
-        header.params.insert("duration_s".into(), d.clone());
+    if let Some(d) = file.get(key::DURATION).filter(|v| !v.is_null()) {
+        header.params.insert(PARAM_DURATION.into(), d.clone());
     }
     header.params.insert(
         PARAM_START_TIMES.into(),
         Value::Bool(requests.start_times.is_some()),
     );
-    let duration = file.get("duration").and_then(Value::as_f64);
+    let duration = file.get(key::DURATION).and_then(Value::as_f64);
     let mut timed = requests.events(duration).map_err(bad)?;
     // Time order across requests; within one request, sent < tokens < done in stream order.
     timed.sort_by_key(|(at, rank, seq, _)| (*at, *rank, *seq));
     let mut records = vec![Record::Header(header)];
     records.extend(timed.into_iter().map(|(_, _, _, r)| r));
     Ok(records)
-}
-
-/// A run id for the import: vLLM has none, so the file's name.
-fn run_id(source: &str) -> String {
-    let name = std::path::Path::new(source)
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| source.to_string());
-    format!("vllm-{name}")
 }
 
 /// The per-request arrays of a detailed result.
@@ -126,8 +109,9 @@ type Timed = (u64, u8, usize, Record);
 
 impl Detailed {
     fn read(file: &Map<String, Value>) -> Result<Self, String> {
-        if !file.contains_key("ttfts") || !file.contains_key("itls") {
-            let what = if file.contains_key("mean_ttft_ms") || file.contains_key("completed") {
+        if !file.contains_key(key::TTFTS) || !file.contains_key(key::ITLS) {
+            let mean_ttft = latency_key("ttft", Stat::Mean);
+            let what = if file.contains_key(&mean_ttft) || file.contains_key(key::COMPLETED) {
                 "a vLLM result without its per-request arrays (ttfts, itls)"
             } else {
                 "not a vLLM result file (no ttfts or itls arrays)"
@@ -136,7 +120,7 @@ impl Detailed {
                 "{what}; rerun `vllm bench serve` with --save-result --save-detailed"
             ));
         }
-        let ttfts = array(file, "ttfts", finite)?;
+        let ttfts = array(file, key::TTFTS, finite)?;
         let n = ttfts.len();
         let sized = |name: &str, len: usize| {
             if len == n {
@@ -147,44 +131,44 @@ impl Detailed {
                 ))
             }
         };
-        let itls = array(file, "itls", |v| {
+        let itls = array(file, key::ITLS, |v| {
             v.as_array()
                 .ok_or("expected an array of seconds")?
                 .iter()
                 .map(finite)
                 .collect()
         })?;
-        sized("itls", itls.len())?;
+        sized(key::ITLS, itls.len())?;
         let count = |name: &str| {
             array(file, name, |v| {
                 v.as_u64().ok_or_else(|| "expected a token count".into())
             })
         };
-        let input_lens = count("input_lens")?;
-        sized("input_lens", input_lens.len())?;
-        let output_lens = count("output_lens")?;
-        sized("output_lens", output_lens.len())?;
-        let errors = array(file, "errors", |v| match v {
+        let input_lens = count(key::INPUT_LENS)?;
+        sized(key::INPUT_LENS, input_lens.len())?;
+        let output_lens = count(key::OUTPUT_LENS)?;
+        sized(key::OUTPUT_LENS, output_lens.len())?;
+        let errors = array(file, key::ERRORS, |v| match v {
             Value::Null => Ok(String::new()),
             Value::String(s) => Ok(s.clone()),
             other => Ok(other.to_string()),
         })?;
-        sized("errors", errors.len())?;
-        let texts = match file.get("generated_texts") {
+        sized(key::ERRORS, errors.len())?;
+        let texts = match file.get(key::GENERATED_TEXTS) {
             None | Some(Value::Null) => None,
-            Some(_) => Some(array(file, "generated_texts", |v| {
+            Some(_) => Some(array(file, key::GENERATED_TEXTS, |v| {
                 Ok(v.as_str().map(String::from))
             })?),
         };
         if let Some(t) = &texts {
-            sized("generated_texts", t.len())?;
+            sized(key::GENERATED_TEXTS, t.len())?;
         }
-        let start_times = match file.get("start_times") {
+        let start_times = match file.get(key::START_TIMES) {
             None | Some(Value::Null) => None,
-            Some(_) => Some(array(file, "start_times", finite)?),
+            Some(_) => Some(array(file, key::START_TIMES, finite)?),
         };
         if let Some(s) = &start_times {
-            sized("start_times", s.len())?;
+            sized(key::START_TIMES, s.len())?;
         }
         Ok(Detailed {
             input_lens,
@@ -224,7 +208,7 @@ impl Detailed {
 
     fn request(&self, i: usize, start: f64, out: &mut Vec<Timed>) -> Result<(), String> {
         let id = i as u64;
-        let sent_ns = to_ns(start, "start_times", i)?;
+        let sent_ns = to_ns(start, key::START_TIMES, i)?;
         out.push((
             sent_ns,
             0,
@@ -256,10 +240,10 @@ impl Detailed {
         }
         // vLLM's own arithmetic: the first chunk at start + ttft, then each gap added on.
         let mut t = start + self.ttfts[i];
-        let mut chunks = vec![to_ns(t, "ttfts", i)?];
+        let mut chunks = vec![to_ns(t, key::TTFTS, i)?];
         for gap in &self.itls[i] {
             t += gap;
-            chunks.push(to_ns(t, "itls", i)?.max(*chunks.last().unwrap_or(&0)));
+            chunks.push(to_ns(t, key::ITLS, i)?.max(*chunks.last().unwrap_or(&0)));
         }
         for &at_ns in &chunks {
             out.push((

@@ -5,10 +5,11 @@
 //! by [`crate::vllm_file`].
 
 use crate::report::{Report, RunReport};
-use crate::vllm_file::{is_vllm_result, run_from_vllm};
+use crate::vllm_file::run_from_vllm;
 use serde_json::{Map, Value};
 use std::io::{BufRead, Cursor, Read};
 use tokenpipe_cli::Input;
+use tokenpipe_format::vllm::ResultFile;
 use tokenpipe_format::{Record, RecordReader, RecordType};
 
 /// Reads every summary of `inputs`, in order. No summaries at all is bad input.
@@ -21,7 +22,7 @@ pub fn read_report(inputs: Vec<Input>) -> anyhow::Result<Report> {
                 let numbered = objects.len() > 1;
                 for (line, object) in objects {
                     let line = numbered.then_some(line);
-                    report.runs.push(run_from_vllm(&object, &input.name, line)?);
+                    report.runs.push(run_from_vllm(object, &input.name, line)?);
                 }
             }
         }
@@ -113,7 +114,7 @@ fn checked(
     name: &str,
     line: usize,
 ) -> anyhow::Result<Map<String, Value>> {
-    if is_vllm_result(&object) {
+    if ResultFile::is_result(&object) {
         Ok(object)
     } else {
         Err(neither(name, line))

@@ -18,6 +18,7 @@ use crate::vllm_import;
 use peak::PeakCounter;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
+use tokenpipe_format::vllm::{self, key, latency_key, Stat};
 use tokenpipe_format::{Header, Record, Summary};
 
 /// What `--vllm-compatible` computes beyond vLLM's fixed figures.
@@ -65,21 +66,21 @@ struct FromFile {
 
 impl FromFile {
     fn of(header: &Header) -> Self {
-        let Some(h) = header.find(vllm_import::TOOL) else {
+        let Some(h) = header.find(vllm::TOOL) else {
             return FromFile::default();
         };
         let num = |key: &str| h.params.get(key).and_then(Value::as_f64);
         let had_start_times = h.params.get(vllm_import::PARAM_START_TIMES) == Some(&json!(true));
         let peaks = match (
             had_start_times,
-            num("max_output_tokens_per_s"),
-            num("max_concurrent_requests"),
+            num(key::MAX_OUTPUT_TOKENS_PER_S),
+            num(key::MAX_CONCURRENT_REQUESTS),
         ) {
             (false, Some(tokens), Some(concurrent)) => Some((tokens, concurrent as u64)),
             _ => None,
         };
         FromFile {
-            duration_s: num("duration_s"),
+            duration_s: num(vllm_import::PARAM_DURATION),
             peaks,
         }
     }
@@ -218,27 +219,27 @@ impl VllmAggregator {
             }
         };
         let mut m = Map::new();
-        m.insert("duration".into(), json!(duration));
-        m.insert("completed".into(), json!(self.completed));
-        m.insert("failed".into(), json!(self.failed));
-        m.insert("total_input_tokens".into(), json!(self.total_input));
-        m.insert("total_output_tokens".into(), json!(self.total_output));
+        m.insert(key::DURATION.into(), json!(duration));
+        m.insert(key::COMPLETED.into(), json!(self.completed));
+        m.insert(key::FAILED.into(), json!(self.failed));
+        m.insert(key::TOTAL_INPUT_TOKENS.into(), json!(self.total_input));
+        m.insert(key::TOTAL_OUTPUT_TOKENS.into(), json!(self.total_output));
         m.insert(
-            "request_throughput".into(),
+            key::REQUEST_THROUGHPUT.into(),
             json!(per_s(self.completed as f64)),
         );
         let goodput = (!self.opts.slos.is_empty()).then(|| per_s(self.good as f64));
-        m.insert("request_goodput".into(), json!(goodput));
+        m.insert(key::REQUEST_GOODPUT.into(), json!(goodput));
         m.insert(
-            "output_throughput".into(),
+            key::OUTPUT_THROUGHPUT.into(),
             json!(per_s(self.total_output as f64)),
         );
         m.insert(
-            "total_token_throughput".into(),
+            key::TOTAL_TOKEN_THROUGHPUT.into(),
             json!(per_s((self.total_input + self.total_output) as f64)),
         );
-        m.insert("max_output_tokens_per_s".into(), json!(peak_tokens));
-        m.insert("max_concurrent_requests".into(), json!(peak_requests));
+        m.insert(key::MAX_OUTPUT_TOKENS_PER_S.into(), json!(peak_tokens));
+        m.insert(key::MAX_CONCURRENT_REQUESTS.into(), json!(peak_requests));
         let percentiles = self.opts.percentiles.clone();
         for (name, samples) in [
             ("ttft", &mut self.ttft_ms),
@@ -247,34 +248,24 @@ impl VllmAggregator {
             ("e2el", &mut self.e2el_ms),
         ] {
             m.insert(
-                format!("mean_{name}_ms"),
+                latency_key(name, Stat::Mean),
                 json!(samples.mean().unwrap_or(0.0)),
             );
             m.insert(
-                format!("median_{name}_ms"),
+                latency_key(name, Stat::Median),
                 json!(samples.percentile(50.0).unwrap_or(0.0)),
             );
             m.insert(
-                format!("std_{name}_ms"),
+                latency_key(name, Stat::Std),
                 json!(samples.std().unwrap_or(0.0)),
             );
             for &p in &percentiles {
                 m.insert(
-                    format!("p{}_{name}_ms", percentile_label(p)),
+                    latency_key(name, Stat::Percentile(p)),
                     json!(samples.percentile(p).unwrap_or(0.0)),
                 );
             }
         }
         m.into_iter().collect()
-    }
-}
-
-/// A percentile as vLLM names it in its keys: `str(int(p)) if int(p) == p else str(p)`, so 99
-/// is `99` and 99.9 is `99.9`.
-pub fn percentile_label(p: f64) -> String {
-    if p.fract() == 0.0 {
-        format!("{}", p as i64)
-    } else {
-        format!("{p}")
     }
 }

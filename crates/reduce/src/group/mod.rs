@@ -17,6 +17,7 @@ pub use spread::{across, t975};
 
 use crate::aggregate::outcomes::latency::metric_unit;
 use std::collections::{BTreeMap, HashMap};
+use tokenpipe_format::vllm;
 use tokenpipe_format::{clock, Header, Record, StatName, Summary};
 
 /// Summary members that describe how a run was put together rather than measure it, so they
@@ -53,10 +54,10 @@ pub struct GroupOptions<'a> {
 /// serve` result imported with `--from-vllm` carries its own date and measured figures.
 const PER_RUN_PARAMS: &[&str] = &[
     "salt",
-    "date",
-    "duration_s",
-    "max_output_tokens_per_s",
-    "max_concurrent_requests",
+    vllm::key::DATE,
+    crate::vllm_import::PARAM_DURATION,
+    vllm::key::MAX_OUTPUT_TOKENS_PER_S,
+    vllm::key::MAX_CONCURRENT_REQUESTS,
 ];
 
 /// The configuration a run belongs to: its label and the parameters of its header chain (less

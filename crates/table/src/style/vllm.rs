@@ -17,6 +17,7 @@ use crate::report::{Report, RunReport};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use tokenpipe_format::vllm::{self, key, latency_key, Stat};
 use tokenpipe_format::{StatName, Summary};
 
 /// Writes each run as vLLM's result block, in input order, with no blank line between blocks
@@ -47,58 +48,50 @@ enum Shown {
 
 /// The lines before the latency sections: (text, result-JSON key, how the value is written).
 const HEAD_LINES: &[(&str, &str, Shown)] = &[
-    ("Successful requests:", "completed", Shown::Plain),
-    ("Failed requests:", "failed", Shown::Plain),
+    ("Successful requests:", key::COMPLETED, Shown::Plain),
+    ("Failed requests:", key::FAILED, Shown::Plain),
     (
         "Maximum request concurrency:",
-        "max_concurrency",
+        key::MAX_CONCURRENCY,
         Shown::Plain,
     ),
-    ("Benchmark duration (s):", "duration", Shown::TwoDecimals),
-    ("Total input tokens:", "total_input_tokens", Shown::Plain),
+    ("Benchmark duration (s):", key::DURATION, Shown::TwoDecimals),
+    ("Total input tokens:", key::TOTAL_INPUT_TOKENS, Shown::Plain),
     (
         "Total generated tokens:",
-        "total_output_tokens",
+        key::TOTAL_OUTPUT_TOKENS,
         Shown::Plain,
     ),
     (
         "Request throughput (req/s):",
-        "request_throughput",
+        key::REQUEST_THROUGHPUT,
         Shown::TwoDecimals,
     ),
     (
         "Request goodput (req/s):",
-        "request_goodput",
+        key::REQUEST_GOODPUT,
         Shown::TwoDecimals,
     ),
     (
         "Output token throughput (tok/s):",
-        "output_throughput",
+        key::OUTPUT_THROUGHPUT,
         Shown::TwoDecimals,
     ),
     (
         "Peak output token throughput (tok/s):",
-        "max_output_tokens_per_s",
+        key::MAX_OUTPUT_TOKENS_PER_S,
         Shown::TwoDecimals,
     ),
     (
         "Peak concurrent requests:",
-        "max_concurrent_requests",
+        key::MAX_CONCURRENT_REQUESTS,
         Shown::TwoDecimals,
     ),
     (
         "Total token throughput (tok/s):",
-        "total_token_throughput",
+        key::TOTAL_TOKEN_THROUGHPUT,
         Shown::TwoDecimals,
     ),
-];
-
-/// The latency sections: (metric in the keys, name in the lines, section title).
-const SECTIONS: &[(&str, &str, &str)] = &[
-    ("ttft", "TTFT", "Time to First Token"),
-    ("tpot", "TPOT", "Time per Output Token (excl. 1st token)"),
-    ("itl", "ITL", "Inter-token Latency"),
-    ("e2el", "E2EL", "End-to-end Latency"),
 ];
 
 /// The figures a run's block shows: its `vllm` member, or our own fields under vLLM's keys;
@@ -109,14 +102,14 @@ pub fn figures(run: &RunReport) -> Figures {
         Some(vllm) => vllm.clone(),
         None => our_figures(&run.summary),
     };
-    if !figures.contains_key("max_concurrency") {
+    if !figures.contains_key(key::MAX_CONCURRENCY) {
         let limit = run.header.as_ref().and_then(|h| {
-            ["max_concurrency", "concurrency"]
+            [key::MAX_CONCURRENCY, "concurrency"]
                 .iter()
                 .find_map(|key| h.param(key).filter(|v| v.is_number()))
         });
         if let Some(limit) = limit {
-            figures.insert("max_concurrency".into(), limit.clone());
+            figures.insert(key::MAX_CONCURRENCY.into(), limit.clone());
         }
     }
     figures
@@ -131,27 +124,30 @@ pub fn our_figures(s: &Summary) -> Figures {
     let mut put = |key: &str, value: Value| {
         f.insert(key.to_string(), value);
     };
-    put("completed", json!(s.requests_ok));
-    put("failed", json!(s.requests_failed));
-    put("duration", json!(s.duration_s));
-    put("total_input_tokens", json!(s.input_tokens));
-    put("total_output_tokens", json!(s.output_tokens));
-    put("request_throughput", json!(s.request_throughput_per_s));
+    put(key::COMPLETED, json!(s.requests_ok));
+    put(key::FAILED, json!(s.requests_failed));
+    put(key::DURATION, json!(s.duration_s));
+    put(key::TOTAL_INPUT_TOKENS, json!(s.input_tokens));
+    put(key::TOTAL_OUTPUT_TOKENS, json!(s.output_tokens));
+    put(key::REQUEST_THROUGHPUT, json!(s.request_throughput_per_s));
     if let Some(goodput) = s.goodput_per_s {
-        put("request_goodput", json!(goodput));
-    }
-    put("output_throughput", json!(s.output_throughput_tokens_per_s));
-    if let Some(peak) = s.peak_output_tps {
-        put("max_output_tokens_per_s", json!(peak));
-    }
-    if let Some(peak) = s.peak_concurrency {
-        put("max_concurrent_requests", json!(peak));
+        put(key::REQUEST_GOODPUT, json!(goodput));
     }
     put(
-        "total_token_throughput",
+        key::OUTPUT_THROUGHPUT,
+        json!(s.output_throughput_tokens_per_s),
+    );
+    if let Some(peak) = s.peak_output_tps {
+        put(key::MAX_OUTPUT_TOKENS_PER_S, json!(peak));
+    }
+    if let Some(peak) = s.peak_concurrency {
+        put(key::MAX_CONCURRENT_REQUESTS, json!(peak));
+    }
+    put(
+        key::TOTAL_TOKEN_THROUGHPUT,
         json!(s.total_throughput_tokens_per_s),
     );
-    for (metric, _, _) in SECTIONS {
+    for metric in vllm::METRICS.iter().map(|m| m.name) {
         // A metric the summary has no member of at all is one the run did not measure.
         let has = |stat: StatName| {
             s.stats
@@ -162,19 +158,22 @@ pub fn our_figures(s: &Summary) -> Figures {
             continue;
         }
         let value = |stat: StatName| json!(s.stat(metric, stat).unwrap_or(0.0));
-        put(&format!("mean_{metric}_ms"), value(StatName::Mean));
+        put(&latency_key(metric, Stat::Mean), value(StatName::Mean));
         if has(StatName::Percentile(50.0)) {
             put(
-                &format!("median_{metric}_ms"),
+                &latency_key(metric, Stat::Median),
                 value(StatName::Percentile(50.0)),
             );
         }
         if has(StatName::Std) {
-            put(&format!("std_{metric}_ms"), value(StatName::Std));
+            put(&latency_key(metric, Stat::Std), value(StatName::Std));
         }
         for &p in s.percentile_set().iter().filter(|&&p| p != 50.0) {
             if has(StatName::Percentile(p)) {
-                put(&format!("p{p}_{metric}_ms"), value(StatName::Percentile(p)));
+                put(
+                    &latency_key(metric, Stat::Percentile(p)),
+                    value(StatName::Percentile(p)),
+                );
             }
         }
     }
@@ -206,8 +205,13 @@ pub fn block(figures: &Figures, label: &str) -> anyhow::Result<String> {
             line(&mut out, name, n, *shown);
         }
     }
-    for (metric, shown_name, title) in SECTIONS {
-        let Some(mean) = number(&format!("mean_{metric}_ms"))? else {
+    for vllm::Metric {
+        name: metric,
+        shown: shown_name,
+        title,
+    } in vllm::METRICS
+    {
+        let Some(mean) = number(&latency_key(metric, Stat::Mean))? else {
             continue;
         };
         let _ = writeln!(out, "{title:-^50}");
@@ -217,7 +221,7 @@ pub fn block(figures: &Figures, label: &str) -> anyhow::Result<String> {
             mean,
             Shown::TwoDecimals,
         );
-        if let Some(median) = number(&format!("median_{metric}_ms"))? {
+        if let Some(median) = number(&latency_key(metric, Stat::Median))? {
             line(
                 &mut out,
                 &format!("Median {shown_name} (ms):"),
