@@ -14,6 +14,7 @@ use crate::{seed_stream, streams, Bounds, Plan};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::time::Duration;
+use tokenpipe_format::vocab;
 use tokenpipe_format::{Header, LoopMode, Phase, Shard};
 
 /// Requests written when neither --num-prompts nor a duration bounds the schedule.
@@ -293,7 +294,7 @@ impl Settings {
                     put(&k, v);
                 }
                 put("time_scale", json!(trace.time_scale));
-                put("max_concurrency", json!(p.max_concurrency));
+                put(vocab::MAX_CONCURRENCY.key, json!(p.max_concurrency));
             }
             LoopMode::Open => {
                 // JSON has no infinity: `inf` is written as a string.
@@ -303,9 +304,9 @@ impl Settings {
                     json!("inf")
                 };
                 if p.ramp.is_none() {
-                    put("rate_per_s", rate);
+                    put(vocab::RATE.key, rate);
                 }
-                put("burstiness", json!(p.burstiness));
+                put(vocab::BURSTINESS.key, json!(p.burstiness));
                 put(
                     "arrival",
                     json!(match p.arrival {
@@ -328,19 +329,22 @@ impl Settings {
                         RampOver::Requests => put("ramp_over", json!("requests")),
                     }
                 }
-                put("max_concurrency", json!(p.max_concurrency));
+                put(vocab::MAX_CONCURRENCY.key, json!(p.max_concurrency));
             }
             LoopMode::Closed => {
-                put("concurrency", json!(p.concurrency));
+                put(vocab::CONCURRENCY.key, json!(p.concurrency));
                 put("fill_interval_s", json!(p.fill.map(|d| d.as_secs_f64())));
             }
             LoopMode::Batch => {
-                put("batch", json!(p.batch));
+                put(vocab::BATCH.key, json!(p.batch));
                 put("runs", json!(p.runs));
             }
         }
-        put("num_prompts", json!(self.count));
-        put("duration_s", json!(p.duration.map(|d| d.as_secs_f64())));
+        put(vocab::NUM_PROMPTS.key, json!(self.count));
+        put(
+            vocab::DURATION.key,
+            json!(p.duration.map(|d| d.as_secs_f64())),
+        );
         put("stabilize_s", json!(p.stabilize.map(|d| d.as_secs_f64())));
         put("measure_s", json!(p.measure.map(|d| d.as_secs_f64())));
         // The phases travel in the header chain too, so that reduce finds the measured window
@@ -355,12 +359,12 @@ impl Settings {
             Some(dataset) => {
                 put("dataset", json!(dataset.kind.name()));
                 put("dataset_path", json!(dataset.path.display().to_string()));
-                put("output_tokens", json!(c.output_tokens));
+                put(vocab::OUTPUT_TOKENS.key, json!(c.output_tokens));
             }
             None if lengths_from_flags => {
-                put("input_tokens", json!(self.input_tokens));
+                put(vocab::INPUT_TOKENS.key, json!(self.input_tokens));
                 let output = c.output_tokens.unwrap_or(DEFAULT_OUTPUT_TOKENS);
-                put("output_tokens", json!(output));
+                put(vocab::OUTPUT_TOKENS.key, json!(output));
             }
             None => {}
         }

@@ -19,6 +19,7 @@ pub mod records;
 pub mod schema;
 pub mod tracker;
 pub mod vllm;
+pub mod vocab;
 pub mod words;
 pub mod writer;
 

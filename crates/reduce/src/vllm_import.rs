@@ -12,6 +12,7 @@ use std::io::{self, Read};
 use std::path::Path;
 use tokenpipe_cli::Input;
 use tokenpipe_format::vllm::{self, key, latency_key, Stat};
+use tokenpipe_format::vocab;
 use tokenpipe_format::writer::encode_record;
 use tokenpipe_format::{Done, ErrorKind, Header, OrOther, Record, Sent, Token};
 
@@ -20,7 +21,7 @@ use tokenpipe_format::{Done, ErrorKind, Header, OrOther, Record, Sent, Token};
 pub const PARAM_START_TIMES: &str = "start_times";
 
 /// The header parameter holding vLLM's own `duration`, which starts before the first send.
-pub const PARAM_DURATION: &str = "duration_s";
+pub const PARAM_DURATION: &str = vocab::DURATION.key;
 
 /// What of the vLLM run is copied into the imported header's `params`, under the same names:
 /// its settings, and the peaks its events cannot give back without `start_times`.
@@ -75,7 +76,7 @@ pub fn import(text: &[u8], source: &str, argv: Vec<String>) -> anyhow::Result<Ve
         }
     }
     if let Some(model) = file.get(key::MODEL_ID).filter(|v| !v.is_null()) {
-        header.params.insert("model".into(), model.clone());
+        header.params.insert(vocab::MODEL.key.into(), model.clone());
     }
     if let Some(d) = file.get(key::DURATION).filter(|v| !v.is_null()) {
         header.params.insert(PARAM_DURATION.into(), d.clone());

@@ -6,6 +6,7 @@ use super::timing::window::{Window, WindowChoice, WindowCounter};
 use super::RunSpan;
 use crate::request::RequestResult;
 use crate::stat::{Moments, Stat};
+use tokenpipe_format::vocab;
 use tokenpipe_format::{Client, Stall, StatName, Summary, Token};
 
 /// What a summary carries beyond the fixed fields.
@@ -195,11 +196,11 @@ impl SummaryAggregator {
     /// Every latency metric with its name in the summary.
     fn metrics(&self) -> [(&'static str, &Stat); 5] {
         [
-            ("ttft", &self.ttft),
-            ("tpot", &self.tpot),
-            ("itl", &self.itl),
-            ("e2el", &self.e2el),
-            ("dispatch_lag", &self.dispatch_lag),
+            (vocab::TTFT.name, &self.ttft),
+            (vocab::TPOT.name, &self.tpot),
+            (vocab::ITL.name, &self.itl),
+            (vocab::E2EL.name, &self.e2el),
+            (vocab::DISPATCH_LAG.name, &self.dispatch_lag),
         ]
     }
 }

@@ -241,12 +241,15 @@ impl VllmAggregator {
         m.insert(key::MAX_OUTPUT_TOKENS_PER_S.into(), json!(peak_tokens));
         m.insert(key::MAX_CONCURRENT_REQUESTS.into(), json!(peak_requests));
         let percentiles = self.opts.percentiles.clone();
-        for (name, samples) in [
-            ("ttft", &mut self.ttft_ms),
-            ("tpot", &mut self.tpot_ms),
-            ("itl", &mut self.itl_ms),
-            ("e2el", &mut self.e2el_ms),
-        ] {
+        // vLLM's metrics in its order: ttft, tpot, itl, e2el.
+        let samples_of = [
+            &mut self.ttft_ms,
+            &mut self.tpot_ms,
+            &mut self.itl_ms,
+            &mut self.e2el_ms,
+        ];
+        for (metric, samples) in vllm::METRICS.iter().zip(samples_of) {
+            let name = metric.name;
             m.insert(
                 latency_key(name, Stat::Mean),
                 json!(samples.mean().unwrap_or(0.0)),

@@ -15,9 +15,8 @@ mod spread;
 pub use bootstrap::{percentile_intervals, REPLICATES};
 pub use spread::{across, t975};
 
-use crate::aggregate::outcomes::latency::metric_unit;
 use std::collections::{BTreeMap, HashMap};
-use tokenpipe_format::vllm;
+use tokenpipe_format::vocab::{self, Family, Role};
 use tokenpipe_format::{clock, Header, Record, StatName, Summary};
 
 /// Summary members that describe how a run was put together rather than measure it, so they
@@ -52,22 +51,19 @@ pub struct GroupOptions<'a> {
 /// Parameters that differ between repeats of one configuration by design: fire draws a fresh
 /// prompt `salt` per run so that repeats do not hit each other's prefix cache; a `vllm bench
 /// serve` result imported with `--from-vllm` carries its own date and measured figures.
-const PER_RUN_PARAMS: &[&str] = &[
-    "salt",
-    vllm::key::DATE,
-    crate::vllm_import::PARAM_DURATION,
-    vllm::key::MAX_OUTPUT_TOKENS_PER_S,
-    vllm::key::MAX_CONCURRENT_REQUESTS,
-];
+fn per_run_param(key: &str) -> bool {
+    vocab::setting(key).is_some_and(|s| s.role == Role::Provenance)
+}
 
 /// The configuration a run belongs to: its label and the parameters of its header chain (less
-/// [`PER_RUN_PARAMS`]), as canonical JSON (object keys sorted).
+/// those that differ between repeats by design, [`Role::Provenance`]), as canonical JSON (object
+/// keys sorted).
 pub fn group_key(label: &str, header: &Header) -> String {
     let params: Vec<serde_json::Value> = Header::chain(header)
         .iter()
         .map(|h| {
             let mut params = h.params.clone();
-            params.retain(|k, _| !PER_RUN_PARAMS.contains(&k.as_str()));
+            params.retain(|k, _| !per_run_param(k));
             serde_json::json!([h.tool, canonical(&serde_json::json!(params))])
         })
         .collect();
@@ -138,13 +134,18 @@ fn group_summary(group: &Group, opts: &GroupOptions<'_>) -> Result<Summary, Stri
     };
     pool::pooled_counts(runs, &mut s);
     let merged = pool::merged_metrics(runs)?;
-    for metric in ["ttft", "tpot", "itl", "e2el", "dispatch_lag"] {
+    let written_by_every_run =
+        vocab::metrics_of(Family::Latency).chain(vocab::metrics_of(Family::Client));
+    for metric in written_by_every_run.map(|m| m.name) {
         let empty = crate::stat::Stat::new();
         let stat = merged.get(metric).unwrap_or(&empty);
         pool::set_metric(&mut s, metric, stat, opts.percentiles);
     }
     for (metric, stat) in &merged {
-        let (unit, per_unit) = metric_unit(metric);
+        let (unit, per_unit) = (
+            vocab::unit_of(metric).suffix(),
+            vocab::unit_of(metric).per_unit(),
+        );
         if !s
             .stats
             .0

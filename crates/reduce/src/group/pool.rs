@@ -1,9 +1,9 @@
 //! The pooled figures of a group summary: counts summed over its runs, and every latency
 //! metric recomputed from the runs' merged histograms and moments, never averaged.
 
-use crate::aggregate::outcomes::latency::metric_unit;
 use crate::stat::Stat;
 use std::collections::BTreeMap;
+use tokenpipe_format::vocab;
 use tokenpipe_format::{StatName, Summary};
 
 /// The runs' latency metrics merged: each run's saved state read back and added.
@@ -75,9 +75,10 @@ fn pooled_server_figures(runs: &[Summary], into: &mut Summary) {
 }
 
 /// Writes the statistics of one merged metric into `into`, as a run's summary carries them:
-/// in the metric's own unit (`metric_unit`).
+/// in the metric's own unit ([`vocab::unit_of`]).
 pub fn set_metric(into: &mut Summary, metric: &str, stat: &Stat, percentiles: &[f64]) {
-    let (unit, per_unit) = metric_unit(metric);
+    let unit = vocab::unit_of(metric);
+    let (unit, per_unit) = (unit.suffix(), unit.per_unit());
     let m = stat.moments_scaled(percentiles, per_unit);
     let mut set = |name: StatName, value: Option<f64>| into.set_stat_in(metric, name, unit, value);
     set(StatName::Mean, m.as_ref().map(|m| m.mean_ms));

@@ -6,43 +6,8 @@
 use crate::aggregate::{Aggregator, RunSpan, SummaryOptions};
 use crate::request::RequestResult;
 use crate::stat::Stat;
+use tokenpipe_format::vocab::{self, Metric, Unit};
 use tokenpipe_format::{Record, StatName, Summary};
-
-/// How a metric's values are held in its [`Stat`] (whole units of its histogram) and written.
-#[derive(Debug, Clone, Copy)]
-struct Unit {
-    /// The unit of its summary members.
-    name: &'static str,
-    /// Histogram units per summary unit: latencies are recorded in ns (10⁶ per ms); rates in
-    /// milli-tokens/s (1000 per token/s) and ratios in millionths, so the histogram's 3
-    /// significant figures hold for values below 1.
-    per_unit: f64,
-}
-
-/// The unit a metric's statistics are written in and its histogram units per summary unit:
-/// `("tps", 1000)` for the per-request token rates, `("ratio", 10⁶)` for `itl_cv`, `("ms", 10⁶)`
-/// for every latency. Whoever reads a summary's `histograms` back (group summaries) asks here.
-pub fn metric_unit(metric: &str) -> (&'static str, f64) {
-    let unit = match metric {
-        "user_tps" | "user_gen_tps" | "prefill_tps" => TPS,
-        "itl_cv" => RATIO,
-        _ => MS,
-    };
-    (unit.name, unit.per_unit)
-}
-
-const MS: Unit = Unit {
-    name: "ms",
-    per_unit: 1e6,
-};
-const TPS: Unit = Unit {
-    name: "tps",
-    per_unit: 1e3,
-};
-const RATIO: Unit = Unit {
-    name: "ratio",
-    per_unit: 1e6,
-};
 
 /// The extra metrics of one run, from its successful requests.
 #[derive(Debug)]
@@ -76,17 +41,17 @@ impl MoreLatency {
         }
     }
 
-    /// Every metric with its summary name and unit.
-    fn metrics(&self) -> [(&'static str, &Stat, Unit); 8] {
+    /// Every metric with its accumulator.
+    fn metrics(&self) -> [(Metric, &Stat); 8] {
         [
-            ("ttfr", &self.ttfr, MS),
-            ("ttft_sched", &self.ttft_sched, MS),
-            ("e2el_sched", &self.e2el_sched, MS),
-            ("itl_token", &self.itl_token, MS),
-            ("user_tps", &self.user_tps, TPS),
-            ("user_gen_tps", &self.user_gen_tps, TPS),
-            ("prefill_tps", &self.prefill_tps, TPS),
-            ("itl_cv", &self.itl_cv, RATIO),
+            (vocab::TTFR, &self.ttfr),
+            (vocab::TTFT_SCHED, &self.ttft_sched),
+            (vocab::E2EL_SCHED, &self.e2el_sched),
+            (vocab::ITL_TOKEN, &self.itl_token),
+            (vocab::USER_TPS, &self.user_tps),
+            (vocab::USER_GEN_TPS, &self.user_gen_tps),
+            (vocab::PREFILL_TPS, &self.prefill_tps),
+            (vocab::ITL_CV, &self.itl_cv),
         ]
     }
 }
@@ -94,7 +59,7 @@ impl MoreLatency {
 /// Adds `value` (in the summary's unit) to `stat` in the stat's fixed-point unit.
 fn push(stat: &mut Stat, value: Option<f64>, unit: Unit) {
     if let Some(v) = value.filter(|v| v.is_finite()) {
-        stat.push_ns_f64(v * unit.per_unit);
+        stat.push_ns_f64(v * unit.per_unit());
     }
 }
 
@@ -103,24 +68,41 @@ impl Aggregator for MoreLatency {
         if !r.ok {
             return Ok(());
         }
-        let ns = |v: Option<u64>| v.map(|v| v as f64 / MS.per_unit);
-        push(&mut self.ttfr, ns(r.ttfr_ns()), MS);
-        push(&mut self.ttft_sched, ns(r.ttft_from_scheduled_ns()), MS);
-        push(&mut self.e2el_sched, ns(r.e2el_from_scheduled_ns()), MS);
+        let ns = |v: Option<u64>| v.map(|v| v as f64 / Unit::Ms.per_unit());
+        push(&mut self.ttfr, ns(r.ttfr_ns()), vocab::TTFR.unit);
+        push(
+            &mut self.ttft_sched,
+            ns(r.ttft_from_scheduled_ns()),
+            vocab::TTFT_SCHED.unit,
+        );
+        push(
+            &mut self.e2el_sched,
+            ns(r.e2el_from_scheduled_ns()),
+            vocab::E2EL_SCHED.unit,
+        );
         self.itl_token.add_sparse(&r.token_gaps);
-        push(&mut self.user_tps, r.user_tps(), TPS);
-        push(&mut self.user_gen_tps, r.user_gen_tps(), TPS);
-        push(&mut self.prefill_tps, r.prefill_tps(), TPS);
-        push(&mut self.itl_cv, r.itl_cv(), RATIO);
+        push(&mut self.user_tps, r.user_tps(), vocab::USER_TPS.unit);
+        push(
+            &mut self.user_gen_tps,
+            r.user_gen_tps(),
+            vocab::USER_GEN_TPS.unit,
+        );
+        push(
+            &mut self.prefill_tps,
+            r.prefill_tps(),
+            vocab::PREFILL_TPS.unit,
+        );
+        push(&mut self.itl_cv, r.itl_cv(), vocab::ITL_CV.unit);
         Ok(())
     }
 
     fn finish(&mut self, _span: &RunSpan, summary: &mut Summary, _out: &mut Vec<Record>) {
-        for (metric, stat, unit) in self.metrics() {
-            let m = stat.moments_scaled(&self.percentiles, unit.per_unit);
+        for (metric, stat) in self.metrics() {
+            let (name, unit) = (metric.name, metric.unit);
+            let m = stat.moments_scaled(&self.percentiles, unit.per_unit());
             let m = m.as_ref();
             let mut set = |stat: StatName, v: Option<f64>| {
-                summary.set_stat_in(metric, stat, unit.name, v);
+                summary.set_stat_in(name, stat, unit.suffix(), v);
             };
             set(StatName::Mean, m.map(|m| m.mean_ms));
             set(StatName::Std, m.map(|m| m.std_ms));
@@ -130,9 +112,9 @@ impl Aggregator for MoreLatency {
             for &p in &self.percentiles {
                 set(StatName::Percentile(p), m.and_then(|m| m.p(p)));
             }
-            summary.samples.insert(metric.into(), stat.count());
+            summary.samples.insert(name.into(), stat.count());
             if self.histograms && stat.count() > 0 {
-                summary.histograms.insert(metric.into(), stat.to_state());
+                summary.histograms.insert(name.into(), stat.to_state());
             }
         }
     }

@@ -2,6 +2,7 @@
 //! bound applies to, and how a bound is read from the command line.
 
 use crate::request::RequestResult;
+use tokenpipe_format::vocab;
 
 /// A per-request value an SLO can bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,13 +26,13 @@ pub enum SloMetric {
 impl SloMetric {
     /// Every metric, with its name on the command line and in the summary's `slo`.
     pub const ALL: &'static [(SloMetric, &'static str)] = &[
-        (SloMetric::Ttft, "ttft"),
-        (SloMetric::Ttfr, "ttfr"),
-        (SloMetric::Tpot, "tpot"),
-        (SloMetric::E2el, "e2el"),
-        (SloMetric::Itl, "itl"),
-        (SloMetric::TtftSched, "ttft_sched"),
-        (SloMetric::E2elSched, "e2el_sched"),
+        (SloMetric::Ttft, vocab::TTFT.name),
+        (SloMetric::Ttfr, vocab::TTFR.name),
+        (SloMetric::Tpot, vocab::TPOT.name),
+        (SloMetric::E2el, vocab::E2EL.name),
+        (SloMetric::Itl, vocab::ITL.name),
+        (SloMetric::TtftSched, vocab::TTFT_SCHED.name),
+        (SloMetric::E2elSched, vocab::E2EL_SCHED.name),
     ];
 
     /// The name on the command line and in the summary.

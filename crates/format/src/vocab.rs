@@ -1,0 +1,563 @@
+//! The words every tool shares: the run settings a header carries (what tells runs apart, what
+//! loads the server, what differs between repeats by design) and the distribution metrics a
+//! summary carries (their unit, their histogram scale, which way is better, how people name
+//! them). arrivals and fire write these names, reduce computes and groups by them, table filters
+//! and renders them: a setting or a metric is added here, once, and every list the tools use is
+//! a filter over [`SETTINGS`] or [`METRICS`].
+
+/// Which way a figure is better, for rankings and for a default sort.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    /// Throughputs.
+    Higher,
+    /// Latencies, failures.
+    Lower,
+    /// Names and settings.
+    Neither,
+}
+
+/// What kind of value a setting holds, for alignment and for telling runs apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// A whole number of things: requests, tokens, prompts.
+    Count,
+    /// A quantity: a rate, a shape parameter.
+    Number,
+    /// A name: a model, an API, a URL.
+    Text,
+}
+
+/// What a setting says about a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// How hard the run loads the server; the x axis of a load sweep.
+    Load,
+    /// The rest of the workload: its shape and its size.
+    Workload,
+    /// What was measured: the model, the API, the server.
+    Identity,
+    /// Differs between repeats of one configuration by design (a fresh prompt salt, the date, a
+    /// measured figure an imported run carries), so it never tells configurations apart.
+    Provenance,
+}
+
+/// One run setting, as a header's `params` carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setting {
+    /// The key in a header's `params`.
+    pub key: &'static str,
+    /// The names `table` accepts for it as a field (`rate` for `rate_per_s`); none for a
+    /// setting that is not a field of its own.
+    pub names: &'static [&'static str],
+    /// Its short form in a default run label (`c` in `sim c=16`).
+    pub short: &'static str,
+    /// Its column heading, unit included.
+    pub heading: &'static str,
+    /// What kind of value it holds.
+    pub kind: ValueKind,
+    /// What it says about a run.
+    pub role: Role,
+    /// How a load chart's x axis names it (load settings only).
+    pub axis: Option<&'static str>,
+}
+
+/// Closed loop: requests kept in flight.
+pub const CONCURRENCY: Setting = Setting {
+    key: "concurrency",
+    names: &["concurrency"],
+    short: "c",
+    heading: "Concurrency",
+    kind: ValueKind::Count,
+    role: Role::Load,
+    axis: Some("concurrency (requests in flight)"),
+};
+
+/// Open loop: the mean request rate.
+pub const RATE: Setting = Setting {
+    key: "rate_per_s",
+    names: &["rate", "rate_per_s"],
+    short: "rate",
+    heading: "Rate [req/s]",
+    kind: ValueKind::Number,
+    role: Role::Load,
+    axis: Some("request rate (req/s)"),
+};
+
+/// The gamma shape of an open loop's gaps (1 is Poisson).
+pub const BURSTINESS: Setting = Setting {
+    key: "burstiness",
+    names: &["burstiness"],
+    short: "b",
+    heading: "Burstiness",
+    kind: ValueKind::Number,
+    role: Role::Workload,
+    axis: None,
+};
+
+/// Requests sent at once, as llama-benchy's batches.
+pub const BATCH: Setting = Setting {
+    key: "batch",
+    names: &["batch"],
+    short: "batch",
+    heading: "Batch",
+    kind: ValueKind::Count,
+    role: Role::Load,
+    axis: Some("batch size"),
+};
+
+/// An open loop's cap on requests in flight.
+pub const MAX_CONCURRENCY: Setting = Setting {
+    key: "max_concurrency",
+    names: &["max_concurrency"],
+    short: "max",
+    heading: "Max concurrency",
+    kind: ValueKind::Count,
+    role: Role::Workload,
+    axis: None,
+};
+
+/// Prompt tokens asked for (ISL).
+pub const INPUT_TOKENS: Setting = Setting {
+    key: "input_tokens",
+    names: &["isl"],
+    short: "isl",
+    heading: "ISL [tokens]",
+    kind: ValueKind::Count,
+    role: Role::Workload,
+    axis: None,
+};
+
+/// Output tokens asked for (OSL).
+pub const OUTPUT_TOKENS: Setting = Setting {
+    key: "output_tokens",
+    names: &["osl"],
+    short: "osl",
+    heading: "OSL [tokens]",
+    kind: ValueKind::Count,
+    role: Role::Workload,
+    axis: None,
+};
+
+/// Requests in the schedule.
+pub const NUM_PROMPTS: Setting = Setting {
+    key: "num_prompts",
+    names: &["num_prompts"],
+    short: "n",
+    heading: "Prompts",
+    kind: ValueKind::Count,
+    role: Role::Workload,
+    axis: None,
+};
+
+/// open or closed loop, batch.
+pub const MODE: Setting = Setting {
+    key: "mode",
+    names: &["mode"],
+    short: "mode",
+    heading: "Mode",
+    kind: ValueKind::Text,
+    role: Role::Identity,
+    axis: None,
+};
+
+/// chat or completions.
+pub const API: Setting = Setting {
+    key: "api",
+    names: &["api"],
+    short: "api",
+    heading: "API",
+    kind: ValueKind::Text,
+    role: Role::Identity,
+    axis: None,
+};
+
+/// The model served.
+pub const MODEL: Setting = Setting {
+    key: "model",
+    names: &["model"],
+    short: "model",
+    heading: "Model",
+    kind: ValueKind::Text,
+    role: Role::Identity,
+    axis: None,
+};
+
+/// The server's base URL.
+pub const URL: Setting = Setting {
+    key: "url",
+    names: &[],
+    short: "url",
+    heading: "URL",
+    kind: ValueKind::Text,
+    role: Role::Identity,
+    axis: None,
+};
+
+/// fire's per-run prompt salt, fresh for each repeat so repeats do not share a prefix cache.
+pub const SALT: Setting = Setting {
+    key: "salt",
+    names: &[],
+    short: "salt",
+    heading: "Salt",
+    kind: ValueKind::Text,
+    role: Role::Provenance,
+    axis: None,
+};
+
+/// The date an imported `vllm bench serve` run was written.
+pub const DATE: Setting = Setting {
+    key: "date",
+    names: &[],
+    short: "date",
+    heading: "Date",
+    kind: ValueKind::Text,
+    role: Role::Provenance,
+    axis: None,
+};
+
+/// arrivals' `--duration`, and the duration an imported `vllm bench serve` run measured. The
+/// second differs on every import, so the key never tells configurations apart: two runs that
+/// differ only in `--duration` are repeats of one configuration.
+pub const DURATION: Setting = Setting {
+    key: "duration_s",
+    names: &[],
+    short: "duration",
+    heading: "Duration [s]",
+    kind: ValueKind::Number,
+    role: Role::Provenance,
+    axis: None,
+};
+
+/// The peak output rate an imported `vllm bench serve` run measured.
+pub const PEAK_OUTPUT_TPS: Setting = Setting {
+    key: "max_output_tokens_per_s",
+    names: &[],
+    short: "peak",
+    heading: "Peak output [tok/s]",
+    kind: ValueKind::Number,
+    role: Role::Provenance,
+    axis: None,
+};
+
+/// The peak of requests in flight an imported `vllm bench serve` run measured.
+pub const PEAK_CONCURRENT: Setting = Setting {
+    key: "max_concurrent_requests",
+    names: &[],
+    short: "peak_concurrent",
+    heading: "Peak concurrency",
+    kind: ValueKind::Count,
+    role: Role::Provenance,
+    axis: None,
+};
+
+/// Every setting, in the order runs are told apart by (load first, then the workload, then
+/// what was measured).
+pub const SETTINGS: &[Setting] = &[
+    CONCURRENCY,
+    RATE,
+    BURSTINESS,
+    BATCH,
+    MAX_CONCURRENCY,
+    INPUT_TOKENS,
+    OUTPUT_TOKENS,
+    NUM_PROMPTS,
+    MODE,
+    API,
+    MODEL,
+    URL,
+    SALT,
+    DATE,
+    DURATION,
+    PEAK_OUTPUT_TPS,
+    PEAK_CONCURRENT,
+];
+
+/// The settings with one of `roles`, in [`SETTINGS`] order.
+pub fn settings_with(roles: &[Role]) -> impl Iterator<Item = &'static Setting> + '_ {
+    SETTINGS.iter().filter(move |s| roles.contains(&s.role))
+}
+
+/// The setting a header key names.
+pub fn setting(key: &str) -> Option<&'static Setting> {
+    SETTINGS.iter().find(|s| s.key == key)
+}
+
+/// The setting `table` knows by the field name `name`.
+pub fn setting_named(name: &str) -> Option<&'static Setting> {
+    SETTINGS.iter().find(|s| s.names.contains(&name))
+}
+
+/// The unit a metric's statistics are written in (the suffix of its summary members) and its
+/// histogram's scale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Milliseconds; recorded in nanoseconds.
+    Ms,
+    /// Tokens per second; recorded in milli-tokens per second, so that 3 significant figures
+    /// hold for rates below 1.
+    Tps,
+    /// A ratio; recorded in millionths.
+    Ratio,
+}
+
+impl Unit {
+    /// The suffix of the summary members (`ttft_p99_ms`).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Unit::Ms => "ms",
+            Unit::Tps => "tps",
+            Unit::Ratio => "ratio",
+        }
+    }
+
+    /// Histogram units per summary unit.
+    pub fn per_unit(self) -> f64 {
+        match self {
+            Unit::Ms => 1e6,
+            Unit::Tps => 1e3,
+            Unit::Ratio => 1e6,
+        }
+    }
+}
+
+/// Which of reduce's accumulators writes a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// The request latencies every summary has and every table shows (vLLM's four).
+    Latency,
+    /// The client's own: how late it sent. In every summary, shown on request.
+    Client,
+    /// The metrics beyond vLLM's set, from the successful requests.
+    Extra,
+}
+
+/// A distribution metric: the summary carries its statistics (`NAME_STAT_UNIT`), its sample
+/// count and its histogram under its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Metric {
+    /// The name in the summary's members, `samples`, `histograms` and `--slo`.
+    pub name: &'static str,
+    /// How people write it in a heading: `TTFT`, `User generation`.
+    pub heading: &'static str,
+    /// What it measures, in words, for chart titles.
+    pub title: &'static str,
+    /// Its statistics' unit.
+    pub unit: Unit,
+    /// Which way is better.
+    pub better: Better,
+    /// Which accumulator writes it.
+    pub family: Family,
+}
+
+const fn metric(
+    name: &'static str,
+    heading: &'static str,
+    title: &'static str,
+    unit: Unit,
+    better: Better,
+    family: Family,
+) -> Metric {
+    Metric {
+        name,
+        heading,
+        title,
+        unit,
+        better,
+        family,
+    }
+}
+
+/// Time to first token.
+pub const TTFT: Metric = metric(
+    "ttft",
+    "TTFT",
+    "Time to first token",
+    Unit::Ms,
+    Better::Lower,
+    Family::Latency,
+);
+/// Time per output token after the first.
+pub const TPOT: Metric = metric(
+    "tpot",
+    "TPOT",
+    "Time per output token",
+    Unit::Ms,
+    Better::Lower,
+    Family::Latency,
+);
+/// Inter-token latency.
+pub const ITL: Metric = metric(
+    "itl",
+    "ITL",
+    "Inter-token latency",
+    Unit::Ms,
+    Better::Lower,
+    Family::Latency,
+);
+/// End-to-end latency.
+pub const E2EL: Metric = metric(
+    "e2el",
+    "E2EL",
+    "End-to-end latency",
+    Unit::Ms,
+    Better::Lower,
+    Family::Latency,
+);
+/// How late the client sent each request after its scheduled instant.
+pub const DISPATCH_LAG: Metric = metric(
+    "dispatch_lag",
+    "Dispatch lag",
+    "Dispatch lag",
+    Unit::Ms,
+    Better::Lower,
+    Family::Client,
+);
+/// Time to first response event, content or not.
+pub const TTFR: Metric = metric(
+    "ttfr",
+    "TTFR",
+    "Time to first response",
+    Unit::Ms,
+    Better::Lower,
+    Family::Extra,
+);
+/// TTFT from the scheduled instant rather than the send.
+pub const TTFT_SCHED: Metric = metric(
+    "ttft_sched",
+    "TTFT from schedule",
+    "Time to first token from the schedule",
+    Unit::Ms,
+    Better::Lower,
+    Family::Extra,
+);
+/// E2EL from the scheduled instant rather than the send.
+pub const E2EL_SCHED: Metric = metric(
+    "e2el_sched",
+    "E2EL from schedule",
+    "End-to-end latency from the schedule",
+    Unit::Ms,
+    Better::Lower,
+    Family::Extra,
+);
+/// ITL per token of a chunk that carried several.
+pub const ITL_TOKEN: Metric = metric(
+    "itl_token",
+    "ITL per token",
+    "Inter-token latency per token",
+    Unit::Ms,
+    Better::Lower,
+    Family::Extra,
+);
+/// Each request's output tokens over its whole time.
+pub const USER_TPS: Metric = metric(
+    "user_tps",
+    "User",
+    "Tokens per second a user sees",
+    Unit::Tps,
+    Better::Higher,
+    Family::Extra,
+);
+/// Each request's output tokens over its time after the first token.
+pub const USER_GEN_TPS: Metric = metric(
+    "user_gen_tps",
+    "User generation",
+    "Generation tokens per second a user sees",
+    Unit::Tps,
+    Better::Higher,
+    Family::Extra,
+);
+/// Each request's prompt tokens over its time to first token.
+pub const PREFILL_TPS: Metric = metric(
+    "prefill_tps",
+    "Prefill",
+    "Prefill tokens per second",
+    Unit::Tps,
+    Better::Higher,
+    Family::Extra,
+);
+/// The coefficient of variation of each request's own gaps.
+pub const ITL_CV: Metric = metric(
+    "itl_cv",
+    "ITL CV",
+    "Variation of each request's inter-token gaps",
+    Unit::Ratio,
+    Better::Lower,
+    Family::Extra,
+);
+
+/// Every metric, in the order a summary lists them.
+pub const METRICS: &[Metric] = &[
+    TTFT,
+    TPOT,
+    ITL,
+    E2EL,
+    DISPATCH_LAG,
+    TTFR,
+    TTFT_SCHED,
+    E2EL_SCHED,
+    ITL_TOKEN,
+    USER_TPS,
+    USER_GEN_TPS,
+    PREFILL_TPS,
+    ITL_CV,
+];
+
+/// The metrics of one family, in [`METRICS`] order.
+pub fn metrics_of(family: Family) -> impl Iterator<Item = &'static Metric> {
+    METRICS.iter().filter(move |m| m.family == family)
+}
+
+/// The metric a summary names `name`.
+pub fn metric_named(name: &str) -> Option<&'static Metric> {
+    METRICS.iter().find(|m| m.name == name)
+}
+
+/// The unit of the metric a summary names `name`: milliseconds for a name this build does not
+/// know, as every metric of format 1.0 was.
+pub fn unit_of(name: &str) -> Unit {
+    metric_named(name).map_or(Unit::Ms, |m| m.unit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn every_key_and_name_is_defined_once() {
+        let keys: BTreeSet<&str> = SETTINGS.iter().map(|s| s.key).collect();
+        assert_eq!(keys.len(), SETTINGS.len(), "a setting key twice");
+        let names: Vec<&str> = SETTINGS
+            .iter()
+            .flat_map(|s| s.names.iter().copied())
+            .collect();
+        let unique: BTreeSet<&str> = names.iter().copied().collect();
+        assert_eq!(unique.len(), names.len(), "a field name twice");
+        let metrics: BTreeSet<&str> = METRICS.iter().map(|m| m.name).collect();
+        assert_eq!(metrics.len(), METRICS.len(), "a metric twice");
+        assert!(
+            metrics.iter().all(|m| setting(m).is_none()),
+            "a metric is also a setting"
+        );
+    }
+
+    #[test]
+    fn filters_keep_the_registry_order() {
+        let load: Vec<&str> = settings_with(&[Role::Load]).map(|s| s.key).collect();
+        assert_eq!(load, ["concurrency", "rate_per_s", "batch"]);
+        assert!(settings_with(&[Role::Load]).all(|s| s.axis.is_some()));
+        let latency: Vec<&str> = metrics_of(Family::Latency).map(|m| m.name).collect();
+        assert_eq!(latency, ["ttft", "tpot", "itl", "e2el"]);
+        assert_eq!(setting_named("rate"), Some(&RATE));
+        assert_eq!(setting_named("isl").map(|s| s.key), Some("input_tokens"));
+        assert_eq!(setting_named("url"), None);
+    }
+
+    #[test]
+    fn units_say_how_histograms_scale() {
+        assert_eq!(unit_of("ttft"), Unit::Ms);
+        assert_eq!(unit_of("user_tps").suffix(), "tps");
+        assert_eq!(unit_of("itl_cv").per_unit(), 1e6);
+        assert_eq!(unit_of("a_metric_of_a_newer_minor"), Unit::Ms);
+    }
+}
