@@ -361,7 +361,7 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 }
 
 #[cfg(test)]
-mod duration_tests {
+mod tests {
     use super::parse_duration;
     use std::time::Duration;
 

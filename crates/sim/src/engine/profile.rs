@@ -322,5 +322,4 @@ pub fn choose(
 }
 
 #[cfg(test)]
-#[path = "profile_tests.rs"]
 mod tests;
