@@ -1,22 +1,16 @@
-//! The `reduce` command line: flags, input files, and the loop that writes a header and a
-//! summary for every run of every input.
+//! The `reduce` command line: its flags, turned into a [`Config`] for [`crate::driver`], and its
+//! inputs (files, stdin, imported vLLM results).
 
-use crate::aggregate::outcomes::{self, meta, slo, OutcomeOptions};
-use crate::aggregate::timing::intervals::IntervalAggregator;
-use crate::aggregate::timing::load::LoadAggregator;
-use crate::aggregate::timing::window::{Window, WindowChoice};
-use crate::aggregate::vllm::VllmAggregator;
-use crate::aggregate::{
-    Aggregator, LlamaBenchyAggregator, LlamaBenchyOptions, RunReducer, SummaryOptions,
-};
-use crate::run::{fold_run, FoldOptions};
-use crate::sink::{warn_unfinished, RunSink, RunsOptions};
+use crate::aggregate::outcomes::{meta, slo, OutcomeOptions};
+use crate::aggregate::timing::window::WindowChoice;
+use crate::aggregate::{LlamaBenchyOptions, SummaryOptions};
+use crate::driver::{reduce, Config};
+use crate::sink::RunsOptions;
 use clap::Parser;
-use std::io::{self, Write};
+use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
-use tokenpipe_cli::Input;
-use tokenpipe_format::{clock, Header, Record, RecordReader, RecordType, RecordWriter};
+use tokenpipe_format::RecordWriter;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -264,220 +258,17 @@ pub fn main() -> anyhow::Result<()> {
             tokenpipe_cli::argv(),
         )?);
     }
-    reduce_runs(
-        inputs,
-        &args.label,
-        &opts,
-        RunsOptions {
+    let config = Config {
+        labels: args.label.clone(),
+        summary: opts,
+        runs: RunsOptions {
             groups: !args.no_group,
         },
-        tokenpipe_cli::argv(),
-        &mut out,
-        &mut io::stderr(),
-    )?;
+        argv: tokenpipe_cli::argv(),
+    };
+    reduce(config, inputs, &mut out, &mut io::stderr())?;
     out.flush()?;
     Ok(())
-}
-
-/// The aggregators beyond the summary's own that `opts` asks for, fresh for the run `header`
-/// starts (some read its schedule's parameters), whose measured window is `window` (the whole
-/// run when `None`) and whose own t = 0 lies at `origin_ns` of the clock its events are read
-/// on (later than 0 only on the merged clock of a sharded run).
-fn extras(
-    opts: &SummaryOptions,
-    header: &Header,
-    window: Option<&Window>,
-    origin_ns: u64,
-) -> Vec<Box<dyn Aggregator>> {
-    let mut extras: Vec<Box<dyn Aggregator>> = Vec::new();
-    extras.extend(outcomes::aggregators(opts));
-    // llama-benchy's figures: cheap, and nothing is added to a run that is neither a batch run
-    // nor asked for.
-    extras.push(Box::new(LlamaBenchyAggregator::new(
-        opts.llama_benchy,
-        header,
-    )));
-    if let Some(vllm) = &opts.vllm {
-        // vLLM's duration runs from its clock's start: the run's, or the measured window's.
-        let start_ns = window.map_or(origin_ns, |w| w.start_ns);
-        extras.push(Box::new(VllmAggregator::new(
-            vllm.clone(),
-            header,
-            start_ns,
-        )));
-    }
-    // After the per-request metrics: it reads their `user_tps` mean from the summary.
-    extras.push(Box::new(LoadAggregator::new(
-        header,
-        window.cloned(),
-        origin_ns,
-    )));
-    if let Some(every_ns) = opts.every_ns {
-        extras.push(Box::new(IntervalAggregator::new(every_ns)));
-    }
-    extras.push(Box::new(
-        crate::aggregate::server_metrics::ServerMetricsAggregator::default(),
-    ));
-    extras
-}
-
-/// What reduce reads; other tools' records are refused with a pointer to the right tool.
-fn event_reader(input: Input) -> RecordReader<Box<dyn io::BufRead + Send>> {
-    RecordReader::new(input.reader, input.name)
-        .keep(&[
-            RecordType::Sent,
-            RecordType::Token,
-            RecordType::Done,
-            RecordType::Stall,
-            RecordType::Client,
-            RecordType::ServerMetrics,
-        ])
-        .reject(
-            &[
-                RecordType::Schedule,
-                RecordType::Request,
-                RecordType::Summary,
-                RecordType::Stamp,
-                RecordType::Result,
-            ],
-            "fire's events (what fire writes, and reduce reads)",
-        )
-}
-
-/// Reduces every run of every input to a header and a summary, then writes a group summary
-/// for every configuration run more than once. Warnings (runs cut short, a stalled output) go
-/// to `warn`. `labels[i]` names run i; runs past the end get their default label, and one label
-/// alone names every run.
-pub fn reduce_inputs<W: Write>(
-    inputs: Vec<Input>,
-    labels: &[String],
-    opts: &SummaryOptions,
-    argv: Vec<String>,
-    out: &mut RecordWriter<W>,
-    warn: &mut dyn Write,
-) -> anyhow::Result<()> {
-    reduce_runs(
-        inputs,
-        labels,
-        opts,
-        RunsOptions::default(),
-        argv,
-        out,
-        warn,
-    )
-}
-
-/// [`reduce_inputs`] with the choices across runs: the parts of a sharded plan are merged into
-/// one run, and `runs` says whether repeated runs get a group summary.
-pub fn reduce_runs<W: Write>(
-    inputs: Vec<Input>,
-    labels: &[String],
-    opts: &SummaryOptions,
-    runs: RunsOptions,
-    argv: Vec<String>,
-    out: &mut RecordWriter<W>,
-    warn: &mut dyn Write,
-) -> anyhow::Result<()> {
-    let mut sink = RunSink::new(labels, opts, runs, argv.clone());
-    let mut warned_every = false;
-    for input in inputs {
-        let mut reader = event_reader(input);
-        let mut header = Some(reader.read_header()?);
-        while let Some(run_header) = header.take() {
-            let window = opts.window.resolve(&run_header).map_err(|m| {
-                tokenpipe_cli::bad_input(format!(
-                    "{}: run {}: {m}",
-                    reader.source_name(),
-                    run_header.run_id
-                ))
-            })?;
-            let reduce_header = |h: &Header| {
-                let mut header = output_header(h, argv.clone());
-                outcomes::meta::add_to_header(&mut header, &opts.outcomes.meta);
-                header
-            };
-            let end = if run_header.shard.is_some() {
-                // The parts of a plan share one clock whose zero lies `SLACK_NS` before the
-                // first part's start (see crate::shard): the window moves with it.
-                let origin_ns = crate::shard::SLACK_NS as u64;
-                let window = window.map(|w| w.shifted(origin_ns));
-                // The parts are read one after another, so no slice of a merged run could be
-                // written before every part has been read: --every follows single runs only.
-                if opts.every_ns.is_some() && !warned_every {
-                    writeln!(
-                        warn,
-                        "reduce: warning: --every writes no intervals for the parts of a sharded run; reduce each part's output alone to watch it"
-                    )?;
-                    warned_every = true;
-                }
-                let part_opts = SummaryOptions {
-                    every_ns: None,
-                    ..opts.clone()
-                };
-                sink.fold_shard(
-                    &mut reader,
-                    &run_header,
-                    &|| {
-                        let mut agg = RunReducer::new(extras(
-                            &part_opts,
-                            &run_header,
-                            window.as_ref(),
-                            origin_ns,
-                        ));
-                        agg.summary.set_window(window.clone());
-                        agg
-                    },
-                    &reduce_header,
-                    out,
-                    warn,
-                )?
-            } else {
-                let mut agg = RunReducer::new(extras(opts, &run_header, window.as_ref(), 0));
-                agg.summary.set_window(window);
-                let fold = FoldOptions {
-                    // vLLM's figures need every chunk's time.
-                    keep_events: opts.vllm.is_some(),
-                    offset_ns: 0,
-                };
-                // The reduce header goes first, so that records written while the run is read
-                // (per-request results, intervals) follow the header of their run.
-                sink.start_run(out, &reduce_header(&run_header))?;
-                let end = {
-                    let mut emit = |record: Record| -> anyhow::Result<()> {
-                        out.write(&record)?;
-                        // An interval is for someone watching the run: let them see it now.
-                        if matches!(record, Record::Interval(_)) {
-                            out.flush()?;
-                        }
-                        Ok(())
-                    };
-                    fold_run(&mut reader, &run_header, &mut agg, &fold, &mut emit)?
-                };
-                let source = reader.source_name().to_string();
-                warn_unfinished(warn, &source, &run_header, &end)?;
-                let label = sink.next_label(&run_header);
-                let mut last = Vec::new();
-                let run_id = run_header.run_id.clone();
-                let summary = agg.finish_summary(label, run_id, sink.build_options(), &mut last);
-                sink.write_run(out, warn, &source, &run_header, summary, last)?;
-                end
-            };
-            header = end.next_header;
-        }
-        if let Some(line) = reader.truncated_tail() {
-            let message = tokenpipe_cli::truncated_message(reader.source_name(), line);
-            writeln!(warn, "reduce: warning: {message}")?;
-        }
-    }
-    sink.end(out, warn)
-}
-
-/// The header of one run's summary, chained onto that run's header.
-fn output_header(input: &Header, argv: Vec<String>) -> Header {
-    let mut header = Header::new("reduce", format!("{}-reduce", input.run_id), argv);
-    header.started_at = Some(clock::rfc3339_now());
-    header.upstream = Header::chain(input);
-    header
 }
 
 #[cfg(test)]

@@ -8,11 +8,12 @@
 //! group summaries of repeated runs ([`group`]); [`vllm_import`] reads `vllm bench serve`
 //! results as runs. The accumulators: [`running`] (exact mergeable moments), [`stat`] (moments
 //! plus an HDR histogram), [`sparse`] (a request's gaps by bucket, so a long answer costs
-//! buckets, not tokens), [`exact`] (numpy's statistics over held samples). [`cli`] is the
-//! command line. docs/metrics.md defines the metrics.
+//! buckets, not tokens), [`exact`] (numpy's statistics over held samples). [`driver`] is the
+//! library's entry point, taking a plain [`Config`]; [`cli`] is the command line that builds it. docs/metrics.md defines the metrics.
 
 pub mod aggregate;
 pub mod cli;
+pub mod driver;
 pub mod exact;
 pub mod group;
 pub mod request;
@@ -28,7 +29,8 @@ pub use aggregate::{
     llama_benchy_prompt_tokens, Aggregator, LlamaBenchyAggregator, LlamaBenchyOptions, RunReducer,
     RunSpan, SummaryAggregator, SummaryOptions,
 };
-pub use cli::{main, reduce_inputs, reduce_runs};
+pub use cli::main;
+pub use driver::{reduce, Config};
 pub use run::{fold_run, Emit, FoldOptions, RunEnd};
 pub use sink::{default_label, RunsOptions};
 

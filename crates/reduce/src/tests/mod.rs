@@ -50,15 +50,13 @@ pub(super) fn drive(
     let (mut bytes, mut warn) = (Vec::new(), Vec::new());
     {
         let mut out = tokenpipe_format::RecordWriter::new(&mut bytes);
-        crate::reduce_runs(
-            inputs,
-            labels,
-            opts,
+        let config = crate::Config {
+            labels: labels.to_vec(),
+            summary: opts.clone(),
             runs,
-            vec!["reduce".into()],
-            &mut out,
-            &mut warn,
-        )?;
+            argv: vec!["reduce".into()],
+        };
+        crate::reduce(config, inputs, &mut out, &mut warn)?;
         out.flush()?;
     }
     let mut reader = RecordReader::new(&bytes[..], "<out>");
