@@ -4,9 +4,12 @@
 //! one `done` record.
 
 use crate::api::{chunk::append_text, Dialect};
+use crate::failure::{
+    closed_unanswered, error_chain, http_error_message, not_connected, snippet, Failure,
+};
 use crate::http::{direct, HttpClient};
 use crate::job::{Ended, Job};
-use crate::limits::{Expired, Limits, Watch};
+use crate::limits::{Limits, Watch};
 use crate::sink::Sink;
 use crate::sse_split::SseSplitter;
 use crate::stop::{Stop, StopReason};
@@ -62,26 +65,6 @@ pub fn request_uuid(run_hash: u64, id: u64) -> String {
         id >> 48,
         id & 0xffff_ffff_ffff
     )
-}
-
-struct Failure {
-    kind: ErrorKind,
-    message: String,
-}
-
-impl Failure {
-    fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self {
-            kind,
-            message: message.into(),
-        }
-    }
-}
-
-impl From<Expired> for Failure {
-    fn from(e: Expired) -> Self {
-        Failure::new(e.kind, e.message())
-    }
 }
 
 /// What one stream said so far; survives a timeout or cancel so partial counts are kept.
@@ -536,27 +519,6 @@ fn copy_request(req: &hyper::Request<Full<Bytes>>) -> hyper::Request<Full<Bytes>
     copy
 }
 
-/// Whether sending failed because the connection closed before the response head: hyper's
-/// "closed before message completed" (or a request it could not even start), or the socket
-/// reset or broken under the write.
-fn closed_unanswered(e: &hyper::Error) -> bool {
-    if e.is_incomplete_message() || e.is_canceled() || e.is_closed() {
-        return true;
-    }
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        if let Some(io) = s.downcast_ref::<std::io::Error>() {
-            use std::io::ErrorKind as K;
-            return matches!(
-                io.kind(),
-                K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof
-            );
-        }
-        source = s.source();
-    }
-    false
-}
-
 /// True for `text/event-stream` (any parameters, any case). A response with no content type
 /// at all is read as a stream too, since some servers send none.
 fn is_event_stream(content_type: &HeaderValue) -> bool {
@@ -574,44 +536,15 @@ fn connect_failure(ctx: &Ctx, e: &hyper_util::client::legacy::Error) -> Failure 
     if !e.is_connect() {
         return Failure::new(ErrorKind::Body, error_chain(e));
     }
-    if timed_out(e) {
-        return connect_timeout(ctx);
-    }
-    Failure::new(ErrorKind::Connect, error_chain(e))
+    not_connected(e, &ctx.uri, ctx.connect_timeout)
 }
 
 /// The same classification for a direct HTTP/1.1 connection that could not be had.
 fn direct_connect_failure(ctx: &Ctx, e: direct::ConnectError) -> Failure {
     match e {
-        direct::ConnectError::Connect(e) if timed_out(&*e) => connect_timeout(ctx),
-        direct::ConnectError::Connect(e) => Failure::new(ErrorKind::Connect, error_chain(&*e)),
+        direct::ConnectError::Connect(e) => not_connected(&*e, &ctx.uri, ctx.connect_timeout),
         direct::ConnectError::Handshake(e) => Failure::new(ErrorKind::Connect, error_chain(&e)),
     }
-}
-
-fn connect_timeout(ctx: &Ctx) -> Failure {
-    Failure::new(
-        ErrorKind::ConnectTimeout,
-        format!(
-            "no connection to {} within {:.3} s (--connect-timeout)",
-            ctx.uri.authority().map(|a| a.as_str()).unwrap_or_default(),
-            ctx.connect_timeout.as_secs_f64()
-        ),
-    )
-}
-
-/// True when an error's cause is an I/O time-out (the connector's connect timeout).
-pub fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cur = Some(e);
-    while let Some(c) = cur {
-        if c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
-        {
-            return true;
-        }
-        cur = c.source();
-    }
-    false
 }
 
 async fn read_prefix(
@@ -633,51 +566,6 @@ async fn read_prefix(
     text
 }
 
-/// The `error` of a non-2xx answer: the status, the server's `Retry-After` when it sent one
-/// (a rate limiter's or an overloaded server's "come back in N seconds"), and the start of
-/// the body.
-fn http_error_message(
-    status: hyper::StatusCode,
-    retry_after: Option<&HeaderValue>,
-    body: &[u8],
-) -> String {
-    match retry_after.and_then(|v| v.to_str().ok()) {
-        Some(after) => format!(
-            "HTTP {status} (retry-after: {}): {}",
-            after.trim(),
-            snippet(body)
-        ),
-        None => format!("HTTP {status}: {}", snippet(body)),
-    }
-}
-
-/// A short, printable excerpt of server bytes for error messages.
-fn snippet(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let text = text.trim();
-    if text.chars().count() > 300 {
-        let cut: String = text.chars().take(300).collect();
-        format!("{cut}...")
-    } else {
-        text.to_string()
-    }
-}
-
-/// An error and its sources, joined: hyper's top-level messages alone are vague.
-pub fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        let m = c.to_string();
-        if !s.contains(&m) {
-            s.push_str(": ");
-            s.push_str(&m);
-        }
-        cur = c.source();
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -691,20 +579,6 @@ mod tests {
         for no in ["application/json", "text/html", "text/event-streamx"] {
             assert!(!is_event_stream(&HeaderValue::from_static(no)), "{no}");
         }
-    }
-
-    #[test]
-    fn an_http_error_names_its_retry_after() {
-        let status = hyper::StatusCode::TOO_MANY_REQUESTS;
-        let body = br#"{"error":{"message":"slow down"}}"#;
-        let m = http_error_message(status, Some(&HeaderValue::from_static("2")), body);
-        assert!(
-            m.starts_with("HTTP 429 Too Many Requests (retry-after: 2): "),
-            "{m}"
-        );
-        assert!(m.contains("slow down"), "{m}");
-        let m = http_error_message(status, None, body);
-        assert!(m.starts_with("HTTP 429 Too Many Requests: "), "{m}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod discover;
 pub mod dispatch;
 pub mod exchange;
+mod failure;
 pub mod headers;
 pub mod http;
 pub mod input;
