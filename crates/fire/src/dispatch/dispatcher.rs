@@ -7,8 +7,9 @@
 
 use super::batch::Gate as BatchGate;
 use super::feed::{Event, Gate, Line};
-use super::{not_sent, not_sent_because, tighten_timer_slack, Admit, Dispatch, Pace, Policy};
+use super::{tighten_timer_slack, Admit, Dispatch, Pace, Policy};
 use crate::api::{BodyOptions, Dialect};
+use crate::exchange::{not_sent, not_sent_because};
 use crate::job::{Ended, Flow, Job};
 use crate::salt::RunSalt;
 use crate::session::{Failed, Session, Sessions};

@@ -7,7 +7,9 @@
 //! then the `done` once, whether the exchange ends or its task is dropped first. The exchange
 //! itself is three steps, a file each: `send` (the request, over either transport, up to the
 //! response head), `read` (the answer's head and body, frame by frame) and `stream` (the rules
-//! that make events into tokens and decide how a stream ended).
+//! that make events into tokens and decide how a stream ended). The `done` of a request that is
+//! never sent ([`not_sent`]) is written here too, for the dispatcher and the send loop, so that
+//! one place decides what every `done` holds.
 
 mod read;
 mod send;
@@ -18,6 +20,7 @@ use crate::failure::Failure;
 use crate::http::HttpClient;
 use crate::job::{Ended, Job};
 use crate::limits::{Limits, Watch};
+use crate::live::Counters;
 use crate::sink::Sink;
 use crate::stop::{Stop, StopReason};
 use crate::verdict::Verdict;
@@ -28,7 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use stream::StreamState;
 use tokenpipe_format::clock::RunClock;
-use tokenpipe_format::{Done, ErrorKind, Record, Sent};
+use tokenpipe_format::{Done, ErrorKind, Grouping, Record, Sent};
 
 pub use send::request_uuid;
 
@@ -57,7 +60,7 @@ pub struct Ctx {
     /// The early-stop rule and the exit status.
     pub verdict: Verdict,
     /// The run's counts, for the progress view and the self-check.
-    pub live: Arc<crate::live::Counters>,
+    pub live: Arc<Counters>,
     /// Write each request's generated text in its `done` (`--record-text`).
     pub record_text: bool,
 }
@@ -169,7 +172,7 @@ impl Drop for Request {
             self.ended = true;
             let ctx = &self.ctx;
             let echo = std::mem::take(&mut self.job.echo);
-            crate::dispatch::not_sent(&ctx.live, &ctx.sink, &ctx.clock, self.job.id, echo);
+            not_sent(&ctx.live, &ctx.sink, &ctx.clock, self.job.id, echo);
             return;
         }
         self.end(Err(Failure::new(
@@ -177,6 +180,40 @@ impl Drop for Request {
             "run stopped while the request was in flight",
         )));
     }
+}
+
+/// Writes the `done` of a request that will never be sent, so that no request goes unrecorded;
+/// `why` is its error message.
+pub fn not_sent_because(
+    live: &Counters,
+    sink: &Sink,
+    clock: &RunClock,
+    id: u64,
+    echo: Grouping,
+    why: String,
+) {
+    live.not_sent();
+    sink.record(&Record::Done(Done {
+        id,
+        at_ns: clock.now_ns(),
+        ok: false,
+        error_kind: Some(ErrorKind::NotSent.into()),
+        error: Some(why),
+        grouping: echo,
+        ..Done::default()
+    }));
+}
+
+/// Writes the `done` of a request the run stopped before it was sent.
+pub fn not_sent(live: &Counters, sink: &Sink, clock: &RunClock, id: u64, echo: Grouping) {
+    not_sent_because(
+        live,
+        sink,
+        clock,
+        id,
+        echo,
+        "run stopped before this request was sent".into(),
+    );
 }
 
 /// Sends the request and reads its answer into `st`; `Err` is how it failed.
