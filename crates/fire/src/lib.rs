@@ -157,7 +157,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         _ => (None, None),
     };
     let duration_ns = first.as_ref().and_then(dispatch::duration_of);
-    let gate = Arc::new(dispatch::feed::Gate::for_schedule(first.as_ref()));
+    let gate = Arc::new(job::credit::Gate::for_schedule(first.as_ref()));
     let first = first.filter(|r| matches!(r, Record::Request(_)));
 
     let network_cpu = Arc::new(selfcheck::ThreadCpu::default());

@@ -39,7 +39,6 @@ use tokenpipe_format::{LoopMode, OrOther, Record, Request};
 pub use batch::Batch;
 pub use closed::Closed;
 pub use dispatcher::Dispatcher;
-pub use feed::{Credit, Line};
 pub use open::Open;
 pub use send::{send_loop, Inbox};
 
