@@ -27,6 +27,7 @@ pub mod signals;
 pub mod sink;
 pub mod sse_split;
 pub mod stop;
+mod sync;
 pub mod verdict;
 
 use anyhow::Context;
@@ -42,12 +43,6 @@ use std::time::Duration;
 use stop::{Stop, StopReason};
 use tokenpipe_format::clock::RunClock;
 use tokenpipe_format::{Header, ReadError, Record, RecordReader, RecordType};
-
-/// Locks `m`, going on with its data if a thread panicked while holding it: every value fire
-/// guards stays valid between statements, and a panic must not take the run's records with it.
-pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Parses the process arguments and runs.
 pub fn main() -> anyhow::Result<()> {

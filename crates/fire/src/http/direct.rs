@@ -12,7 +12,7 @@
 //! with it.
 
 use super::connector::{Connector, Stream};
-use crate::lock;
+use crate::sync::lock;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::client::conn::http1::{self, Connection, SendRequest};

@@ -4,6 +4,7 @@
 //! is more). A credit lives in the [`Job`](super::Job) it travels with, which is why the gate
 //! lives here, below the dispatcher that hands jobs on.
 
+use crate::sync::lock;
 use std::sync::{Arc, Condvar, Mutex};
 use tokenpipe_format::Record;
 
@@ -54,7 +55,7 @@ impl Gate {
 
     /// Waits for a credit; `None` once the dispatcher has stopped listening.
     pub fn take(self: &Arc<Self>) -> Option<Credit> {
-        let mut st = crate::lock(&self.state);
+        let mut st = lock(&self.state);
         while st.taken >= st.limit && !st.closed {
             st = self.freed.wait(st).unwrap_or_else(|p| p.into_inner());
         }
@@ -67,7 +68,7 @@ impl Gate {
 
     /// Stops the reader at its next record.
     pub fn close(&self) {
-        crate::lock(&self.state).closed = true;
+        lock(&self.state).closed = true;
         self.freed.notify_all();
     }
 }
@@ -77,7 +78,7 @@ pub struct Credit(Arc<Gate>);
 
 impl Drop for Credit {
     fn drop(&mut self) {
-        let mut st = crate::lock(&self.0.state);
+        let mut st = lock(&self.0.state);
         st.taken = st.taken.saturating_sub(1);
         self.0.freed.notify_one();
     }

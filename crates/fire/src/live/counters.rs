@@ -2,6 +2,7 @@
 //! and the self-check. Each event is one relaxed atomic add; only a send takes a lock (the
 //! dispatch-lag histogram), once per request and never per token.
 
+use crate::sync::lock;
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
@@ -74,7 +75,7 @@ impl Counters {
             if lag > LAG_LIMIT_NS {
                 self.late.fetch_add(1, Relaxed);
             }
-            let mut h = crate::lock(&self.lag_ns);
+            let mut h = lock(&self.lag_ns);
             // The histogram grows to fit (auto-resize), so recording does not fail.
             let _ = h.record(lag);
         }
@@ -121,7 +122,7 @@ impl Counters {
     /// The counts now. Each is exact; taken one after another, they may be a moment apart.
     pub fn snapshot(&self) -> Snapshot {
         let (lagged, lag_p50_ns, lag_p99_ns, lag_max_ns) = {
-            let h = crate::lock(&self.lag_ns);
+            let h = lock(&self.lag_ns);
             if h.is_empty() {
                 (0, None, None, None)
             } else {
