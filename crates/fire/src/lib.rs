@@ -2,9 +2,9 @@
 //! record per sent request, per content event and per finished request.
 //!
 //! A run is three steps (see `run`): plan it from the flags and the schedule's head, start
-//! everything, and report once every request has ended. Threads: signals (see [`signals`]), the
-//! dispatcher (reads the schedule, decides send instants, see [`dispatch`]), the network runtime
-//! (tokio + hyper; one task per request, see [`exchange`], over the client of [`http`]), and a
+//! everything, and report once every request has ended. Threads: signals (see `signals`), the
+//! dispatcher (reads the schedule, decides send instants, see `dispatch`), the network runtime
+//! (tokio + hyper; one task per request, see [`exchange`], over the client of `http`), and a
 //! writer per output (see [`sink`]).
 //! Times are stamped on `CLOCK_MONOTONIC` relative to the run start written in the header.
 //!
@@ -12,32 +12,36 @@
 //! `exchange` and `session`; `exchange` uses `http`, `job` and the output; `http`, `discover` and
 //! `scrape` describe errors with `failure`; and the helpers at the bottom (`failure`, `sync`,
 //! `limits`, `stop`, `job`) import nothing above them.
+//!
+//! Public are [`main`] (the binary) and what the benchmarks in `benches/` drive directly:
+//! [`api`], [`sink`], [`sse_split`] and [`exchange::request_uuid`]; everything else is the
+//! crate's own.
 
 pub mod api;
-pub mod cli;
-pub mod discover;
-pub mod dispatch;
+mod cli;
+mod discover;
+mod dispatch;
 pub mod exchange;
 mod failure;
-pub mod headers;
-pub mod http;
-pub mod input;
-pub mod job;
-pub mod limits;
-pub mod live;
+mod headers;
+mod http;
+mod input;
+mod job;
+mod limits;
+mod live;
 mod run;
-pub mod salt;
-pub mod scrape;
-pub mod selfcheck;
-pub mod session;
-pub mod signals;
+mod salt;
+mod scrape;
+mod selfcheck;
+mod session;
+mod signals;
 pub mod sink;
 pub mod sse_split;
-pub mod stop;
+mod stop;
 mod sync;
-pub mod verdict;
+mod verdict;
 
-pub use cli::Args;
+use cli::Args;
 
 /// Parses the process arguments and runs.
 pub fn main() -> anyhow::Result<()> {

@@ -3,12 +3,12 @@
 //! content. Every path out of here (success, HTTP error, reset, timeout, cancel) writes exactly
 //! one `done` record.
 //!
-//! This file keeps that promise: [`Request`] is the lifecycle, which writes the `sent` record,
+//! This file keeps that promise: `Request` is the lifecycle, which writes the `sent` record,
 //! then the `done` once, whether the exchange ends or its task is dropped first. The exchange
 //! itself is three steps, a file each: `send` (the request, over either transport, up to the
 //! response head), `read` (the answer's head and body, frame by frame) and `stream` (the rules
 //! that make events into tokens and decide how a stream ended). The `done` of a request that is
-//! never sent ([`not_sent`]) is written here too, for the dispatcher and the send loop, so that
+//! never sent (`not_sent`) is written here too, for the dispatcher and the send loop, so that
 //! one place decides what every `done` holds.
 
 mod read;
@@ -36,7 +36,7 @@ use tokenpipe_format::{Done, ErrorKind, Grouping, Record, Sent};
 pub use send::request_uuid;
 
 /// Everything a request task shares with the others.
-pub struct Ctx {
+pub(crate) struct Ctx {
     /// Pooled HTTP client.
     pub client: HttpClient,
     /// Full endpoint URI.
@@ -70,7 +70,7 @@ pub struct Ctx {
 /// aborts every request task when the run stops (so that no task has to watch the stop signal
 /// on every frame), and dropping the task's future drops this: a request that was sent ends
 /// `cancelled`, one whose task never ran ends `not_sent`.
-pub struct Request {
+pub(crate) struct Request {
     ctx: Arc<Ctx>,
     job: Job,
     st: StreamState,
@@ -184,7 +184,7 @@ impl Drop for Request {
 
 /// Writes the `done` of a request that will never be sent, so that no request goes unrecorded;
 /// `why` is its error message.
-pub fn not_sent_because(
+pub(crate) fn not_sent_because(
     live: &Counters,
     sink: &Sink,
     clock: &RunClock,
@@ -205,7 +205,7 @@ pub fn not_sent_because(
 }
 
 /// Writes the `done` of a request the run stopped before it was sent.
-pub fn not_sent(live: &Counters, sink: &Sink, clock: &RunClock, id: u64, echo: Grouping) {
+pub(crate) fn not_sent(live: &Counters, sink: &Sink, clock: &RunClock, id: u64, echo: Grouping) {
     not_sent_because(
         live,
         sink,

@@ -6,4 +6,4 @@ mod counters;
 mod progress;
 
 pub use counters::{Counters, Snapshot, LAG_LIMIT_NS};
-pub use progress::{line, say, wanted, Progress};
+pub use progress::{say, wanted, Progress};

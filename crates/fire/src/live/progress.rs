@@ -125,7 +125,7 @@ fn terminal_bar(total: Option<u64>) -> ProgressBar {
 }
 
 /// The view's text: sent, done by outcome, in flight, recent output rate, dispatch lag p99.
-pub fn line(s: &Snapshot, tokens_per_s: Option<f64>) -> String {
+fn line(s: &Snapshot, tokens_per_s: Option<f64>) -> String {
     let mut text = format!("sent {} · ok {}", s.sent, s.ok);
     let failures: Vec<String> = s
         .failures()
