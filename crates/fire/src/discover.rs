@@ -7,7 +7,7 @@
 //! Any other failure is a warning: requests then go without a model name, which servers with
 //! one model accept (and `--model` avoids the question).
 
-use crate::exchange::{error_chain, timed_out};
+use crate::failure::{error_chain, timed_out};
 use crate::http::HttpClient;
 use crate::stop::Stop;
 use http_body_util::BodyExt;

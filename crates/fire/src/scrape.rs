@@ -13,7 +13,7 @@
 //! given for. Such a host is read over HTTP/1.1 even when the run speaks HTTP/2, as vLLM's and
 //! most exporters' `/metrics` are.
 
-use crate::exchange::error_chain;
+use crate::failure::error_chain;
 use crate::http::{HttpClient, TransportArgs};
 use crate::stop::Stop;
 use http_body_util::BodyExt;

@@ -8,18 +8,10 @@
 //!   request (typically the first, sent while the client was still starting) is let pass, and
 //! - the network threads busy at most [`CPU_BUSY_LIMIT`] (90 %) of the run.
 
-use crate::live::Snapshot;
+use crate::live::{Snapshot, LAG_LIMIT_NS};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use tokenpipe_format::Client;
-
-/// A request sent later than this after its scheduled instant was late; more than 1 % of them
-/// late (dispatch lag p99 above this) means the client did not keep to the schedule. TTFT is measured
-/// from `sent_ns`, so lag does not enter it directly; it changes the load instead: requests
-/// arrive later and more bunched than scheduled, and in a closed loop each slot stands idle for
-/// the lag. A schedule-corrected TTFT (`first token − scheduled_ns`) grows by the lag: 1 ms is
-/// under 5 % of the 20 ms and more TTFT of the fastest servers, and under the noise of most.
-pub const LAG_LIMIT_NS: u64 = 1_000_000;
 
 /// CPU over wall time per network thread above this means the client ran out of CPU: a
 /// thread that is always busy reads sockets late, so its stamps are late.

@@ -8,7 +8,7 @@
 //! its later turns are not sent, and each ends in a `not_sent` done that names the failed turn.
 
 use crate::api::PastTurn;
-use crate::dispatch::Line;
+use crate::job::Line;
 use std::collections::{HashMap, VecDeque};
 
 /// One conversation in progress.

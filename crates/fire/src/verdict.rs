@@ -8,6 +8,7 @@
 //! - **Exit 1** when at least one request was sent and none succeeded; 0 otherwise. Requests
 //!   the run itself ended (`cancelled`, `not_sent`) count as neither.
 
+use crate::sync::lock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use tokenpipe_format::ErrorKind;
@@ -62,7 +63,7 @@ impl Verdict {
             return false;
         }
         if let Some(e) = error {
-            let mut first = crate::lock(&self.connect_error);
+            let mut first = lock(&self.connect_error);
             first.get_or_insert_with(|| e.to_string());
         }
         if n > EARLY_STOP_AFTER {
@@ -81,7 +82,7 @@ impl Verdict {
     }
 
     fn first_connect_error(&self) -> String {
-        let first = crate::lock(&self.connect_error);
+        let first = lock(&self.connect_error);
         first.clone().unwrap_or_else(|| "no connection".into())
     }
 

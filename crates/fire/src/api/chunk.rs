@@ -12,7 +12,7 @@ pub struct ChunkInfo<'a> {
     pub has_content: bool,
     /// The answer text of the last choice that had some (`text`, else `delta.content`;
     /// reasoning is not part of the answer), as its raw JSON string literal, quotes and escapes
-    /// included: borrowed, so reading it costs nothing; [`append_text`] decodes it for callers
+    /// included: borrowed, so reading it costs nothing; `append_text` decodes it for callers
     /// that keep the text.
     pub text: Option<&'a str>,
     /// Some choice held an empty `text` or `delta.content` string with no role and no finish

@@ -8,7 +8,7 @@
 //! reference parser (`reference`); both fill the one [`ChunkInfo`] type (`chunk`).
 
 mod chat;
-pub mod chunk;
+pub(crate) mod chunk;
 mod completions;
 pub mod reference;
 pub mod scan;

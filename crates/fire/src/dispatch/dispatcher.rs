@@ -6,10 +6,12 @@
 //! spins the last stretch to the instant, so releases are as precise as the old blocking waits.
 
 use super::batch::Gate as BatchGate;
-use super::feed::{Event, Gate, Line};
-use super::{not_sent, not_sent_because, tighten_timer_slack, Admit, Dispatch, Pace, Policy};
+use super::feed::Event;
+use super::{tighten_timer_slack, Admit, Dispatch, Pace, Policy};
 use crate::api::{BodyOptions, Dialect};
-use crate::job::{Ended, Flow, Job};
+use crate::exchange::{not_sent, not_sent_because};
+use crate::job::credit::Gate;
+use crate::job::{Ended, Flow, Job, Line};
 use crate::salt::RunSalt;
 use crate::session::{Failed, Session, Sessions};
 use crate::sink::Sink;

@@ -4,8 +4,8 @@
 //! (`feed`), the [`Dispatcher`] (`dispatcher`), one thread that encodes each request's body
 //! ahead of its turn and releases it to the network runtime at its instant, and the
 //! [`send_loop`] (`send`) in the runtime, which starts a task per released request and keeps
-//! the in-flight limit; and [`not_sent`], the `done` of a request the run stopped before
-//! sending.
+//! the in-flight limit. The `done` of a request that is never sent is the request lifecycle's
+//! (`exchange::not_sent`), like every other `done`.
 //!
 //! What differs between ways of sending is a [`Policy`], one file each: `open` (every request at
 //! its schedule offset, optionally capped), `closed` (N slots, the next request as one frees,
@@ -30,18 +30,15 @@ mod open;
 mod send;
 
 use crate::job::Job;
-use crate::live::Counters;
-use crate::sink::Sink;
 use crate::stop::Stop;
 use std::sync::Arc;
 use std::time::Duration;
 use tokenpipe_format::clock::RunClock;
-use tokenpipe_format::{Done, ErrorKind, Grouping, LoopMode, OrOther, Record, Request};
+use tokenpipe_format::{LoopMode, OrOther, Record, Request};
 
 pub use batch::Batch;
 pub use closed::Closed;
 pub use dispatcher::Dispatcher;
-pub use feed::{Credit, Line};
 pub use open::Open;
 pub use send::{send_loop, Inbox};
 
@@ -168,40 +165,6 @@ impl Pace {
         let left = deadline_ns.map_or(u64::MAX, |d| d.saturating_sub(self.clock.now_ns()));
         Duration::from_nanos(left.saturating_sub(SPIN_NS).min(MAX_SLEEP_NS))
     }
-}
-
-/// Writes the `done` of a request that will never be sent, so that no request goes unrecorded;
-/// `why` is its error message.
-pub fn not_sent_because(
-    live: &Counters,
-    sink: &Sink,
-    clock: &RunClock,
-    id: u64,
-    echo: Grouping,
-    why: String,
-) {
-    live.not_sent();
-    sink.record(&Record::Done(Done {
-        id,
-        at_ns: clock.now_ns(),
-        ok: false,
-        error_kind: Some(ErrorKind::NotSent.into()),
-        error: Some(why),
-        grouping: echo,
-        ..Done::default()
-    }));
-}
-
-/// Writes the `done` of a request the run stopped before it was sent.
-pub fn not_sent(live: &Counters, sink: &Sink, clock: &RunClock, id: u64, echo: Grouping) {
-    not_sent_because(
-        live,
-        sink,
-        clock,
-        id,
-        echo,
-        "run stopped before this request was sent".into(),
-    );
 }
 
 /// Asks the kernel to wake this thread within 1 ns of its sleep deadline instead of the default

@@ -11,8 +11,8 @@
 //! dropped (see `exchange::Request`). A request task therefore polls only its own stream.
 
 use super::feed::Event;
-use super::{not_sent, Dispatch};
-use crate::exchange::{self, Ctx};
+use super::Dispatch;
+use crate::exchange::{self, not_sent, Ctx};
 use crate::job::{Ended, Flow, Job};
 use std::collections::VecDeque;
 use std::sync::mpsc::Sender;

@@ -3,7 +3,7 @@
 //! to do about it, and hands out connections opened ahead of time ([`Connector::open_ahead`])
 //! before it opens new ones.
 
-use crate::lock;
+use crate::sync::lock;
 use hyper::Uri;
 use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::connect::HttpConnector;

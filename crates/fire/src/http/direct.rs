@@ -12,7 +12,7 @@
 //! with it.
 
 use super::connector::{Connector, Stream};
-use crate::lock;
+use crate::sync::lock;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::client::conn::http1::{self, Connection, SendRequest};
@@ -68,7 +68,7 @@ pub struct DirectPool {
 #[derive(Debug)]
 pub enum ConnectError {
     /// Opening the connection failed (TCP, TLS, or the connect limit; see
-    /// [`crate::exchange::timed_out`]).
+    /// [`crate::failure::timed_out`]).
     Connect(BoxError),
     /// The connection opened but hyper refused it.
     Handshake(hyper::Error),

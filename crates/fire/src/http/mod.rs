@@ -16,11 +16,11 @@
 //! Modules: [`tls`] (trust), [`connector`] (counting, certificate errors), [`preconnect`],
 //! [`direct`].
 
-pub mod connector;
+mod connector;
 pub mod direct;
-pub mod flags;
+mod flags;
 pub mod preconnect;
-pub mod tls;
+mod tls;
 
 use bytes::Bytes;
 use connector::Connector;

@@ -44,7 +44,7 @@ pub async fn preconnect(client: &HttpClient, uri: &Uri, count: usize, stop: &Sto
     let all = async {
         while let Some(done) = tasks.join_next().await {
             if let (None, Ok(Err(e))) = (&problem, done) {
-                problem = Some(crate::exchange::error_chain(&*e));
+                problem = Some(crate::failure::error_chain(&*e));
             }
         }
     };

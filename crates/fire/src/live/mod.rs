@@ -5,5 +5,5 @@
 mod counters;
 mod progress;
 
-pub use counters::{Counters, Snapshot};
-pub use progress::{line, say, wanted, Progress};
+pub use counters::{Counters, Snapshot, LAG_LIMIT_NS};
+pub use progress::{say, wanted, Progress};

@@ -8,6 +8,7 @@
 //! `NO_COLOR` holds by itself.
 
 use super::counters::{Counters, Snapshot};
+use crate::sync::lock;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::VecDeque;
 use std::io::{self, IsTerminal};
@@ -29,7 +30,7 @@ static ACTIVE: Mutex<Option<ProgressBar>> = Mutex::new(None);
 /// Prints one line on stderr without tearing the progress view: above it while it is shown,
 /// plainly otherwise. Every message `fire` prints during a run should come through here.
 pub fn say(line: &str) {
-    let bar = crate::lock(&ACTIVE).clone();
+    let bar = lock(&ACTIVE).clone();
     match bar {
         Some(bar) => bar.suspend(|| eprintln!("{line}")),
         None => eprintln!("{line}"),
@@ -54,7 +55,7 @@ impl Progress {
     pub fn start(counters: Arc<Counters>, total: Option<u64>) -> io::Result<Self> {
         let bar = io::stderr().is_terminal().then(|| terminal_bar(total));
         if let Some(bar) = &bar {
-            *crate::lock(&ACTIVE) = Some(bar.clone());
+            *lock(&ACTIVE) = Some(bar.clone());
         }
         let (stop, stopped) = channel::<()>();
         let shown = bar.clone();
@@ -88,7 +89,7 @@ impl Progress {
                 thread: Some(t),
             }),
             Err(e) => {
-                *crate::lock(&ACTIVE) = None;
+                *lock(&ACTIVE) = None;
                 Err(e)
             }
         }
@@ -100,7 +101,7 @@ impl Progress {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-        *crate::lock(&ACTIVE) = None;
+        *lock(&ACTIVE) = None;
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
@@ -124,7 +125,7 @@ fn terminal_bar(total: Option<u64>) -> ProgressBar {
 }
 
 /// The view's text: sent, done by outcome, in flight, recent output rate, dispatch lag p99.
-pub fn line(s: &Snapshot, tokens_per_s: Option<f64>) -> String {
+fn line(s: &Snapshot, tokens_per_s: Option<f64>) -> String {
     let mut text = format!("sent {} · ok {}", s.sent, s.ok);
     let failures: Vec<String> = s
         .failures()

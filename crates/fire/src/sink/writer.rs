@@ -141,4 +141,4 @@ fn write_loop(
     }
 }
 
-pub(super) use crate::lock;
+pub(super) use crate::sync::lock;

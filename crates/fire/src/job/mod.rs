@@ -1,10 +1,14 @@
-//! A request on its way from the dispatcher to the network: its encoded body, when it should
-//! have left, what its `done` echoes from the schedule, and what the send loop does when it
-//! ends. Shared by `dispatch` (which makes jobs, and writes `not_sent` for those it never
-//! releases) and `exchange` (which sends them and says how they [`Ended`]).
+//! A request on its way from the schedule to the network: as read ([`Line`]), then ready to go
+//! ([`Job`]: its encoded body, when it should have left, what its `done` echoes from the
+//! schedule, and what the send loop does when it ends), and how it [`Ended`]. Each carries its
+//! read-ahead [`Credit`] (`credit`) until it leaves the queues. Shared by `dispatch` (which
+//! makes jobs) and `exchange` (which sends them), and by `session`, which parks later turns;
+//! it imports none of them.
 
-use crate::dispatch::Credit;
+pub mod credit;
+
 use bytes::Bytes;
+pub use credit::Credit;
 use hyper::header::{HeaderName, HeaderValue};
 use tokenpipe_format::Grouping;
 
@@ -57,4 +61,14 @@ pub struct Ended {
     pub ok: bool,
     /// The generated text, when the job kept it.
     pub text: Option<String>,
+}
+
+/// A request as read, with where it was and its read-ahead credit.
+pub struct Line {
+    /// The request.
+    pub req: tokenpipe_format::Request,
+    /// Its line in the schedule, for error messages.
+    pub line: usize,
+    /// Its read-ahead credit.
+    pub credit: Credit,
 }

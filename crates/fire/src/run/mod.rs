@@ -1,0 +1,21 @@
+//! A whole run, in three steps, a file each. [`plan`] works out what to do from the flags and
+//! the head of the schedule, before anything is started or sent, so that bad input fails
+//! before a connection is opened or a byte written. [`start`] readies the network (client,
+//! connections, model, first metrics scrape: [`network`]) while no clock runs, then starts the
+//! clock, the output and the dispatcher. [`report`] runs the send loop until every request has
+//! ended, then gives the run's account: the `client` record, the lines on stderr and the exit
+//! status.
+
+mod network;
+mod plan;
+mod report;
+mod start;
+
+use crate::cli::Args;
+
+/// Runs a whole benchmark with parsed arguments.
+pub(crate) fn run(args: Args) -> anyhow::Result<()> {
+    let plan = plan::plan(args)?;
+    let running = start::start(plan)?;
+    report::report(running)
+}

@@ -1,0 +1,182 @@
+//! Everything a run makes ready before its clock starts, so that none of it delays a request
+//! or counts in its times: the network runtime, the client and the connections it opens ahead,
+//! the model (asked of the server unless `--model` names it), a warning when the open-file
+//! limit is short of the requests in flight, and the metrics scrape before the run.
+
+use super::plan::Plan;
+use crate::cli::Args;
+use crate::discover::{self, Discovery};
+use crate::dispatch::{Dispatch, Policy};
+use crate::http::{self, HttpClient};
+use crate::scrape::Scraper;
+use crate::selfcheck::{self, ThreadCpu};
+use crate::stop::Stop;
+use hyper::Uri;
+use std::sync::Arc;
+use tokenpipe_format::{Record, ScrapePhase};
+use tokio::runtime::Runtime;
+
+/// What is made ready before the clock starts.
+pub(super) struct Network {
+    /// The network runtime; the send loop runs on it later.
+    pub runtime: Runtime,
+    /// CPU time of the runtime's threads, each adding its own as it ends.
+    pub network_cpu: Arc<ThreadCpu>,
+    /// The client every request goes through.
+    pub client: HttpClient,
+    /// Connections opened ahead of the run.
+    pub preconnected: u64,
+    /// The model every request names (`--model`, or the server's first).
+    pub model: Option<String>,
+    /// The `--server-metrics` scraper, kept for the scrape after the run.
+    pub scraper: Option<Scraper>,
+    /// The `server_metrics` record of the scrape before the run.
+    pub before: Option<Record>,
+}
+
+impl Network {
+    /// The runtime, the client with its connections, the model and the first scrape, in that
+    /// order; `Err` is bad input or a server that cannot be reached.
+    pub(super) fn ready(plan: &Plan) -> anyhow::Result<Self> {
+        let args = &plan.args;
+        let network_cpu = Arc::new(ThreadCpu::default());
+        let runtime = runtime(args.threads, &network_cpu)?;
+        let (client, preconnected) = start_client(
+            args,
+            &runtime,
+            &*plan.schedule.policy,
+            &plan.uri,
+            &plan.stop,
+        )?;
+        let model = match &args.model {
+            Some(m) => Some(m.clone()),
+            None => discover_model(plan, &runtime, &client)?,
+        };
+        warn_if_fds_short(plan.schedule.policy.in_flight_limit());
+        let scraper = match &args.server_metrics {
+            Some(given) => Some(runtime.block_on(async {
+                Scraper::new(&plan.url, given, &plan.headers, &args.transport)
+            })?),
+            None => None,
+        };
+        // Before the clock starts, so that it delays no request: its `at_ns` is 0.
+        let before = scraper.as_ref().and_then(|scraper| {
+            let phase = ScrapePhase::Before;
+            runtime.block_on(scraper.scrape(&client, phase, || 0, &plan.stop))
+        });
+        Ok(Self {
+            runtime,
+            network_cpu,
+            client,
+            preconnected,
+            model,
+            scraper,
+            before,
+        })
+    }
+}
+
+/// The network runtime: `threads` worker threads, or the calling thread alone for 1. Each
+/// thread adds its CPU time to `network_cpu` as it ends.
+fn runtime(threads: u16, network_cpu: &Arc<ThreadCpu>) -> std::io::Result<Runtime> {
+    if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .on_thread_stop(selfcheck::on_thread_stop(network_cpu))
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(usize::from(threads))
+            .enable_all()
+            .on_thread_stop(selfcheck::on_thread_stop(network_cpu))
+            .build()
+    }
+}
+
+/// Builds the run's HTTP client and, when asked (by default for a closed loop), opens its
+/// connections: before the clock starts, so that no request waits on them. Returns the client
+/// and the connections it opened.
+fn start_client(
+    args: &Args,
+    runtime: &Runtime,
+    policy: &dyn Policy,
+    uri: &Uri,
+    stop: &Stop,
+) -> anyhow::Result<(HttpClient, u64)> {
+    let (closed, in_flight) = match policy.in_flight_limit() {
+        Some(Dispatch::Limit(n)) => (true, Some(n)),
+        Some(Dispatch::Cap(n)) => (false, Some(n)),
+        _ => (false, None),
+    };
+    let https = uri.scheme_str() == Some("https");
+    args.transport.warn(https);
+    let mut options = args.transport.options(https, in_flight);
+    options.connect_timeout = Some(args.connect_timeout);
+    let client = runtime.block_on(async { HttpClient::new(&options) })?;
+    if let Some(n) = args.transport.preconnect(closed, in_flight) {
+        let done = runtime.block_on(http::preconnect::preconnect(&client, uri, n, stop));
+        if let (Some(problem), None) = (&done.problem, stop.reason()) {
+            eprintln!(
+                "fire: warning: pre-connect: {} of {n} connections opened ({problem}); the first requests connect as they are sent",
+                done.opened
+            );
+        }
+    }
+    let opened = client.connections_opened();
+    Ok((client, opened))
+}
+
+/// The model the server lists first, `None` when it names none (or the run was stopped);
+/// `Err` when the server cannot be reached at all, since then nothing could be sent.
+fn discover_model(
+    plan: &Plan,
+    runtime: &Runtime,
+    client: &HttpClient,
+) -> anyhow::Result<Option<String>> {
+    let found = runtime.block_on(discover::model(
+        client,
+        plan.models_uri.clone(),
+        &plan.headers,
+        plan.args.timeout,
+        &plan.stop,
+    ));
+    match found {
+        Discovery::Found(m) => Ok(Some(m)),
+        Discovery::Unknown | Discovery::Stopped => Ok(None),
+        Discovery::Unreachable(why) => Err(tokenpipe_cli::failure(
+            tokenpipe_cli::EXIT_FAILURE,
+            format!(
+                "cannot connect to {} (GET {}: {why}); is the server up and --url right? Nothing was sent",
+                plan.url, plan.models_uri
+            ),
+        )),
+    }
+}
+
+/// File descriptors a run needs besides one socket per request in flight: standard streams,
+/// the schedule and --save files, the runtime's epoll and wakers, and some slack.
+const FD_RESERVE: u64 = 64;
+
+/// Says before the run when the in-flight limit does not fit the open-file limit (requests past
+/// it would fail to connect). An open loop without a cap has no limit to check.
+fn warn_if_fds_short(limit: Option<Dispatch>) {
+    let n = match limit {
+        Some(Dispatch::Limit(n) | Dispatch::Cap(n)) => n,
+        _ => return,
+    };
+    let Some((soft, hard)) = tokenpipe_cli::open_file_limit() else {
+        return;
+    };
+    let needed = n.saturating_add(FD_RESERVE);
+    if needed <= soft {
+        return;
+    }
+    let hard = if hard == u64::MAX {
+        "unlimited".to_string()
+    } else {
+        hard.to_string()
+    };
+    eprintln!(
+        "fire: warning: {n} requests in flight need about {needed} open files, but this process may open {soft} (hard limit {hard}); requests past that fail as `connect`. Raise it before running fire: `ulimit -n {needed}` in the shell (as root, or after raising the hard limit in /etc/security/limits.conf), or LimitNOFILE={needed} in a systemd unit"
+    );
+}

@@ -1,0 +1,164 @@
+//! The first step of a run: what it is to do, worked out from the flags and the head of the
+//! schedule. Every bad flag, and an input that is not a schedule, fails here, before a
+//! connection is opened or a byte is written. Ctrl-C counts from here on: the signal thread
+//! starts before the schedule is read, since reading it may wait on an upstream `arrivals`.
+
+use crate::api::BodyOptions;
+use crate::cli::{self, Args};
+use crate::dispatch::{self, Policy};
+use crate::input;
+use crate::job::credit::Gate;
+use crate::signals::{self, LastResort};
+use crate::stop::{Stop, StopReason};
+use hyper::header::HeaderMap;
+use hyper::Uri;
+use std::fs::File;
+use std::io::BufRead;
+use std::sync::Arc;
+use tokenpipe_format::{Header, ReadError, Record, RecordReader, RecordType, Salt};
+
+/// The schedule's reader, for the records after its head.
+pub(super) type ScheduleReader = RecordReader<Box<dyn BufRead + Send>>;
+
+/// What a run is to do, before anything runs.
+pub(super) struct Plan {
+    /// The parsed flags.
+    pub args: Args,
+    /// `--url` as given, for messages and the metrics URL.
+    pub url: String,
+    /// Where the requests go: `--url` with the API's path, or `--endpoint`.
+    pub uri: Uri,
+    /// Where model discovery asks: `{url}/models`.
+    pub models_uri: Uri,
+    /// Headers of every request (`-H`, `--api-key`).
+    pub headers: HeaderMap,
+    /// Body settings from the flags; the model joins them once it is known.
+    pub body_options: BodyOptions,
+    /// The run's stop signal, which Ctrl-C and SIGTERM already trigger.
+    pub stop: Arc<Stop>,
+    /// What a second signal flushes, armed once the output exists.
+    pub last_resort: Arc<LastResort>,
+    /// The `--save` file, opened, with its name.
+    pub saved: Option<(String, File)>,
+    /// What the schedule's head says, and the rest of it to read.
+    pub schedule: Schedule,
+}
+
+/// A schedule whose head was read: how it is to be sent, and its reader for the rest.
+pub(super) struct Schedule {
+    /// The reader, past the records read ahead.
+    pub reader: ScheduleReader,
+    /// The schedule's header, which fire's own header chains.
+    pub upstream: Header,
+    /// The first `request`, when the schedule starts with one (it is not read again).
+    pub first: Option<Record>,
+    /// How requests leave, picked by the first record.
+    pub policy: Box<dyn Policy>,
+    /// The cache-busting salt the schedule asks for.
+    pub salt: Option<Salt>,
+    /// How many requests the schedule says it holds, for the progress view.
+    pub requests: Option<u64>,
+    /// The schedule's time bound (`duration_ns`).
+    pub duration_ns: Option<u64>,
+    /// The read-ahead gate, sized for the schedule (a batch may need more than the default).
+    pub gate: Arc<Gate>,
+}
+
+/// Works out the run's plan; `Err` is bad input, or a stop before the schedule's head came.
+pub(super) fn plan(args: Args) -> anyhow::Result<Plan> {
+    let url = args.url.clone().unwrap_or_default();
+    let (uri, models_uri) = cli::endpoint(&url, args.api, args.endpoint.as_deref())?;
+    let headers = cli::request_headers(&args)?;
+    let body_options = cli::body_options(&args)?;
+    let stop = Arc::new(Stop::default());
+    let last_resort = signals::watch(stop.clone());
+    let saved = cli::save_file(&args)?;
+    let schedule = Schedule::read(&args, &stop)?;
+    Ok(Plan {
+        args,
+        url,
+        uri,
+        models_uri,
+        headers,
+        body_options,
+        stop,
+        last_resort,
+        saved,
+        schedule,
+    })
+}
+
+impl Schedule {
+    /// Opens the schedule (FILE or stdin) and reads its head: the policy, the salt, the
+    /// request count and the time bound all come from its first record.
+    fn read(args: &Args, stop: &Arc<Stop>) -> anyhow::Result<Self> {
+        let input = input::open(args.file.as_deref(), stop.clone())?;
+        let mut reader = RecordReader::new(input.reader, input.name)
+            .keep(&[RecordType::Schedule, RecordType::Request])
+            .reject(
+                &[
+                    RecordType::Sent,
+                    RecordType::Token,
+                    RecordType::Done,
+                    RecordType::Stall,
+                    RecordType::Summary,
+                    RecordType::Stamp,
+                ],
+                "a schedule (what arrivals writes, and fire reads)",
+            );
+        let (upstream, first) = match read_ahead(&mut reader) {
+            Ok(found) => found,
+            Err(e) => {
+                if let Some((code, _)) = stop.reason().and_then(StopReason::exit) {
+                    return Err(tokenpipe_cli::failure(
+                        code,
+                        "stopped before a schedule was read; nothing was sent",
+                    ));
+                }
+                return Err(e.into());
+            }
+        };
+        let policy = match &first {
+            Some(r) => dispatch::policy_for(r, args.concurrency).map_err(|m| {
+                tokenpipe_cli::bad_input(format!(
+                    "{}: line {}: {m}",
+                    reader.source_name(),
+                    reader.line()
+                ))
+            })?,
+            None => Box::new(dispatch::Open { cap: None }),
+        };
+        let (salt, requests) = match &first {
+            Some(Record::Schedule(s)) => (s.salt.clone(), s.requests),
+            _ => (None, None),
+        };
+        let duration_ns = first.as_ref().and_then(dispatch::duration_of);
+        let gate = Arc::new(Gate::for_schedule(first.as_ref()));
+        let first = first.filter(|r| matches!(r, Record::Request(_)));
+        Ok(Self {
+            reader,
+            upstream,
+            first,
+            policy,
+            salt,
+            requests,
+            duration_ns,
+            gate,
+        })
+    }
+}
+
+/// Reads the schedule's header and then up to its first `schedule` or `request` record, so that
+/// nothing is written before the input is known to be a schedule (and not, say, fire's own
+/// events, which the reader refuses naming the tool that reads them).
+fn read_ahead<R: BufRead>(
+    reader: &mut RecordReader<R>,
+) -> Result<(Header, Option<Record>), ReadError> {
+    let header = reader.read_header()?;
+    loop {
+        match reader.next_record()? {
+            Some(Record::Header(_)) => continue,
+            other => return Ok((header, other)),
+        }
+    }
+}

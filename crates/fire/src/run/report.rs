@@ -1,0 +1,126 @@
+//! The last step of a run: wait for it to end, then give its account. The send loop runs on
+//! this thread, in the network runtime, until every request has ended; the metrics scrape after
+//! the run follows. Then the threads are joined, the `client` record is written last, the end
+//! of the run is told on stderr, and how the run ended becomes fire's exit status.
+
+use super::start::Running;
+use crate::cli::Args;
+use crate::discover;
+use crate::dispatch::{self, Inbox};
+use crate::exchange::Ctx;
+use crate::live::Snapshot;
+use crate::scrape::Scraper;
+use crate::selfcheck;
+use crate::stop::{Stop, StopReason};
+use std::sync::Arc;
+use std::time::Duration;
+use tokenpipe_format::{Client, Record, ScrapePhase};
+use tokio::runtime::Runtime;
+
+/// Waits for the run to end and gives its account; `Err` carries fire's exit status when it is
+/// not 0.
+pub(super) fn report(running: Running) -> anyhow::Result<()> {
+    let Running {
+        args,
+        url,
+        runtime,
+        ctx,
+        inbox,
+        scraper,
+        dispatcher,
+        progress,
+        network_cpu,
+    } = running;
+    send_all(&runtime, &ctx, inbox, scraper.as_ref());
+    // Ending the runtime ends its threads, each adding its CPU time; the calling thread ran
+    // network work too (all of it with one thread).
+    drop(runtime);
+    network_cpu.add_current_thread();
+    let dispatched = dispatcher
+        .join()
+        .map_err(|_| anyhow::anyhow!("dispatcher thread panicked"))?;
+    if let Some(progress) = progress {
+        progress.finish();
+    }
+    let counts = ctx.live.snapshot();
+    let client = selfcheck::record(
+        &counts,
+        ctx.clock.now_ns(),
+        network_cpu.total_ns(),
+        u32::from(args.threads),
+        selfcheck::process_usage(),
+    );
+    ctx.sink.record(&Record::Client(client.clone()));
+    ctx.sink.finish()?;
+    print_end(&args, &ctx.stop, &counts, &client);
+    if ctx.stop.reason() != Some(StopReason::OutputClosed) && ctx.verdict.saw_not_found() {
+        if let Some(hint) = discover::v1_hint(&url) {
+            eprintln!("fire: requests were answered 404 Not Found: {hint}");
+        }
+    }
+    dispatched?;
+    outcome(&ctx)
+}
+
+/// Runs the send loop until every request has ended, writing out what the output holds every
+/// 200 ms meanwhile, then scrapes the server's metrics after the run (unless the reader of the
+/// output went away).
+fn send_all(runtime: &Runtime, ctx: &Arc<Ctx>, inbox: Inbox, scraper: Option<&Scraper>) {
+    runtime.block_on(async {
+        let ticker_sink = ctx.sink.clone();
+        let ticker = tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_millis(200));
+            loop {
+                every.tick().await;
+                ticker_sink.flush_now();
+            }
+        });
+        dispatch::send_loop(ctx, inbox).await;
+        ticker.abort();
+        if let (Some(scraper), false) =
+            (scraper, ctx.stop.reason() == Some(StopReason::OutputClosed))
+        {
+            let phase = ScrapePhase::After;
+            let now = || ctx.clock.now_ns();
+            if let Some(after) = scraper.scrape(&ctx.client, phase, now, &ctx.stop).await {
+                ctx.sink.record(&after);
+            }
+        }
+    });
+}
+
+/// The end of the run on stderr: the counts (unless `--quiet`), then why the client did not
+/// keep up, if it did not (even with `--quiet`: the numbers it wrote may be distorted). Nothing
+/// when the reader of the output went away: a `fire | head` ends without chatter.
+fn print_end(args: &Args, stop: &Stop, counts: &Snapshot, client: &Client) {
+    if stop.reason() == Some(StopReason::OutputClosed) {
+        return;
+    }
+    if !args.quiet {
+        eprintln!("fire: {}", selfcheck::counts_line(counts));
+    }
+    for warning in &client.warnings {
+        eprintln!("fire: warning: the client did not keep up: {warning}");
+    }
+}
+
+/// How the run ended, as fire's exit: a stop's own status (none when the reader went away),
+/// the early stop's message for a server that could not be reached, and otherwise the
+/// verdict on the requests that ended.
+fn outcome(ctx: &Ctx) -> anyhow::Result<()> {
+    match ctx.stop.reason() {
+        Some(StopReason::Unreachable) => Err(tokenpipe_cli::failure(
+            tokenpipe_cli::EXIT_FAILURE,
+            ctx.verdict.early_stop_message(&ctx.uri.to_string()),
+        )),
+        Some(StopReason::OutputClosed) => Ok(()),
+        Some(other) => match other.exit() {
+            Some((code, message)) => Err(tokenpipe_cli::failure(code, message)),
+            None => Ok(()),
+        },
+        None => ctx
+            .verdict
+            .outcome()
+            .map_err(|m| tokenpipe_cli::failure(tokenpipe_cli::EXIT_FAILURE, m)),
+    }
+}

@@ -1,0 +1,275 @@
+//! The second step of a run: everything started, in the order that keeps its times honest.
+//! First, while no clock runs, the network (`network`: runtime, client, connections, model,
+//! the scrape before the run), so that none of it delays a request. Then the clock starts, and
+//! with it the output (its header first), the progress view, the schedule reader and the
+//! dispatcher. The send loop is not started here: it runs on the calling thread (`report`).
+use super::network::Network;
+use super::plan::{Plan, Schedule};
+use crate::api::BodyOptions;
+use crate::cli::{self, Args};
+use crate::dispatch::{self, Dispatcher, Inbox, Pace};
+use crate::exchange::Ctx;
+use crate::http::HttpClient;
+use crate::limits::Limits;
+use crate::live::{self, Counters, Progress};
+use crate::salt::RunSalt;
+use crate::scrape::Scraper;
+use crate::selfcheck::ThreadCpu;
+use crate::sink::{Output, Sink};
+use crate::stop::{Stop, StopReason};
+use crate::verdict::Verdict;
+use anyhow::Context;
+use hyper::header::HeaderMap;
+use hyper::Uri;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use tokenpipe_format::clock::RunClock;
+use tokenpipe_format::Record;
+use tokio::runtime::Runtime;
+
+/// A run under way: what the last step waits on and gives account of.
+pub(super) struct Running {
+    /// The parsed flags.
+    pub args: Args,
+    /// `--url` as given, for the hint after 404 answers.
+    pub url: String,
+    /// The network runtime, which the send loop runs on.
+    pub runtime: Runtime,
+    /// What every request task shares: client, output, clock, limits, stop, verdict, counts.
+    pub ctx: Arc<Ctx>,
+    /// What the send loop hears from the dispatcher, and where it reports ends.
+    pub inbox: Inbox,
+    /// The `--server-metrics` scraper, for the scrape after the run.
+    pub scraper: Option<Scraper>,
+    /// The dispatcher thread; it ends with the error of a malformed schedule line, if any.
+    pub dispatcher: JoinHandle<anyhow::Result<()>>,
+    /// The progress view, on a terminal.
+    pub progress: Option<Progress>,
+    /// CPU time of the network threads, each adding its own as it ends.
+    pub network_cpu: Arc<ThreadCpu>,
+}
+
+/// Starts everything `plan` needs; `Err` is bad input, a server that cannot be reached, or a
+/// thread or runtime that could not be started.
+pub(super) fn start(mut plan: Plan) -> anyhow::Result<Running> {
+    let mut network = Network::ready(&plan)?;
+    let mut recorder = Recorder::start(&mut plan, &network)?;
+    let Plan {
+        args,
+        url,
+        uri,
+        headers,
+        body_options,
+        stop,
+        schedule,
+        ..
+    } = plan;
+    let counters = Arc::new(Counters::default());
+    let progress = if live::wanted(args.progress, args.quiet, std::io::stderr().is_terminal()) {
+        Progress::start(counters.clone(), schedule.requests).ok()
+    } else {
+        None
+    };
+    let body = BodyOptions {
+        model: network.model.take(),
+        ignore_eos: !args.no_ignore_eos,
+        ..body_options
+    };
+    let pace = Pace {
+        clock: recorder.clock,
+        stop: stop.clone(),
+    };
+    let (dispatcher, inbox) = start_dispatcher(
+        schedule,
+        &args,
+        body,
+        recorder.salt.take(),
+        pace,
+        &recorder.sink,
+        &counters,
+    )?;
+    let ctx = request_context(
+        &args,
+        uri,
+        headers,
+        network.client,
+        recorder,
+        stop,
+        counters,
+    );
+    Ok(Running {
+        args,
+        url,
+        runtime: network.runtime,
+        ctx: Arc::new(ctx),
+        inbox,
+        scraper: network.scraper,
+        dispatcher,
+        progress,
+        network_cpu: network.network_cpu,
+    })
+}
+
+/// The run's clock and the output it stamps, started together once the network is ready.
+struct Recorder {
+    clock: RunClock,
+    sink: Arc<Sink>,
+    /// The run's unique hash: its id, its requests' `x-request-id`s, its salt.
+    run_hash: u64,
+    /// The salt drawn from the hash, when the schedule asks for one.
+    salt: Option<RunSalt>,
+}
+
+impl Recorder {
+    /// Starts the clock and the output, and writes the header (with the salt, when there is
+    /// one) and the scrape before the run.
+    fn start(plan: &mut Plan, network: &Network) -> anyhow::Result<Self> {
+        let clock = RunClock::start();
+        let sink = open_output(&plan.args, plan.saved.take(), clock, &plan.stop)?;
+        plan.last_resort.arm(sink.clone());
+        let run_hash = tokenpipe_format::ids::unique_run_hash(clock.origin_ns());
+        let salt = plan
+            .schedule
+            .salt
+            .as_ref()
+            .map(|spec| RunSalt::new(spec, run_hash));
+        let mut header = cli::header(
+            &plan.args,
+            &plan.schedule.upstream,
+            &clock,
+            run_hash,
+            &network.model,
+        );
+        plan.args
+            .transport
+            .record(&mut header.params, network.preconnected);
+        if let Some(salt) = &salt {
+            // Kept with the data, so that a run's exact prompts can be rebuilt from its schedule.
+            header
+                .params
+                .insert("salt".into(), serde_json::json!(salt.text));
+        }
+        sink.record(&Record::Header(header));
+        if let Some(before) = &network.before {
+            sink.record(before);
+        }
+        Ok(Self {
+            clock,
+            sink,
+            run_hash,
+            salt,
+        })
+    }
+}
+
+/// What every request task shares, for requests to `uri` through `client`.
+fn request_context(
+    args: &Args,
+    uri: Uri,
+    headers: HeaderMap,
+    client: HttpClient,
+    recorder: Recorder,
+    stop: Arc<Stop>,
+    live: Arc<Counters>,
+) -> Ctx {
+    Ctx {
+        client,
+        uri,
+        dialect: args.api.dialect(),
+        headers,
+        clock: recorder.clock,
+        sink: recorder.sink,
+        limits: Limits {
+            first_token: args.first_token_timeout,
+            idle: cli::idle_timeout(args),
+            whole: Some(args.timeout),
+        },
+        connect_timeout: args.connect_timeout,
+        stop,
+        run_hash: recorder.run_hash,
+        verdict: Verdict::new(args.keep_going),
+        live,
+        record_text: args.record_text,
+    }
+}
+
+/// Starts the output's writer threads: stdout, whose reader going away stops the run, and the
+/// `--save` file, whose failure only ends what is saved.
+fn open_output(
+    args: &Args,
+    saved: Option<(String, std::fs::File)>,
+    clock: RunClock,
+    stop: &Arc<Stop>,
+) -> anyhow::Result<Arc<Sink>> {
+    let stop_on_close = stop.clone();
+    let mut outputs = vec![Output {
+        name: "<stdout>".into(),
+        out: Box::new(std::io::stdout()),
+        on_error: Some(Box::new(move |_: &std::io::Error| {
+            stop_on_close.trigger(StopReason::OutputClosed)
+        })),
+    }];
+    if let Some((name, file)) = saved {
+        let shown = name.clone();
+        outputs.push(Output {
+            name,
+            out: Box::new(file),
+            on_error: Some(Box::new(move |e: &std::io::Error| {
+                live::say(&format!(
+                    "fire: warning: writing {shown}: {e}; the saved events end here"
+                ));
+            })),
+        });
+    }
+    Sink::start(outputs, args.output_buffer, clock).context("starting the output writer threads")
+}
+
+/// Starts the schedule reader and the dispatcher threads, which release `schedule`'s requests
+/// with bodies encoded in the API's dialect; returns the dispatcher and the send loop's inbox.
+fn start_dispatcher(
+    schedule: Schedule,
+    args: &Args,
+    body: BodyOptions,
+    salt: Option<RunSalt>,
+    pace: Pace,
+    sink: &Arc<Sink>,
+    live: &Arc<Counters>,
+) -> anyhow::Result<(JoinHandle<anyhow::Result<()>>, Inbox)> {
+    let (queue_tx, queue_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (priority_tx, priority_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (events_tx, events_rx) = dispatch::feed::channel();
+    let source = schedule.reader.source_name().to_string();
+    dispatch::feed::spawn(
+        schedule.reader,
+        schedule.first,
+        schedule.gate.clone(),
+        events_tx.clone(),
+    )
+    .context("starting the schedule reader thread")?;
+    let dispatcher = Dispatcher {
+        pace,
+        queue: queue_tx,
+        priority: priority_tx,
+        events: events_rx,
+        gate: schedule.gate,
+        sink: sink.clone(),
+        dialect: args.api.dialect(),
+        body,
+        policy: schedule.policy,
+        salt,
+        duration_ns: schedule.duration_ns,
+        source,
+        live: live.clone(),
+    };
+    let dispatcher = std::thread::Builder::new()
+        .name("fire-dispatch".into())
+        .spawn(move || dispatcher.run())
+        .context("starting the dispatcher thread")?;
+    let inbox = Inbox {
+        queue: queue_rx,
+        priority: priority_rx,
+        ends: events_tx,
+    };
+    Ok((dispatcher, inbox))
+}
