@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokenpipe_format::clock::RunClock;
+use tokenpipe_format::vocab;
 use tokenpipe_format::Header;
 
 /// Execute a request schedule against an OpenAI-compatible streaming endpoint.
@@ -339,11 +340,11 @@ pub fn header(
 ) -> Header {
     let mut params = BTreeMap::new();
     params.insert(
-        "url".to_string(),
+        vocab::URL.key.to_string(),
         serde_json::json!(args.url.as_deref().unwrap_or_default()),
     );
-    params.insert("api".to_string(), serde_json::json!(args.api));
-    params.insert("model".to_string(), serde_json::json!(model));
+    params.insert(vocab::API.key.to_string(), serde_json::json!(args.api));
+    params.insert(vocab::MODEL.key.to_string(), serde_json::json!(model));
     params.insert(
         "timeout_s".to_string(),
         serde_json::json!(args.timeout.as_secs_f64()),
@@ -396,7 +397,7 @@ pub fn header(
         serde_json::json!(!args.no_ignore_eos),
     );
     if let Some(c) = args.concurrency {
-        params.insert("concurrency".to_string(), serde_json::json!(c));
+        params.insert(vocab::CONCURRENCY.key.to_string(), serde_json::json!(c));
     }
     let mut header = Header::measured(
         "fire",

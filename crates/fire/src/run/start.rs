@@ -146,9 +146,10 @@ impl Recorder {
             .record(&mut header.params, network.preconnected);
         if let Some(salt) = &salt {
             // Kept with the data, so that a run's exact prompts can be rebuilt from its schedule.
-            header
-                .params
-                .insert("salt".into(), serde_json::json!(salt.text));
+            header.params.insert(
+                tokenpipe_format::vocab::SALT.key.into(),
+                serde_json::json!(salt.text),
+            );
         }
         sink.record(&Record::Header(header));
         if let Some(before) = &network.before {
