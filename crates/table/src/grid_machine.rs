@@ -3,9 +3,9 @@
 //! precision. A cell with a spread over runs adds `<name>_sd` and `<name>_cv_pct` columns (and
 //! `<name>_ci95_lo`, `<name>_ci95_hi` with `--spread ci`), so that the spread is data too.
 
+use crate::grid::Kind;
 use crate::grid::{Cell, Grid, SpreadMode};
 use crate::machine::MachineTable;
-use crate::rows::Kind;
 use serde_json::Value;
 
 /// Column names and rows of values for `grid`, its columns named by `names` (one per heading).

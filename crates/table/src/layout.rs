@@ -89,7 +89,7 @@ pub fn lay_out(report: &Report, format: Format, opts: &Options) -> anyhow::Resul
         return Ok((crate::pivot::laid_out(report, opts)?, false));
     }
     let machine = matches!(format, Format::Csv | Format::Json);
-    let labels = report.column_labels();
+    let labels = crate::labels::column_labels(report);
     let runs = ordered_runs(report, &opts.sort, &labels)?;
     let baseline = opts
         .baseline

@@ -103,7 +103,7 @@ impl Pivot {
 
         // Without --rows, runs are the rows: name them as the other layouts do (`sim c=16`),
         // so that a sweep under one label still has one row per run.
-        let column_labels = report.column_labels();
+        let column_labels = crate::labels::column_labels(report);
         let rows_by_column_label = opts.rows.is_none();
         let mut notes = Vec::new();
         let mut key_of = |field: &Field, run: &RunReport, label: &str| {

@@ -4,11 +4,11 @@
 //! first and the caption says so. Equal values keep the rows' natural order.
 
 use crate::field::{Better, Field};
+use crate::grid::{format_value, Kind};
 use crate::grid::{Align, Cell, Grid, Num, SpreadMode};
 use crate::grid_machine::grid_values;
 use crate::machine::MachineTable;
 use crate::pivot::{key_text, unit_of, Pivot};
-use crate::rows::{format_value, Kind};
 
 /// The rows of column `col` that have a number, best first, at most `n`.
 pub fn ranking(pivot: &Pivot, col: usize, n: usize) -> Vec<usize> {

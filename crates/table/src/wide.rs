@@ -5,9 +5,10 @@
 
 use crate::baseline::{ratio_cell, Baseline};
 use crate::field::Field;
+use crate::grid::Kind;
 use crate::grid::{Align, Cell, Grid, Num, SpreadMode};
 use crate::report::Report;
-use crate::rows::{Kind, MetricTable, METRIC_HEADING};
+use crate::rows::{MetricTable, METRIC_HEADING};
 
 /// The wide grid of `runs` (indices into `report.runs`, in order), headed by `labels` (indexed
 /// by run). `fields` replace the metric rows when given.

@@ -70,7 +70,7 @@ pub type CdfLine = (String, Vec<(f64, f64)>);
 
 /// One line per shown run that has the metric's histogram.
 pub fn cdf_lines(report: &Report, metric: Metric) -> Result<Vec<CdfLine>, ChartError> {
-    let labels = report.column_labels();
+    let labels = crate::labels::column_labels(report);
     let mut lines = Vec::new();
     for i in report.shown() {
         let run = &report.runs[i];

@@ -99,7 +99,7 @@ pub fn render_svg(report: &Report, kind: ChartKind) -> Result<String, ChartError
 /// missing from a chart is never a silent drop. The timeline draws every run with intervals
 /// (the pooled ones too: a group summary has no timeline of its own), so it names none.
 pub fn left_out(report: &Report, kind: ChartKind) -> Vec<String> {
-    let labels = report.column_labels();
+    let labels = crate::labels::column_labels(report);
     let why = |i: usize| -> Option<String> {
         let run = &report.runs[i];
         match kind {
@@ -110,7 +110,7 @@ pub fn left_out(report: &Report, kind: ChartKind) -> Vec<String> {
                 } else if crate::member::member_num(
                     run,
                     "output_throughput_tokens_per_s",
-                    crate::rows::Kind::Value,
+                    crate::grid::Kind::Value,
                 )
                 .is_none()
                 {

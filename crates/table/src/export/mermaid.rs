@@ -228,7 +228,7 @@ fn line_chart(pivot: &Pivot, notes: &mut Vec<String>) -> Chart {
 /// One bar chart of the cell field over the shown runs, in the tables' order (or `--sort`'s).
 fn runs_chart(report: &Report, opts: &Options, notes: &mut Vec<String>) -> anyhow::Result<Chart> {
     let field = Field::parse(opts.cell.as_deref().unwrap_or(DEFAULT_CELL), report)?;
-    let labels = report.column_labels();
+    let labels = crate::labels::column_labels(report);
     let mut x = Vec::new();
     let mut values = Vec::new();
     for i in crate::order::ordered_runs(report, &opts.sort, &labels)? {

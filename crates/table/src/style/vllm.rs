@@ -28,7 +28,7 @@ impl Exporter for VllmBlocks {
         let blocks = report
             .runs
             .iter()
-            .zip(report.column_labels())
+            .zip(crate::labels::column_labels(report))
             .map(|(run, label)| block(&figures(run), &label))
             .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(blocks.join("\n"))
