@@ -253,14 +253,6 @@ impl Field {
         }
     }
 
-    /// Parses a comma-separated list (`--columns`).
-    pub fn parse_list(list: &str, report: &Report) -> anyhow::Result<Vec<Self>> {
-        list.split(',')
-            .filter(|n| !n.trim().is_empty())
-            .map(|n| Self::parse(n, report))
-            .collect()
-    }
-
     /// `A|B|…`: each alternative a field some run has; the heading names them all (`Decode
     /// [t/s] or Output [tok/s]`), and how numbers are written and which way is better are the
     /// first's (no direction when the alternatives disagree).

@@ -1,7 +1,9 @@
 //! A laid-out table before it is written: headings, cells that keep their numbers (and, for
-//! group summaries, their spread over runs), column alignment, a caption and notes. Every layout
-//! (metrics by run, runs by metric, pivots, rankings) produces [`Grid`]s; every text format
-//! (terminal, Markdown, HTML) writes any grid, so a new layout works in every format at once.
+//! group summaries, their spread over runs), column alignment, a caption and notes, or another
+//! tool's preformatted text. Every layout (metrics by run, runs by metric, pivots, rankings,
+//! other tools' tables) produces [`Grid`]s; every text format (terminal, Markdown, HTML) writes
+//! any grid, so a new layout works in every format at once. How a number reads ([`Kind`],
+//! [`SpreadMode`]) is decided here, once for every format.
 
 /// How much of a group summary's spread a cell shows (`--spread`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -81,7 +83,8 @@ impl Num {
             .filter(|s| self.kind != Kind::YesNo && !(self.kind == Kind::Count && s.sd == 0.0))
     }
 
-    /// A plain measurement with two decimals.
+    /// A plain measurement with two decimals (the tests' cells).
+    #[cfg(test)]
     pub fn value(value: f64) -> Self {
         Self {
             value,
@@ -169,6 +172,13 @@ pub struct Grid {
     pub rows: Vec<Vec<Cell>>,
     /// Lines under the table (what `±` means, runs left out).
     pub notes: Vec<String>,
+    /// Whether a format that can break a heading over lines puts its unit on a second line
+    /// (`TTFT p99` over `[ms]`): runs as rows have many columns, which would not fit a terminal
+    /// otherwise.
+    pub unit_lines: bool,
+    /// Text written as it is, the same in every format, in place of the table: another tool's
+    /// fixed layout (`--style vllm`'s result blocks).
+    pub preformatted: Option<String>,
 }
 
 impl Grid {
@@ -186,6 +196,7 @@ impl Grid {
     }
 
     /// Whether any cell shows a spread (over runs, or llama-benchy's within a run).
+    #[cfg(test)]
     pub fn has_spread(&self) -> bool {
         self.shows_spread(false) || self.shows_spread(true)
     }

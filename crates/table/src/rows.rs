@@ -1,6 +1,6 @@
 //! Which metrics the wide layout shows, in which order, and how a value reads: the sideways
-//! version of `vllm bench serve`'s result block. [`crate::wide`] lays a [`MetricTable`] out as
-//! a grid.
+//! version of `vllm bench serve`'s result block. [`crate::layout::wide`] lays a
+//! [`MetricTable`] out as a grid.
 
 use crate::grid::{Align, Cell, Grid, Kind, Num};
 use crate::member::member_num;
@@ -75,16 +75,17 @@ pub struct Row {
 }
 
 impl MetricTable {
-    /// Lays the runs of `report` side by side: the counts and throughputs, then each latency
-    /// metric's mean and every percentile the summaries carry (p50 as the median), the ITL
-    /// jitter, the dispatch lag at the highest percentile, and output stalls when a run had any.
+    /// Every run of `report`, as [`MetricTable::for_runs`] lays them out (the tests' table).
+    #[cfg(test)]
     pub fn from_report(report: &Report) -> Self {
         let all: Vec<usize> = (0..report.runs.len()).collect();
         Self::for_runs(report, &all)
     }
 
-    /// [`MetricTable::from_report`] for the runs `runs` (indices into `report.runs`), in that
-    /// order.
+    /// Lays the runs `runs` (indices into `report.runs`) side by side, in that order: the counts
+    /// and throughputs, then each latency metric's mean and every percentile the summaries carry
+    /// (p50 as the median), the ITL jitter, the dispatch lag at the highest percentile, and
+    /// output stalls when a run had any.
     pub fn for_runs(report: &Report, runs: &[usize]) -> Self {
         let summaries: Vec<&Summary> = runs.iter().map(|&i| &report.runs[i].summary).collect();
         let mut percentiles: Vec<f64> = summaries
