@@ -8,9 +8,10 @@
 //!   runs, [`member`] reads summary members, [`order`] orders runs, [`baseline`] pairs runs with
 //!   their baseline;
 //! - laying out (what is shown): [`layout`] holds this tool's layouts (runs as columns or rows,
-//!   pivots, rankings, the plots of one field), [`style`] other tools' (vLLM's result blocks,
-//!   llama-benchy's tables); each gives a [`laid_out::LaidOut`] of [`grid::Grid`]s (with
-//!   [`rows`] for the metric rows of runs as columns) and a [`machine::MachineTable`];
+//!   pivots, rankings, the plots of one field, which charts to draw), [`style`] other tools'
+//!   (vLLM's result blocks, llama-benchy's tables); each gives a [`laid_out::LaidOut`] of
+//!   [`grid::Grid`]s (with [`rows`] for the metric rows of runs as columns) and a
+//!   [`machine::MachineTable`];
 //! - writing (how): [`export`] has one renderer per format, and [`chart`] draws the SVG charts;
 //! - the edge: [`render`] lets the flags ([`options`], `--style`, `--format`) choose one layout
 //!   and one renderer, and [`cli`] is the command line ([`colour`] on a terminal).

@@ -170,7 +170,9 @@ fn choose(
         }
         Format::Html => View::Page(table(report, format, opts)?),
         // Without layout flags, every member of every run, as reduce named them.
-        f if f.for_machines() && opts.given().iter().all(|f| *f == "--layout") => View::Members,
+        f if f.for_machines() && opts.given().iter().all(|flag| *flag == "--layout") => {
+            View::Members
+        }
         _ => View::Table(table(report, format, opts)?),
     };
     Ok((view, format.exporter()))
@@ -223,24 +225,13 @@ impl View {
     fn lay_out(self, report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
         match self {
             View::Table(table) => table.lay_out(report, opts),
-            View::Page(table) => {
-                let mut laid = table.lay_out(report, opts)?;
-                laid.charts = crate::chart::with_data(report);
-                for &kind in &laid.charts {
-                    laid.notes.extend(crate::chart::left_out(report, kind));
-                }
-                Ok(laid)
-            }
+            View::Page(table) => Ok(layout::charts::every(report, table.lay_out(report, opts)?)),
             View::Members => Ok(LaidOut {
                 machine: MachineTable::from_report(report)?,
                 ..LaidOut::default()
             }),
             View::Plots => layout::plots::lay_out(report, opts),
-            View::Chart(kind) => Ok(LaidOut {
-                charts: vec![kind],
-                notes: crate::chart::left_out(report, kind),
-                ..LaidOut::default()
-            }),
+            View::Chart(kind) => Ok(layout::charts::one(report, kind)),
             View::Vllm => style::vllm::lay_out(report),
             View::LlamaBench => style::llama_bench::lay_out(report),
         }

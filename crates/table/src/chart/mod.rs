@@ -4,10 +4,10 @@
 //! them; [`draw`] holds what every chart shares (size, palette, tick labels), so the SVG is the
 //! same bytes on every machine.
 
-pub mod cdf;
-pub mod draw;
-pub mod load;
-pub mod timeline;
+pub(crate) mod cdf;
+pub(crate) mod draw;
+pub(crate) mod load;
+pub(crate) mod timeline;
 
 use crate::report::Report;
 

@@ -15,8 +15,10 @@
 //!
 //! Adding a layout takes: a file in [`crate::layout`] (or [`crate::style`] for another tool's)
 //! with a `lay_out` that fills in a [`LaidOut`]: its grids, and its machine table when machines
-//! may ask for it; and, in [`crate::render`], a view for it, the flags that choose it and the
-//! refusal of flags it cannot honour. Every format of tables then writes it, unchanged.
+//! may ask for it; and, in [`crate::render`], a variant of its `View` (of its `Table`, for a
+//! table of this tool's) with its arm in `lay_out`, and in `choose` (or `table`) the flags that
+//! pick it and the refusal of flags it cannot honour. Every format of tables then writes it,
+//! unchanged.
 
 use crate::laid_out::LaidOut;
 use crate::report::Report;

@@ -2,15 +2,17 @@
 //! Each is one file with a `lay_out(report, opts)` that gives a [`crate::laid_out::LaidOut`]
 //! (grids for people, the same figures for machines, plots, notes for stderr) and knows
 //! nothing of the format it will be written in: [`wide`] (runs as columns), [`long`] (runs as
-//! rows), [`pivot`] (`--rows` by `--cols`), [`top`] (`--top` rankings) and [`plots`] (the bar
-//! and line charts of `--format mermaid`). Which one a command line asks for is decided in
-//! [`crate::render`], which also lays out a chart or every member of every run itself.
+//! rows), [`pivot`] (`--rows` by `--cols`), [`top`] (`--top` rankings), [`plots`] (the bar and
+//! line charts of `--format mermaid`) and [`charts`] (the drawn charts of SVG and HTML). The
+//! machine table of every member of every run is [`crate::machine::MachineTable::from_report`].
+//! Which layout a command line asks for is decided in [`crate::render`].
 
 use crate::baseline::Baseline;
 use crate::options::Options;
 use crate::order::ordered_runs;
 use crate::report::Report;
 
+pub(crate) mod charts;
 pub(crate) mod long;
 pub(crate) mod pivot;
 pub(crate) mod plots;
