@@ -22,9 +22,7 @@
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use tokenpipe_cli::Input;
-use tokenpipe_table::chart::ChartKind;
-use tokenpipe_table::export::svg::Svg;
-use tokenpipe_table::{read_report, Exporter, Format, Report};
+use tokenpipe_table::{read_report, ChartKind, Format, Report, Svg};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/table")

@@ -3,9 +3,9 @@
 //! lengths, prompts), a baseline run with itself (`1.00x`); a run with no such baseline run, or
 //! with several, gets `-` and a note on stderr.
 
+use crate::grid::Kind;
 use crate::grid::{Cell, Num};
 use crate::report::Report;
-use crate::rows::Kind;
 use crate::workload::setting_text;
 
 /// The settings that make a workload, which a baseline run must share with the run it is
@@ -205,7 +205,7 @@ mod tests {
             ],
         };
         let shown = report.shown();
-        let labels = report.column_labels();
+        let labels = crate::labels::column_labels(&report);
         let b = Baseline::find(&report, &shown, &labels, "vllm").unwrap();
         assert_eq!(b.base_of(&report, 2), Some(1));
         assert_eq!(b.base_of(&report, 3), Some(0));
@@ -223,7 +223,13 @@ mod tests {
         let one = Report {
             runs: vec![run("vllm", 1, 8), run("sglang", 4, 8)],
         };
-        let b = Baseline::find(&one, &one.shown(), &one.column_labels(), "vllm").unwrap();
+        let b = Baseline::find(
+            &one,
+            &one.shown(),
+            &crate::labels::column_labels(&one),
+            "vllm",
+        )
+        .unwrap();
         assert_eq!(b.base_of(&one, 1), None);
         // A setting only one run has (a vLLM result file names no lengths) does not stop a
         // match.
@@ -234,7 +240,13 @@ mod tests {
         let mixed = Report {
             runs: vec![other_tool, run("sglang", 4, 8), run("sglang", 1, 8)],
         };
-        let b = Baseline::find(&mixed, &mixed.shown(), &mixed.column_labels(), "vllm").unwrap();
+        let b = Baseline::find(
+            &mixed,
+            &mixed.shown(),
+            &crate::labels::column_labels(&mixed),
+            "vllm",
+        )
+        .unwrap();
         assert_eq!(
             (b.base_of(&mixed, 1), b.base_of(&mixed, 2)),
             (Some(0), None)
@@ -243,7 +255,7 @@ mod tests {
         let twice = Report {
             runs: vec![run("vllm", 4, 8), run("vllm", 4, 8), run("sglang", 4, 8)],
         };
-        let (shown2, labels2) = (twice.shown(), twice.column_labels());
+        let (shown2, labels2) = (twice.shown(), crate::labels::column_labels(&twice));
         let b = Baseline::find(&twice, &shown2, &labels2, "vllm").unwrap();
         assert_eq!(b.base_of(&twice, 2), None);
         assert!(b.notes(&twice, &shown2, &labels2)[0].contains("2 baseline runs"));

@@ -1,11 +1,12 @@
-//! The `table` command line: flags, inputs, and writing the rendered table to stdout.
+//! The `table` command line: flags, inputs, and writing what [`crate::render`] rendered to
+//! stdout (coloured on a terminal) and its notes to stderr.
 
 use crate::chart::ChartKind;
 use crate::export::Format;
 use crate::grid::SpreadMode;
 use crate::input::read_report;
 use crate::options::{Layout, Options};
-use crate::style::Style;
+use crate::render::Style;
 use clap::Parser;
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
@@ -154,7 +155,7 @@ struct Args {
 }
 
 impl Args {
-    /// The layout flags, for the library.
+    /// The layout flags (and `--chart`), for the library.
     fn options(&self) -> Options {
         Options {
             layout: self.layout,
@@ -166,6 +167,7 @@ impl Args {
             cols: self.cols.clone(),
             cell: self.cell.clone(),
             top: self.top,
+            chart: self.chart,
         }
     }
 }
@@ -186,10 +188,7 @@ pub fn main() -> anyhow::Result<()> {
         out.flush()?;
         return Ok(());
     }
-    let rendered = match args.chart {
-        Some(kind) => chart_only(&report, args.format, args.style, kind, &args.options())?,
-        None => args.style.render(&report, args.format, &args.options())?,
-    };
+    let rendered = args.style.render(&report, args.format, &args.options())?;
     for note in &rendered.notes {
         eprintln!("{note}");
     }
@@ -206,28 +205,6 @@ pub fn main() -> anyhow::Result<()> {
     out.write_all(b"\n")?;
     out.flush()?;
     Ok(())
-}
-
-/// The one chart `--chart` asks for, which only `--format svg` draws.
-fn chart_only(
-    report: &crate::report::Report,
-    format: Format,
-    style: Style,
-    kind: ChartKind,
-    opts: &Options,
-) -> anyhow::Result<crate::style::Rendered> {
-    if format != Format::Svg || style != Style::Default {
-        return Err(tokenpipe_cli::bad_input(
-            "--chart picks the chart of --format svg (and takes no --style); --format html \
-             shows every chart",
-        ));
-    }
-    opts.refuse_for("--format svg --chart")?;
-    use crate::export::Exporter;
-    Ok(crate::style::Rendered {
-        text: crate::export::svg::Svg { chart: Some(kind) }.export(report)?,
-        notes: crate::chart::left_out(report, kind),
-    })
 }
 
 #[cfg(test)]

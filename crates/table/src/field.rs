@@ -20,10 +20,10 @@
 //! different kinds name differently (`tg_tps|output_tps`: llama-benchy's decode rate for batch
 //! runs, the output throughput for the others).
 
+use crate::grid::Kind;
 use crate::grid::{Cell, Num, Spread};
 use crate::member::{member_num, member_value};
 use crate::report::{Report, RunReport};
-use crate::rows::Kind;
 use serde_json::Value;
 use std::cmp::Ordering;
 use tokenpipe_format::{parse_stat_key, StatName};
@@ -251,14 +251,6 @@ impl Field {
                 .iter()
                 .any(|r| !matches!(self.cell(r, r.name()), Cell::Missing)),
         }
-    }
-
-    /// Parses a comma-separated list (`--columns`).
-    pub fn parse_list(list: &str, report: &Report) -> anyhow::Result<Vec<Self>> {
-        list.split(',')
-            .filter(|n| !n.trim().is_empty())
-            .map(|n| Self::parse(n, report))
-            .collect()
     }
 
     /// `A|B|…`: each alternative a field some run has; the heading names them all (`Decode

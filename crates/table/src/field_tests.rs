@@ -2,9 +2,9 @@
 //! hand-made run: headings, units, directions and cells.
 
 use crate::field::*;
+use crate::grid::Kind;
 use crate::grid::{Cell, Num};
 use crate::report::{Report, RunReport};
-use crate::rows::Kind;
 use std::cmp::Ordering;
 use tokenpipe_format::StatName;
 use tokenpipe_format::{Header, Summary};

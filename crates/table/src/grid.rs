@@ -1,9 +1,9 @@
 //! A laid-out table before it is written: headings, cells that keep their numbers (and, for
-//! group summaries, their spread over runs), column alignment, a caption and notes. Every layout
-//! (metrics by run, runs by metric, pivots, rankings) produces [`Grid`]s; every text format
-//! (terminal, Markdown, HTML) writes any grid, so a new layout works in every format at once.
-
-use crate::rows::Kind;
+//! group summaries, their spread over runs), column alignment, a caption and notes, or another
+//! tool's preformatted text. Every layout (metrics by run, runs by metric, pivots, rankings,
+//! other tools' tables) produces [`Grid`]s; every text format (terminal, Markdown, HTML) writes
+//! any grid, so a new layout works in every format at once. How a number reads ([`Kind`],
+//! [`SpreadMode`]) is decided here, once for every format.
 
 /// How much of a group summary's spread a cell shows (`--spread`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -18,6 +18,34 @@ pub enum SpreadMode {
     Ci,
     /// The mean alone.
     None,
+}
+
+/// How a number is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A count, written as a whole number.
+    Count,
+    /// A measurement, written with two decimals.
+    Value,
+    /// A yes or no, held as 1 or 0.
+    YesNo,
+    /// A ratio against a baseline, written `0.85x`.
+    Ratio,
+}
+
+/// Written where a run has no value for a metric.
+pub const MISSING: &str = "-";
+
+/// Writes one value as people read it: counts whole, measurements with two decimals, `-` for
+/// none.
+pub fn format_value(value: Option<f64>, kind: Kind) -> String {
+    match (value, kind) {
+        (None, _) => MISSING.to_string(),
+        (Some(v), Kind::Count) => format!("{v:.0}"),
+        (Some(v), Kind::Value) => format!("{v:.2}"),
+        (Some(v), Kind::YesNo) => if v != 0.0 { "yes" } else { "no" }.to_string(),
+        (Some(v), Kind::Ratio) => format!("{v:.2}x"),
+    }
 }
 
 /// How one figure varied over the repeated runs a group summary pools (its `across_runs`).
@@ -55,7 +83,8 @@ impl Num {
             .filter(|s| self.kind != Kind::YesNo && !(self.kind == Kind::Count && s.sd == 0.0))
     }
 
-    /// A plain measurement with two decimals.
+    /// A plain measurement with two decimals (the tests' cells).
+    #[cfg(test)]
     pub fn value(value: f64) -> Self {
         Self {
             value,
@@ -94,7 +123,7 @@ impl Cell {
     pub fn render(&self, mode: SpreadMode) -> String {
         match self {
             Cell::Text(s) => s.clone(),
-            Cell::Missing => crate::rows::MISSING.to_string(),
+            Cell::Missing => MISSING.to_string(),
             Cell::Num(n) => render_num(n, mode),
         }
     }
@@ -102,11 +131,11 @@ impl Cell {
 
 /// Writes a number with its spread: `57.22 ± 0.15 (0.3%)`, `57.22 [56.9, 57.5]`.
 fn render_num(n: &Num, mode: SpreadMode) -> String {
-    let value = crate::rows::format_value(Some(n.value), n.kind);
+    let value = format_value(Some(n.value), n.kind);
     let Some(spread) = n.shown_spread() else {
         return value;
     };
-    let f = |v: f64| crate::rows::format_value(Some(v), Kind::Value);
+    let f = |v: f64| format_value(Some(v), Kind::Value);
     match mode {
         SpreadMode::None => value,
         SpreadMode::Sd => format!("{value} ± {}", f(spread.sd)),
@@ -143,6 +172,13 @@ pub struct Grid {
     pub rows: Vec<Vec<Cell>>,
     /// Lines under the table (what `±` means, runs left out).
     pub notes: Vec<String>,
+    /// Whether a format that can break a heading over lines puts its unit on a second line
+    /// (`TTFT p99` over `[ms]`): runs as rows have many columns, which would not fit a terminal
+    /// otherwise.
+    pub unit_lines: bool,
+    /// Text written as it is, the same in every format, in place of the table: another tool's
+    /// fixed layout (`--style vllm`'s result blocks).
+    pub preformatted: Option<String>,
 }
 
 impl Grid {
@@ -160,6 +196,7 @@ impl Grid {
     }
 
     /// Whether any cell shows a spread (over runs, or llama-benchy's within a run).
+    #[cfg(test)]
     pub fn has_spread(&self) -> bool {
         self.shows_spread(false) || self.shows_spread(true)
     }
@@ -247,6 +284,16 @@ mod tests {
             }),
         });
         assert_eq!(steady_count.render(SpreadMode::Cv), "12");
+    }
+
+    #[test]
+    fn formats_values() {
+        assert_eq!(format_value(None, Kind::Value), "-");
+        assert_eq!(format_value(Some(12.0), Kind::Count), "12");
+        assert_eq!(format_value(Some(1.005), Kind::Value), "1.00");
+        assert_eq!(format_value(Some(2623.256), Kind::Value), "2623.26");
+        assert_eq!(format_value(Some(1.0), Kind::YesNo), "yes");
+        assert_eq!(format_value(Some(0.0), Kind::YesNo), "no");
     }
 
     #[test]

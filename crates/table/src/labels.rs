@@ -396,4 +396,37 @@ mod tests {
         ]);
         assert_eq!(got, ["sim c=1 #1", "sim c=1 #2", "sim c=4"]);
     }
+
+    /// A run labelled `label` with the schedule setting `concurrency`, or with no header.
+    fn at(label: &str, concurrency: Option<u64>) -> RunReport {
+        let header = concurrency.map(|c| {
+            let mut h = Header::new("reduce", "r".into(), vec![]);
+            let mut up = Header::new("arrivals", "a".into(), vec![]);
+            up.params.insert("concurrency".into(), c.into());
+            up.params.insert("num_prompts".into(), 64.into());
+            h.upstream.push(up);
+            h
+        });
+        RunReport {
+            header,
+            summary: Summary {
+                label: label.into(),
+                run_id: format!("id-{label}"),
+                ..Summary::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn shared_labels_are_told_apart_by_what_differs() {
+        let report = Report {
+            runs: vec![at("m", Some(1)), at("m", Some(4)), at("other", Some(4))],
+        };
+        assert_eq!(column_labels(&report), ["m c=1", "m c=4", "other"]);
+        let report = Report {
+            runs: vec![at("m", None), at("m", None), at("", None)],
+        };
+        assert_eq!(column_labels(&report), ["m #1", "m #2", "id-"]);
+    }
 }

@@ -1,10 +1,10 @@
 //! Snapshot tests of the layouts: runs as rows in every format, runs as columns with a group
 //! summary, a 21-run sweep, and ratios against a baseline.
 
-use crate::export::Format;
 use crate::grid::SpreadMode;
 use crate::options::{Layout, Options};
 use crate::report::{Report, RunReport};
+use crate::{Format, Style};
 use tokenpipe_format::{AcrossRuns, Header, StatName, Summary};
 
 fn run(label: &str, concurrency: u64, tps: f64, ttft_p99: f64) -> RunReport {
@@ -54,7 +54,7 @@ fn sweep() -> Report {
 }
 
 fn render(report: &Report, format: Format, opts: &Options) -> String {
-    crate::layout::render(report, format, opts).unwrap().text
+    Style::Default.render(report, format, opts).unwrap().text
 }
 
 fn columns(list: &str) -> Options {
@@ -221,7 +221,9 @@ fn baseline_ratios_snapshot() {
         baseline: Some("trt".into()),
         ..Options::default()
     };
-    assert!(crate::layout::render(&sweep(), Format::Terminal, &missing).is_err());
+    assert!(Style::Default
+        .render(&sweep(), Format::Terminal, &missing)
+        .is_err());
 }
 
 #[test]

@@ -1,43 +1,51 @@
 //! `table`: turns `summary` records into the tables and charts results are published with.
 //!
-//! [`input`] reads the runs into a [`Report`] (whole summaries with their headers), [`field`]
-//! names what a table shows, [`layout`] picks the layout the flags ask for ([`wide`], [`long`],
-//! [`pivot`], [`top`]), each giving a [`grid::Grid`] of cells, [`export`] writes grids and charts
-//! ([`chart`]) in each [`Format`], [`style`] holds the layouts of other tools (`--style vllm`),
-//! [`vllm_file`] reads `vllm bench serve` result files as runs, and [`cli`] is the command line.
+//! The way through, and the modules in order:
+//! - reading: [`input`] reads the runs (and, by [`vllm_file`], vLLM result files) into a
+//!   [`Report`] of whole summaries with their headers; [`labels`] names the runs and
+//!   [`workload`] describes what each asked of the server;
+//! - naming and ordering what is shown: [`field`] resolves field names (`ttft.p99`) against the
+//!   runs, [`member`] reads summary members, [`order`] orders runs, [`baseline`] pairs runs with
+//!   their baseline;
+//! - laying out (what is shown): [`layout`] holds this tool's layouts (runs as columns or rows,
+//!   pivots, rankings, the plots of one field, which charts to draw), [`style`] other tools'
+//!   (vLLM's result blocks, llama-benchy's tables); each gives a [`laid_out::LaidOut`] of
+//!   [`grid::Grid`]s (with [`rows`] for the metric rows of runs as columns) and a
+//!   [`machine::MachineTable`];
+//! - writing (how): [`export`] has one renderer per format, and [`chart`] draws the SVG charts;
+//! - the edge: [`render`] lets the flags ([`options`], `--style`, `--format`) choose one layout
+//!   and one renderer, and [`cli`] is the command line ([`colour`] on a terminal).
 
-pub mod baseline;
-pub mod chart;
-pub mod cli;
-pub mod colour;
-pub mod export;
-pub mod field;
-pub mod grid;
-pub mod grid_machine;
-pub mod input;
-pub mod labels;
-pub mod layout;
-pub mod llama_bench;
-pub mod long;
-pub mod machine;
-pub mod member;
-pub mod options;
-pub mod order;
-pub mod pivot;
-pub mod report;
-pub mod rows;
-pub mod style;
-pub mod top;
-pub mod vllm_file;
-pub mod wide;
-pub mod workload;
+pub(crate) mod baseline;
+pub(crate) mod chart;
+pub(crate) mod cli;
+pub(crate) mod colour;
+pub(crate) mod export;
+pub(crate) mod field;
+pub(crate) mod grid;
+pub(crate) mod input;
+pub(crate) mod labels;
+pub(crate) mod laid_out;
+pub(crate) mod layout;
+pub(crate) mod machine;
+pub(crate) mod member;
+pub(crate) mod options;
+pub(crate) mod order;
+pub(crate) mod render;
+pub(crate) mod report;
+pub(crate) mod rows;
+pub(crate) mod style;
+pub(crate) mod vllm_file;
+pub(crate) mod workload;
 
+pub use chart::ChartKind;
 pub use cli::main;
-pub use export::{Exporter, Format};
+pub use export::Format;
+pub use grid::SpreadMode;
 pub use input::read_report;
+pub use options::{Layout, Options};
+pub use render::{Rendered, Style, Svg};
 pub use report::{Report, RunReport};
-pub use rows::MetricTable;
-pub use style::Style;
 
 #[cfg(test)]
 mod field_tests;

@@ -44,7 +44,7 @@ fn report(summaries: Vec<Summary>) -> Report {
     }
 }
 
-fn render(summaries: Vec<Summary>) -> anyhow::Result<crate::style::Rendered> {
+fn render(summaries: Vec<Summary>) -> anyhow::Result<crate::Rendered> {
     Style::LlamaBench.render(&report(summaries), Format::Markdown, &Default::default())
 }
 

@@ -1,7 +1,13 @@
-//! The long table the machine formats (CSV, JSON) write: one row per run, one column per
-//! summary member, named as in the summary so that a column reads as `jq .member` would. Values
-//! are the summary's own numbers, never the two-decimal strings people read.
+//! Tables for machines (CSV, JSON): named columns of raw values. [`MachineTable::from_report`]
+//! is the layout of `--format csv`/`json` without layout flags: one row per run, one column per
+//! summary member, named as in the summary so that a column reads as `jq .member` would.
+//! [`MachineTable::from_grid`] takes any laid-out [`Grid`] of numbers instead, with stable column
+//! names given by the layout (the field names as typed) and numbers at full precision; a cell
+//! with a spread over runs adds `<name>_sd` and `<name>_cv_pct` columns (and `<name>_ci95_lo`,
+//! `<name>_ci95_hi` with `--spread ci`), so that the spread is data too. Values are never the
+//! two-decimal strings people read.
 
+use crate::grid::{Cell, Grid, Kind, Spread, SpreadMode};
 use crate::report::Report;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -87,45 +93,65 @@ fn is_scalar(v: &Value) -> bool {
 }
 
 impl MachineTable {
-    /// CSV: one header row of the column names, one line per row; null is empty, strings bare,
-    /// numbers and booleans as JSON writes them (RFC 4180 quoting).
-    pub fn to_csv(&self) -> anyhow::Result<String> {
-        let mut w = csv::WriterBuilder::new()
-            .terminator(csv::Terminator::Any(b'\n'))
-            .from_writer(Vec::new());
-        w.write_record(&self.columns)?;
-        for row in &self.rows {
-            w.write_record(row.iter().map(|v| match v {
-                Value::Null => String::new(),
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            }))?;
-        }
-        let mut text = String::from_utf8(w.into_inner()?)?;
-        if text.ends_with('\n') {
-            text.pop();
-        }
-        Ok(text)
-    }
-
-    /// JSON: an array with one object per row, members in column order (written by hand, as
-    /// serde_json's map would sort them).
-    pub fn to_json(&self) -> anyhow::Result<String> {
-        let mut objects = Vec::with_capacity(self.rows.len());
-        for row in &self.rows {
-            let mut members = Vec::with_capacity(row.len());
-            for (name, value) in self.columns.iter().zip(row) {
-                members.push(format!(
-                    "    {}: {}",
-                    serde_json::to_string(name)?,
-                    serde_json::to_string(value)?
-                ));
+    /// The figures of `grid` for machines, its columns named by `names` (one per heading).
+    pub fn from_grid(grid: &Grid, names: &[String], mode: SpreadMode) -> Self {
+        let mut columns = Vec::new();
+        let mut rows: Vec<Vec<Value>> = vec![Vec::new(); grid.rows.len()];
+        for (i, name) in names.iter().enumerate().take(grid.headings.len()) {
+            let cells: Vec<&Cell> = grid
+                .rows
+                .iter()
+                .map(|r| r.get(i).unwrap_or(&Cell::Missing))
+                .collect();
+            columns.push(name.clone());
+            for (row, cell) in rows.iter_mut().zip(&cells) {
+                row.push(cell_value(cell));
             }
-            objects.push(format!("  {{\n{}\n  }}", members.join(",\n")));
+            let spreads: Vec<Option<Spread>> = cells
+                .iter()
+                .map(|c| match c {
+                    Cell::Num(n) => n.spread,
+                    _ => None,
+                })
+                .collect();
+            if mode == SpreadMode::None || spreads.iter().all(Option::is_none) {
+                continue;
+            }
+            columns.push(format!("{name}_sd"));
+            columns.push(format!("{name}_cv_pct"));
+            let ci = mode == SpreadMode::Ci;
+            if ci {
+                columns.push(format!("{name}_ci95_lo"));
+                columns.push(format!("{name}_ci95_hi"));
+            }
+            for (row, s) in rows.iter_mut().zip(&spreads) {
+                row.push(number(s.map(|s| s.sd)));
+                row.push(number(s.and_then(|s| s.cv_pct)));
+                if ci {
+                    let bounds = s.and_then(|s| s.ci95);
+                    row.push(number(bounds.map(|b| b[0])));
+                    row.push(number(bounds.map(|b| b[1])));
+                }
+            }
         }
-        if objects.is_empty() {
-            return Ok("[]".into());
+        Self { columns, rows }
+    }
+}
+
+fn number(v: Option<f64>) -> Value {
+    v.and_then(serde_json::Number::from_f64)
+        .map_or(Value::Null, Value::Number)
+}
+
+/// A cell as a JSON value: counts as integers, other numbers as they are, text as strings,
+/// missing as null.
+fn cell_value(cell: &Cell) -> Value {
+    match cell {
+        Cell::Text(s) => Value::String(s.clone()),
+        Cell::Missing => Value::Null,
+        Cell::Num(n) if n.kind == Kind::Count && n.value.fract() == 0.0 && n.value.abs() < 9e15 => {
+            Value::from(n.value as i64)
         }
-        Ok(format!("[\n{}\n]", objects.join(",\n")))
+        Cell::Num(n) => number(Some(n.value)),
     }
 }

@@ -1,6 +1,6 @@
 //! Snapshot tests of the machine formats: CSV and JSON of hand-built summaries, exact text.
 
-use crate::{Format, Report, RunReport};
+use crate::{Format, Report, RunReport, Style};
 use tokenpipe_format::{StatName, Summary};
 
 fn report() -> Report {
@@ -43,9 +43,17 @@ fn report() -> Report {
     }
 }
 
+/// Every member of every run, as `--format csv` and `json` write them without layout flags.
+fn render(format: Format) -> String {
+    Style::Default
+        .render(&report(), format, &Default::default())
+        .unwrap()
+        .text
+}
+
 #[test]
 fn csv_snapshot() {
-    let got = Format::Csv.exporter().export(&report()).unwrap();
+    let got = render(Format::Csv);
     let want = "\
 label,run_id,requests_ok,requests_failed,duration_s,input_tokens,output_tokens,request_throughput_per_s,output_throughput_tokens_per_s,total_throughput_tokens_per_s,itl_jitter,peak_concurrency,ttft_mean_ms,ttft_p99_ms
 \"fp8, v2\",r1,100,0,37.8712,102400,12800,2.6405,338.0279,3042.2312,4.853033,16,11606.981,24464.041
@@ -55,7 +63,7 @@ awq,r2,0,10,1.5,0,0,0.0,0.0,0.0,,,,";
 
 #[test]
 fn json_snapshot() {
-    let got = Format::Json.exporter().export(&report()).unwrap();
+    let got = render(Format::Json);
     let parsed: serde_json::Value = serde_json::from_str(&got).unwrap();
     assert_eq!(parsed[0]["ttft_p99_ms"], 24464.041);
     assert_eq!(parsed[1]["ttft_mean_ms"], serde_json::Value::Null);

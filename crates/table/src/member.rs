@@ -3,9 +3,9 @@
 //! layout and chart shows it: for a group summary, the mean over its runs with their spread (its
 //! `across_runs` member), else the summary's own value.
 
+use crate::grid::Kind;
 use crate::grid::{Num, Spread};
 use crate::report::RunReport;
-use crate::rows::Kind;
 use serde_json::Value;
 
 /// The summary member `key` of `run` as a number to show, `None` when the run has none. A dotted

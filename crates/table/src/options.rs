@@ -1,8 +1,9 @@
 //! What the layout flags ask for, gathered in one value that the layouts read: which runs go
 //! where (`--layout`, `--columns`, `--sort`), pivots and rankings (`--rows`, `--cols`, `--cell`,
-//! `--top`), ratios (`--baseline`) and how spreads read (`--spread`). Kept apart from clap so
-//! that the library can be called without a command line.
+//! `--top`), ratios (`--baseline`), how spreads read (`--spread`) and which chart an SVG shows
+//! (`--chart`). Kept apart from clap so that the library can be called without a command line.
 
+use crate::chart::ChartKind;
 use crate::grid::SpreadMode;
 
 /// Whether runs are columns or rows.
@@ -38,6 +39,8 @@ pub struct Options {
     pub cell: Option<String>,
     /// `--top`: the best N rows per pivot column, as a ranking.
     pub top: Option<usize>,
+    /// `--chart`: the chart of `--format svg` (`None`: the one the runs suit).
+    pub chart: Option<ChartKind>,
 }
 
 impl Options {
@@ -47,7 +50,7 @@ impl Options {
     }
 
     /// The layout flags given, by name: what a fixed layout (another tool's style, a chart)
-    /// must refuse rather than ignore.
+    /// must refuse rather than ignore. `--chart` is not among them: it is refused on its own.
     pub fn given(&self) -> Vec<&'static str> {
         let mut given = Vec::new();
         if self.layout != Layout::Auto {

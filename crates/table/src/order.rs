@@ -110,7 +110,7 @@ mod tests {
     #[test]
     fn labels_keep_their_first_appearance_and_loads_go_up() {
         let r = report();
-        let got = ordered_runs(&r, &[], &r.column_labels()).unwrap();
+        let got = ordered_runs(&r, &[], &crate::labels::column_labels(&r)).unwrap();
         assert_eq!(got, [2, 4, 0, 1, 3]);
         let rates = Report {
             runs: vec![
@@ -124,7 +124,7 @@ mod tests {
     #[test]
     fn sort_fields_replace_the_order_stably() {
         let r = report();
-        let labels = r.column_labels();
+        let labels = crate::labels::column_labels(&r);
         let sort = |s: &[&str]| {
             let s: Vec<String> = s.iter().map(|x| x.to_string()).collect();
             ordered_runs(&r, &s, &labels)

@@ -1,14 +1,12 @@
 //! Pivots, rankings, pivot ratios and Mermaid charts, from hand-made summaries with exactly
 //! known figures: a model × profile matrix with the output throughputs of a published one.
 
-use crate::export::mermaid::{charts, nice_max, quote};
-use crate::export::Format;
-use crate::layout::render;
+use crate::export::mermaid::{nice_max, quote};
+use crate::layout::pivot::{key_text, Pivot};
+use crate::layout::top::ranking;
 use crate::options::Options;
-use crate::pivot::key_text;
-use crate::pivot::Pivot;
 use crate::report::{Report, RunReport};
-use crate::top::ranking;
+use crate::{Format, Rendered, Style};
 use tokenpipe_cli::{Failure, EXIT_BAD_INPUT};
 use tokenpipe_format::{Header, StatName, Summary};
 
@@ -85,6 +83,16 @@ fn opts(rows: &str, cols: &str) -> Options {
         cols: Some(cols.into()),
         ..Options::default()
     }
+}
+
+/// The default style's output, as `table` renders it.
+fn render(report: &Report, format: Format, opts: &Options) -> anyhow::Result<Rendered> {
+    Style::Default.render(report, format, opts)
+}
+
+/// The Mermaid charts `opts` asks for.
+fn charts(report: &Report, opts: &Options) -> anyhow::Result<Rendered> {
+    render(report, Format::Mermaid, opts)
 }
 
 fn text(report: &Report, format: Format, opts: &Options) -> String {

@@ -75,48 +75,4 @@ impl Report {
             })
             .collect()
     }
-
-    /// The column heading of each run: its label (its run id when the label is empty); runs
-    /// that share a label get what tells them apart appended (`sim c=16`), see
-    /// [`crate::labels`].
-    pub fn column_labels(&self) -> Vec<String> {
-        crate::labels::column_labels(self)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn run(label: &str, concurrency: Option<u64>) -> RunReport {
-        let header = concurrency.map(|c| {
-            let mut h = Header::new("reduce", "r".into(), vec![]);
-            let mut up = Header::new("arrivals", "a".into(), vec![]);
-            up.params.insert("concurrency".into(), c.into());
-            up.params.insert("num_prompts".into(), 64.into());
-            h.upstream.push(up);
-            h
-        });
-        RunReport {
-            header,
-            summary: Summary {
-                label: label.into(),
-                run_id: format!("id-{label}"),
-                ..Summary::default()
-            },
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn shared_labels_are_told_apart_by_what_differs() {
-        let report = Report {
-            runs: vec![run("m", Some(1)), run("m", Some(4)), run("other", Some(4))],
-        };
-        assert_eq!(report.column_labels(), ["m c=1", "m c=4", "other"]);
-        let report = Report {
-            runs: vec![run("m", None), run("m", None), run("", None)],
-        };
-        assert_eq!(report.column_labels(), ["m #1", "m #2", "id-"]);
-    }
 }

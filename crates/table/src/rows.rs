@@ -1,24 +1,11 @@
 //! Which metrics the wide layout shows, in which order, and how a value reads: the sideways
-//! version of `vllm bench serve`'s result block. [`crate::wide`] lays a [`MetricTable`] out as
-//! a grid.
+//! version of `vllm bench serve`'s result block. [`crate::layout::wide`] lays a
+//! [`MetricTable`] out as a grid.
 
-use crate::grid::{Align, Cell, Grid, Num};
+use crate::grid::{Align, Cell, Grid, Kind, Num};
 use crate::member::member_num;
 use crate::report::Report;
 use tokenpipe_format::{stat_key, StatName, Summary};
-
-/// How a row's values are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A count, written as a whole number.
-    Count,
-    /// A measurement, written with two decimals.
-    Value,
-    /// A yes or no, held as 1 or 0.
-    YesNo,
-    /// A ratio against a baseline, written `0.85x`.
-    Ratio,
-}
 
 /// How a fixed row reads its value from a summary.
 type Getter = fn(&Summary) -> Option<f64>;
@@ -65,9 +52,6 @@ const LATENCY_METRICS: &[(&str, &str)] = &[
 /// Heading of the first column.
 pub const METRIC_HEADING: &str = "Metric";
 
-/// Written where a run has no value for a metric.
-pub const MISSING: &str = "-";
-
 /// The numbers of a table, before layout: one column per run, one row per metric statistic.
 /// Kept as numbers so that machine formats can be laid out beside the text ones.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,16 +75,17 @@ pub struct Row {
 }
 
 impl MetricTable {
-    /// Lays the runs of `report` side by side: the counts and throughputs, then each latency
-    /// metric's mean and every percentile the summaries carry (p50 as the median), the ITL
-    /// jitter, the dispatch lag at the highest percentile, and output stalls when a run had any.
+    /// Every run of `report`, as [`MetricTable::for_runs`] lays them out (the tests' table).
+    #[cfg(test)]
     pub fn from_report(report: &Report) -> Self {
         let all: Vec<usize> = (0..report.runs.len()).collect();
         Self::for_runs(report, &all)
     }
 
-    /// [`MetricTable::from_report`] for the runs `runs` (indices into `report.runs`), in that
-    /// order.
+    /// Lays the runs `runs` (indices into `report.runs`) side by side, in that order: the counts
+    /// and throughputs, then each latency metric's mean and every percentile the summaries carry
+    /// (p50 as the median), the ITL jitter, the dispatch lag at the highest percentile, and
+    /// output stalls when a run had any.
     pub fn for_runs(report: &Report, runs: &[usize]) -> Self {
         let summaries: Vec<&Summary> = runs.iter().map(|&i| &report.runs[i].summary).collect();
         let mut percentiles: Vec<f64> = summaries
@@ -188,7 +173,7 @@ impl MetricTable {
                 Some(s.output_stalls as f64)
             });
         }
-        let all_labels = report.column_labels();
+        let all_labels = crate::labels::column_labels(report);
         Self {
             labels: runs.iter().map(|&i| all_labels[i].clone()).collect(),
             rows,
@@ -219,31 +204,9 @@ impl MetricTable {
     }
 }
 
-/// Writes one value as people read it: counts whole, measurements with two decimals, `-` for
-/// none.
-pub fn format_value(value: Option<f64>, kind: Kind) -> String {
-    match (value, kind) {
-        (None, _) => MISSING.to_string(),
-        (Some(v), Kind::Count) => format!("{v:.0}"),
-        (Some(v), Kind::Value) => format!("{v:.2}"),
-        (Some(v), Kind::YesNo) => if v != 0.0 { "yes" } else { "no" }.to_string(),
-        (Some(v), Kind::Ratio) => format!("{v:.2}x"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn formats_values() {
-        assert_eq!(format_value(None, Kind::Value), "-");
-        assert_eq!(format_value(Some(12.0), Kind::Count), "12");
-        assert_eq!(format_value(Some(1.005), Kind::Value), "1.00");
-        assert_eq!(format_value(Some(2623.256), Kind::Value), "2623.26");
-        assert_eq!(format_value(Some(1.0), Kind::YesNo), "yes");
-        assert_eq!(format_value(Some(0.0), Kind::YesNo), "no");
-    }
 
     #[test]
     fn a_client_that_did_not_keep_up_is_marked() {

@@ -67,10 +67,10 @@ fn report(summaries: &[Summary]) -> Report {
 }
 
 fn render(format: Format) -> String {
-    format
-        .exporter()
-        .export(&report(&[fp8(), failed()]))
+    crate::Style::Default
+        .render(&report(&[fp8(), failed()]), format, &Default::default())
         .unwrap()
+        .text
 }
 
 #[test]

@@ -70,7 +70,7 @@ pub type CdfLine = (String, Vec<(f64, f64)>);
 
 /// One line per shown run that has the metric's histogram.
 pub fn cdf_lines(report: &Report, metric: Metric) -> Result<Vec<CdfLine>, ChartError> {
-    let labels = report.column_labels();
+    let labels = crate::labels::column_labels(report);
     let mut lines = Vec::new();
     for i in report.shown() {
         let run = &report.runs[i];
@@ -97,8 +97,9 @@ pub fn wants_log(lo: f64, hi: f64) -> bool {
     lo > 0.0 && hi / lo > 100.0
 }
 
-/// Draws the distribution chart of `metric`.
-pub fn draw(report: &Report, metric: Metric) -> Result<String, ChartError> {
+/// The lines the distribution chart of `metric` draws and the range of their values (ms);
+/// no line, or a histogram that does not decode, is [`ChartError::NoData`].
+pub fn plotted(report: &Report, metric: Metric) -> Result<(Vec<CdfLine>, f64, f64), ChartError> {
     let lines = cdf_lines(report, metric)?;
     let Some((lo, hi)) = bounds(lines.iter().flat_map(|(_, p)| p.iter().map(|&(x, _)| x))) else {
         return Err(ChartError::NoData(format!(
@@ -108,6 +109,12 @@ pub fn draw(report: &Report, metric: Metric) -> Result<String, ChartError> {
             metric.key()
         )));
     };
+    Ok((lines, lo, hi))
+}
+
+/// Draws the distribution chart of `metric`.
+pub fn draw(report: &Report, metric: Metric) -> Result<String, ChartError> {
+    let (lines, lo, hi) = plotted(report, metric)?;
     let mut svg = String::new();
     {
         let root =

@@ -4,9 +4,9 @@
 
 use super::draw::{self, bounds, color, drawing, padded, tick, zero_based, FONT};
 use super::ChartError;
+use crate::grid::Kind;
 use crate::member::member_num;
 use crate::report::{Report, RunReport};
-use crate::rows::Kind;
 use crate::workload::LOAD_SETTINGS;
 use plotters::prelude::*;
 

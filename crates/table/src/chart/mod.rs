@@ -4,10 +4,10 @@
 //! them; [`draw`] holds what every chart shares (size, palette, tick labels), so the SVG is the
 //! same bytes on every machine.
 
-pub mod cdf;
-pub mod draw;
-pub mod load;
-pub mod timeline;
+pub(crate) mod cdf;
+pub(crate) mod draw;
+pub(crate) mod load;
+pub(crate) mod timeline;
 
 use crate::report::Report;
 
@@ -95,11 +95,26 @@ pub fn render_svg(report: &Report, kind: ChartKind) -> Result<String, ChartError
     }
 }
 
+/// The charts a page of every chart shows, in the order of [`ChartKind::ALL`]: the load chart
+/// when the shown runs differ in a load setting, each distribution some run has data for, and
+/// the timeline when there are intervals.
+pub fn with_data(report: &Report) -> Vec<ChartKind> {
+    ChartKind::ALL
+        .into_iter()
+        .filter(|&kind| match kind {
+            ChartKind::Load => load::load_param(report).is_some(),
+            ChartKind::TtftCdf => cdf::plotted(report, cdf::Metric::Ttft).is_ok(),
+            ChartKind::ItlCdf => cdf::plotted(report, cdf::Metric::Itl).is_ok(),
+            ChartKind::Timeline => !timeline::timelines(report).is_empty(),
+        })
+        .collect()
+}
+
 /// One line for stderr per shown run that chart `kind` leaves out, and why, so that a run
 /// missing from a chart is never a silent drop. The timeline draws every run with intervals
 /// (the pooled ones too: a group summary has no timeline of its own), so it names none.
 pub fn left_out(report: &Report, kind: ChartKind) -> Vec<String> {
-    let labels = report.column_labels();
+    let labels = crate::labels::column_labels(report);
     let why = |i: usize| -> Option<String> {
         let run = &report.runs[i];
         match kind {
@@ -110,7 +125,7 @@ pub fn left_out(report: &Report, kind: ChartKind) -> Vec<String> {
                 } else if crate::member::member_num(
                     run,
                     "output_throughput_tokens_per_s",
-                    crate::rows::Kind::Value,
+                    crate::grid::Kind::Value,
                 )
                 .is_none()
                 {

@@ -205,8 +205,7 @@ fn a_distribution_over_three_decades_is_drawn_on_a_log_axis() {
 
 #[test]
 fn other_layouts_refuse_the_chart_formats() {
-    use crate::export::Format;
-    use crate::style::Style;
+    use crate::{Format, Style};
     let report = Report {
         runs: vec![run("a", 1, 1.0, 1.0)],
     };

@@ -21,7 +21,7 @@ pub struct Timeline {
 
 /// The timelines of every run that has intervals, in input order.
 pub fn timelines(report: &Report) -> Vec<Timeline> {
-    let labels = report.column_labels();
+    let labels = crate::labels::column_labels(report);
     report
         .runs
         .iter()

@@ -1,15 +1,33 @@
-//! The CSV format: a header row of member names, one row per run, numbers as the summary holds
-//! them and missing values empty, for spreadsheets and dataframes.
+//! The CSV format: a header row of the machine table's column names, one line per row, numbers
+//! as the layout holds them and missing values empty, for spreadsheets and dataframes.
 
 use super::Exporter;
-use crate::machine::MachineTable;
+use crate::laid_out::LaidOut;
 use crate::report::Report;
+use serde_json::Value;
 
 /// Comma-separated values, RFC 4180 quoting.
-pub struct Csv;
+pub(crate) struct Csv;
 
 impl Exporter for Csv {
-    fn export(&self, report: &Report) -> anyhow::Result<String> {
-        MachineTable::from_report(report)?.to_csv()
+    /// Null is empty, strings bare, numbers and booleans as JSON writes them.
+    fn export(&self, laid: &LaidOut, _: &Report) -> anyhow::Result<String> {
+        let table = &laid.machine;
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
+        w.write_record(&table.columns)?;
+        for row in &table.rows {
+            w.write_record(row.iter().map(|v| match v {
+                Value::Null => String::new(),
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            }))?;
+        }
+        let mut text = String::from_utf8(w.into_inner()?)?;
+        if text.ends_with('\n') {
+            text.pop();
+        }
+        Ok(text)
     }
 }

@@ -1,14 +1,16 @@
 //! The HTML format: one self-contained HTML5 page (styles inline, charts as inline SVG, no
-//! script and no external reference) holding the tables and every chart the report has data
-//! for, to open in a browser offline or attach to a report. [`grid_html`] writes any [`Grid`].
+//! script and no external reference) holding the laid-out tables and the charts the layout
+//! chose, to open in a browser offline or attach to a report. [`HtmlTable`] writes any grid.
 
+use super::markup::MarkupExporter;
 use super::Exporter;
-use crate::chart::{render_svg, ChartError, ChartKind};
-use crate::grid::{Align, Grid, SpreadMode};
+use crate::chart::render_svg;
+use crate::grid::Align;
+use crate::laid_out::LaidOut;
 use crate::report::Report;
 
 /// A self-contained HTML page.
-pub struct Html;
+pub(crate) struct Html;
 
 const STYLE: &str = "\
 body { font-family: sans-serif; margin: 2em auto; max-width: 1000px; color: #222; padding: 0 1em; }
@@ -24,56 +26,34 @@ figcaption { font-size: 0.9em; color: #444; }
 svg { max-width: 100%; height: auto; }";
 
 impl Exporter for Html {
-    fn export(&self, report: &Report) -> anyhow::Result<String> {
-        // The page the command line writes: the default layout and every chart.
-        let opts = crate::options::Options::default();
-        Ok(crate::layout::render(report, super::Format::Html, &opts)?.text)
-    }
-}
-
-/// The page: a title naming the runs, `grid` (the layout the flags chose), then every chart
-/// the report has data for.
-/// Runs a chart leaves out are added to `notes`.
-pub fn page(
-    report: &Report,
-    grid: &Grid,
-    mode: SpreadMode,
-    notes: &mut Vec<String>,
-) -> anyhow::Result<String> {
-    let mut labels: Vec<String> = Vec::new();
-    for i in report.shown() {
-        let name = report.runs[i].name().to_string();
-        if !labels.contains(&name) {
-            labels.push(name);
-        }
-    }
-    let title = format!("tokenpipe: {}", labels.join(", "));
-    let mut body = vec![format!("<h1>{}</h1>", escape(&title))];
-    body.push(grid_html(grid, mode));
-    for kind in ChartKind::ALL {
-        if kind == ChartKind::Load && crate::chart::load::load_param(report).is_none() {
-            continue;
-        }
-        match render_svg(report, kind) {
-            Ok(svg) => {
-                notes.extend(crate::chart::left_out(report, kind));
-                body.push(format!(
-                    "<figure>\n{}\n<figcaption>{}</figcaption>\n</figure>",
-                    strip_prolog(&svg),
-                    escape(kind.caption())
-                ));
+    /// The page: a title naming the runs, the tables, then each chart as a figure.
+    fn export(&self, laid: &LaidOut, report: &Report) -> anyhow::Result<String> {
+        let mut labels: Vec<String> = Vec::new();
+        for i in report.shown() {
+            let name = report.runs[i].name().to_string();
+            if !labels.contains(&name) {
+                labels.push(name);
             }
-            Err(ChartError::NoData(_)) => {}
-            Err(e) => return Err(e.into()),
         }
+        let title = format!("tokenpipe: {}", labels.join(", "));
+        let mut body = vec![format!("<h1>{}</h1>", escape(&title))];
+        body.extend(laid.grids.iter().map(|g| HtmlTable.grid(g, laid.spread)));
+        for &kind in &laid.charts {
+            let svg = render_svg(report, kind)?;
+            body.push(format!(
+                "<figure>\n{}\n<figcaption>{}</figcaption>\n</figure>",
+                strip_prolog(&svg),
+                escape(kind.caption())
+            ));
+        }
+        Ok(format!(
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <title>{}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n{}\n</body>\n</html>",
+            escape(&title),
+            body.join("\n")
+        ))
     }
-    Ok(format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n{}\n</body>\n</html>",
-        escape(&title),
-        body.join("\n")
-    ))
 }
 
 /// An SVG document without an XML declaration, to sit inline in HTML.
@@ -86,7 +66,7 @@ fn strip_prolog(svg: &str) -> &str {
 }
 
 /// Text made safe inside HTML elements and attribute values.
-pub fn escape(text: &str) -> String {
+fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -101,45 +81,68 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// A [`Grid`] as an HTML `<table>`: its caption as `<caption>`, headings as `<th>`, numbers
+/// A grid as an HTML `<table>`: its caption as `<caption>`, headings as `<th>`, numbers
 /// right-aligned (class `num`), its notes as paragraphs after the table; all text escaped.
-pub fn grid_html(grid: &Grid, mode: SpreadMode) -> String {
-    let class = |i: usize| match grid.align_of(i) {
-        Align::Right => " class=\"num\"",
-        Align::Left => "",
-    };
-    let mut out = vec!["<table>".to_string()];
-    if let Some(caption) = &grid.caption {
-        out.push(format!("<caption>{}</caption>", escape(caption)));
+pub(crate) struct HtmlTable;
+
+impl MarkupExporter for HtmlTable {
+    fn escape(&self, text: &str) -> String {
+        escape(text)
     }
-    let heads: String = grid
-        .headings
-        .iter()
-        .enumerate()
-        .map(|(i, h)| format!("<th{}>{}</th>", class(i), escape(h)))
-        .collect();
-    out.push(format!("<thead><tr>{heads}</tr></thead>"));
-    out.push("<tbody>".into());
-    for row in grid.text_rows(mode) {
-        let cells: String = row
+
+    /// Inside the table, as `<caption>`.
+    fn caption(&self, _: &str) -> Option<String> {
+        None
+    }
+
+    fn table(
+        &self,
+        caption: Option<&str>,
+        headings: &[String],
+        align: &[Align],
+        rows: &[Vec<String>],
+    ) -> String {
+        let class = |i: usize| match align.get(i) {
+            Some(Align::Right) => " class=\"num\"",
+            _ => "",
+        };
+        let mut out = vec!["<table>".to_string()];
+        if let Some(caption) = caption {
+            out.push(format!("<caption>{}</caption>", escape(caption)));
+        }
+        let heads: String = headings
             .iter()
             .enumerate()
-            .map(|(i, c)| format!("<td{}>{}</td>", class(i), escape(c)))
+            .map(|(i, h)| format!("<th{}>{h}</th>", class(i)))
             .collect();
-        out.push(format!("<tr>{cells}</tr>"));
+        out.push(format!("<thead><tr>{heads}</tr></thead>"));
+        out.push("<tbody>".into());
+        for row in rows {
+            let cells: String = row
+                .iter()
+                .enumerate()
+                .map(|(i, c)| format!("<td{}>{c}</td>", class(i)))
+                .collect();
+            out.push(format!("<tr>{cells}</tr>"));
+        }
+        out.push("</tbody>".into());
+        out.push("</table>".into());
+        out.join("\n")
     }
-    out.push("</tbody>".into());
-    out.push("</table>".into());
-    for note in &grid.notes {
-        out.push(format!("<p class=\"note\">{}</p>", escape(note)));
+
+    fn note(&self, note: &str) -> String {
+        format!("<p class=\"note\">{}</p>", escape(note))
     }
-    out.join("\n")
+
+    fn preformatted(&self, text: &str) -> String {
+        format!("<pre>{}</pre>", escape(text))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grid::{Cell, Num};
+    use crate::grid::{Cell, Grid, Num, SpreadMode};
 
     #[test]
     fn a_grid_is_an_escaped_table_with_numbers_right() {
@@ -149,9 +152,10 @@ mod tests {
             align: vec![Align::Left, Align::Right],
             rows: vec![vec![Cell::text("a&b"), Cell::Num(Num::value(1.5))]],
             notes: vec!["x < y".into()],
+            ..Grid::default()
         };
         assert_eq!(
-            grid_html(&grid, SpreadMode::Cv),
+            HtmlTable.grid(&grid, SpreadMode::Cv),
             "<table>\n<caption>Top &lt;3&gt;</caption>\n\
              <thead><tr><th>Model</th><th class=\"num\">Rate [tok/s]</th></tr></thead>\n\
              <tbody>\n<tr><td>a&amp;b</td><td class=\"num\">1.50</td></tr>\n</tbody>\n</table>\n\

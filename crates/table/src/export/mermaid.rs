@@ -1,260 +1,31 @@
-//! The Mermaid format (`--format mermaid`): `xychart-beta` charts in ```` ```mermaid ```` fenced
-//! blocks, which GitHub renders in READMEs, issues and pull requests. Syntax as in
-//! <https://mermaid.js.org/syntax/xyChart.html>: `title "…"`, a categorical `x-axis [a, "b c"]`,
-//! `y-axis "title" min --> max`, and `bar [..]` / `line [..]` series; the chart has no legend,
-//! so the line series are named in the title and in a `%%` comment line. A `"` inside a quoted
-//! text is written as the entity `#quot;` (<https://mermaid.js.org/syntax/flowchart.html>,
-//! "Entity codes to escape characters").
-//!
-//! With a pivot (`--rows model --cols profile`), one bar chart per column value, bars best
-//! first; with a numeric load setting as rows (`--rows concurrency --cols label`), one line
-//! chart with a line per column value. Without a pivot, one bar chart of `--cell` over the shown
-//! runs, or, when the runs were made at several concurrencies, one line per label.
+//! The Mermaid format (`--format mermaid`): each laid-out plot as an `xychart-beta` chart in a
+//! ```` ```mermaid ```` fenced block, which GitHub renders in READMEs, issues and pull requests.
+//! Syntax as in <https://mermaid.js.org/syntax/xyChart.html>: `title "…"`, a categorical `x-axis
+//! [a, "b c"]`, `y-axis "title" min --> max`, and `bar [..]` / `line [..]` series; the chart has
+//! no legend, so several lines are named in a `%%` comment line (and in the title the layout
+//! gave). A `"` inside a quoted text is written as the entity `#quot;`
+//! (<https://mermaid.js.org/syntax/flowchart.html>, "Entity codes to escape characters").
 
 use super::Exporter;
-use crate::field::{Better, Field, Source};
-use crate::grid::Cell;
-use crate::options::Options;
-use crate::pivot::{key_text, unit_of, Pivot, DEFAULT_CELL};
+use crate::laid_out::{LaidOut, Mark, Plot};
 use crate::report::Report;
-use crate::style::Rendered;
-use std::collections::{BTreeMap, BTreeSet};
 
-/// Mermaid charts of the default cell field.
-pub struct Mermaid;
+/// Mermaid charts, one fenced block each, a blank line between them.
+pub(crate) struct Mermaid;
 
 impl Exporter for Mermaid {
-    fn export(&self, report: &Report) -> anyhow::Result<String> {
-        charts(report, &Options::default()).map(|r| r.text)
-    }
-}
-
-/// One chart, before it is written.
-#[derive(Debug, Clone, PartialEq)]
-struct Chart {
-    title: String,
-    /// The x-axis title (line charts: the load setting).
-    x_title: Option<String>,
-    x: Vec<String>,
-    y_title: String,
-    /// (kind, name, values): `bar` or `line`.
-    series: Vec<(&'static str, String, Vec<f64>)>,
-}
-
-/// The charts `opts` asks for, one fenced block each; runs a chart had to skip are notes.
-pub fn charts(report: &Report, opts: &Options) -> anyhow::Result<Rendered> {
-    if opts.baseline.is_some() {
-        return Err(tokenpipe_cli::bad_input(
-            "--baseline makes ratio columns in a table; --format mermaid charts values, so drop \
-             one of the two",
-        ));
-    }
-    // Check every named field up front, so that a typo is an error and never a quiet change
-    // of chart.
-    for name in &opts.columns {
-        Field::parse(name, report)?;
-    }
-    let mut notes = Vec::new();
-    let top = opts.top.unwrap_or(usize::MAX);
-    let charts = if opts.is_pivot() {
-        let pivot = Pivot::build(report, opts)?;
-        notes.extend(pivot.notes.iter().cloned());
-        if is_load_setting(&pivot) && opts.top.is_none() {
-            vec![line_chart(&pivot, &mut notes)]
-        } else {
-            bar_charts(&pivot, top, &mut notes)
-        }
-    } else if let Some(pivot) = sweep_pivot(report, opts) {
-        vec![line_chart(&pivot, &mut notes)]
-    } else {
-        vec![runs_chart(report, opts, &mut notes)?]
-    };
-    let charts: Vec<Chart> = charts.into_iter().filter(|c| !c.x.is_empty()).collect();
-    if charts.is_empty() {
-        let why = if notes.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", notes.join("; "))
-        };
-        return Err(tokenpipe_cli::bad_input(format!(
-            "nothing to chart: no shown run has a value for the charted field{why}"
-        )));
-    }
-    Ok(Rendered {
-        text: charts.iter().map(write).collect::<Vec<_>>().join("\n\n"),
-        notes,
-    })
-}
-
-/// Whether the pivot's rows are a numeric schedule setting (concurrency, rate, batch), drawn
-/// as lines rather than bars.
-fn is_load_setting(pivot: &Pivot) -> bool {
-    matches!(pivot.rows.source, Source::Param(_))
-        && pivot.row_keys.iter().all(|k| matches!(k, Cell::Num(_)))
-}
-
-/// Runs of one or more labels at the same two or more loads (concurrency, rate or batch size),
-/// one run each: the pivot `--rows concurrency --cols label` that a line chart shows. `None`
-/// (bars instead) when the labels do not share their load levels.
-fn sweep_pivot(report: &Report, opts: &Options) -> Option<Pivot> {
-    let param = crate::chart::load::load_param(report)?;
-    let mut levels_by_label: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
-    for i in report.shown() {
-        let run = &report.runs[i];
-        let level = run.param(param)?.as_f64()?;
-        if !levels_by_label
-            .entry(run.name().to_string())
-            .or_default()
-            .insert(level.to_bits())
-        {
-            return None;
-        }
-    }
-    let mut sets = levels_by_label.values();
-    let first = sets.next()?;
-    if first.len() < 2 || sets.any(|s| s != first) {
-        return None;
-    }
-    let sweep = Options {
-        rows: Some(param.into()),
-        cols: Some("label".into()),
-        ..opts.clone()
-    };
-    Pivot::build(report, &sweep).ok()
-}
-
-/// `"(higher = better)"` and the like, for titles.
-fn direction(field: &Field) -> &'static str {
-    match field.better {
-        Better::Higher => " (higher = better)",
-        Better::Lower => " (lower = better)",
-        Better::Neither => "",
-    }
-}
-
-/// The y-axis title: the cell's unit, else its heading.
-fn y_title(field: &Field) -> String {
-    unit_of(&field.heading).map_or_else(|| field.heading.clone(), str::to_string)
-}
-
-/// One bar chart per column value, the best `top` bars first (ties in the rows' natural order).
-fn bar_charts(pivot: &Pivot, top: usize, notes: &mut Vec<String>) -> Vec<Chart> {
-    (0..pivot.col_keys.len())
-        .map(|c| {
-            let ranked = crate::top::ranking(pivot, c, top);
-            let col = key_text(&pivot.col_keys[c]);
-            let skipped: Vec<String> = (0..pivot.row_keys.len())
-                .filter(|&r| pivot.cells[r][c].number().is_none())
-                .map(|r| key_text(&pivot.row_keys[r]))
-                .collect();
-            if !skipped.is_empty() {
-                notes.push(format!(
-                    "chart {col}: no {} for {}; left out",
-                    pivot.cell.name,
-                    skipped.join(", ")
-                ));
-            }
-            let title = match pivot.cols {
-                Some(_) => format!("{col}: {}{}", pivot.cell.heading, direction(&pivot.cell)),
-                None => format!("{}{}", pivot.cell.heading, direction(&pivot.cell)),
-            };
-            Chart {
-                title,
-                x_title: None,
-                x: ranked
-                    .iter()
-                    .map(|&r| key_text(&pivot.row_keys[r]))
-                    .collect(),
-                y_title: y_title(&pivot.cell),
-                series: vec![(
-                    "bar",
-                    col,
-                    ranked
-                        .iter()
-                        .filter_map(|&r| pivot.cells[r][c].number())
-                        .collect(),
-                )],
-            }
-        })
-        .collect()
-}
-
-/// One line chart: x = the row values (a load setting), one line per column value. A row
-/// where some line has no value is left out, since a line cannot skip a point.
-fn line_chart(pivot: &Pivot, notes: &mut Vec<String>) -> Chart {
-    let complete: Vec<usize> = (0..pivot.row_keys.len())
-        .filter(|&r| pivot.cells[r].iter().all(|c| c.number().is_some()))
-        .collect();
-    let skipped: Vec<String> = (0..pivot.row_keys.len())
-        .filter(|r| !complete.contains(r))
-        .map(|r| key_text(&pivot.row_keys[r]))
-        .collect();
-    if !skipped.is_empty() {
-        notes.push(format!(
-            "chart: {} {} left out: some line has no {} there",
-            pivot.rows.name,
-            skipped.join(", "),
-            pivot.cell.name
-        ));
-    }
-    let names: Vec<String> = pivot.col_keys.iter().map(key_text).collect();
-    let series = (0..pivot.col_keys.len())
-        .map(|c| {
-            let values = complete
-                .iter()
-                .filter_map(|&r| pivot.cells[r][c].number())
-                .collect();
-            ("line", names[c].clone(), values)
-        })
-        .collect();
-    Chart {
-        title: format!(
-            "{} by {}: {}{}",
-            pivot.cell.heading,
-            pivot.rows.name,
-            names.join(", "),
-            direction(&pivot.cell)
-        ),
-        x_title: Some(pivot.rows.heading.clone()),
-        x: complete
+    fn export(&self, laid: &LaidOut, _: &Report) -> anyhow::Result<String> {
+        Ok(laid
+            .plots
             .iter()
-            .map(|&r| key_text(&pivot.row_keys[r]))
-            .collect(),
-        y_title: y_title(&pivot.cell),
-        series,
+            .map(write)
+            .collect::<Vec<_>>()
+            .join("\n\n"))
     }
-}
-
-/// One bar chart of the cell field over the shown runs, in the tables' order (or `--sort`'s).
-fn runs_chart(report: &Report, opts: &Options, notes: &mut Vec<String>) -> anyhow::Result<Chart> {
-    let field = Field::parse(opts.cell.as_deref().unwrap_or(DEFAULT_CELL), report)?;
-    let labels = report.column_labels();
-    let mut x = Vec::new();
-    let mut values = Vec::new();
-    for i in crate::order::ordered_runs(report, &opts.sort, &labels)? {
-        let run = &report.runs[i];
-        match field.cell(run, &labels[i]).number() {
-            Some(v) => {
-                x.push(labels[i].clone());
-                values.push(v);
-            }
-            None => notes.push(format!(
-                "chart: run {} has no {}; left out",
-                labels[i], field.name
-            )),
-        }
-    }
-    Ok(Chart {
-        title: format!("{}{}", field.heading, direction(&field)),
-        x_title: None,
-        x,
-        y_title: y_title(&field),
-        series: vec![("bar", field.name.clone(), values)],
-    })
 }
 
 /// A text in double quotes, `"` as `#quot;` and line breaks as spaces.
-pub fn quote(text: &str) -> String {
+pub(crate) fn quote(text: &str) -> String {
     format!(
         "\"{}\"",
         text.replace('"', "#quot;").replace(['\r', '\n'], " ")
@@ -262,7 +33,7 @@ pub fn quote(text: &str) -> String {
 }
 
 /// The smallest 1, 2, 2.5 or 5 × 10^k above `max`: the top of the y-axis.
-pub fn nice_max(max: f64) -> f64 {
+pub(crate) fn nice_max(max: f64) -> f64 {
     if !max.is_finite() || max <= 0.0 {
         return 1.0;
     }
@@ -287,7 +58,15 @@ fn bound(v: f64) -> String {
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-fn write(chart: &Chart) -> String {
+/// The keyword of a series.
+fn keyword(mark: Mark) -> &'static str {
+    match mark {
+        Mark::Bar => "bar",
+        Mark::Line => "line",
+    }
+}
+
+fn write(chart: &Plot) -> String {
     let max = chart
         .series
         .iter()
@@ -305,7 +84,7 @@ fn write(chart: &Chart) -> String {
     };
     let x: Vec<String> = chart.x.iter().map(|x| quote(x)).collect();
     let mut lines = vec!["```mermaid".to_string(), "xychart-beta".to_string()];
-    if chart.series.iter().filter(|s| s.0 == "line").count() > 1 {
+    if chart.series.iter().filter(|s| s.0 == Mark::Line).count() > 1 {
         let names: Vec<String> = chart
             .series
             .iter()
@@ -327,9 +106,9 @@ fn write(chart: &Chart) -> String {
         quote(&chart.y_title),
         bound(nice_max(max))
     ));
-    for (kind, _, values) in &chart.series {
+    for (mark, _, values) in &chart.series {
         let values: Vec<String> = values.iter().map(|v| format!("{v:.2}")).collect();
-        lines.push(format!("  {kind} [{}]", values.join(", ")));
+        lines.push(format!("  {} [{}]", keyword(*mark), values.join(", ")));
     }
     lines.push("```".into());
     lines.join("\n")

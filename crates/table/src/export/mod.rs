@@ -1,22 +1,42 @@
-//! Output formats. Each format is one file with an [`Exporter`] that receives the whole
-//! [`Report`] (every summary with its header), as hyperfine's exporters receive the whole
-//! results; [`Format`] maps the `--format` flag to one. A new format is a new file and a match
-//! arm.
+//! Renderers: how a laid-out report is written. As in hyperfine's `src/export/`, each format is
+//! one file with a type that implements [`Exporter`]; it reads the [`LaidOut`] a layout made
+//! (the grids, the machine table, the plots or the charts it chose) and, to draw charts, the
+//! report, and it never calls a layout. Formats that write tables for people implement
+//! [`markup::MarkupExporter`] instead, which supplies the frame (caption, table, notes, one grid
+//! after another, preformatted text) and asks only for what differs. [`Format`] maps
+//! `--format` to its renderer; which layout feeds it is decided in [`crate::render`].
+//!
+//! Adding a format takes: a file here with its type and its `Exporter` (or `MarkupExporter`)
+//! impl; a [`Format`] variant, whose doc comment is its `--format` help; its arm in
+//! [`Format::exporter`]; and, for a format that writes the machine table (as CSV does), its arm
+//! in [`Format::for_machines`]. A format of tables for people or of the machine table then
+//! writes every table layout; a chart format also needs the arm in [`crate::render`] that
+//! picks what it draws.
+//!
+//! Adding a layout takes: a file in [`crate::layout`] (or [`crate::style`] for another tool's)
+//! with a `lay_out` that fills in a [`LaidOut`]: its grids, and its machine table when machines
+//! may ask for it; and, in [`crate::render`], a variant of its `View` (of its `Table`, for a
+//! table of this tool's) with its arm in `lay_out`, and in `choose` (or `table`) the flags that
+//! pick it and the refusal of flags it cannot honour. Every format of tables then writes it,
+//! unchanged.
 
+use crate::laid_out::LaidOut;
 use crate::report::Report;
 
-pub mod csv;
-pub mod html;
-pub mod json;
-pub mod markdown;
-pub mod mermaid;
-pub mod svg;
-pub mod terminal;
+pub(crate) mod csv;
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod markdown;
+pub(crate) mod markup;
+pub(crate) mod mermaid;
+pub(crate) mod svg;
+pub(crate) mod terminal;
 
-/// Turns a report into the text of one format.
-pub trait Exporter {
-    /// The report in this format; the text ends without a newline.
-    fn export(&self, report: &Report) -> anyhow::Result<String>;
+/// Writes a laid-out report in one format.
+pub(crate) trait Exporter {
+    /// The text of `laid` in this format, without a final newline; `report` is there to draw
+    /// charts from.
+    fn export(&self, laid: &LaidOut, report: &Report) -> anyhow::Result<String>;
 }
 
 /// The output formats of `table`.
@@ -43,16 +63,22 @@ pub enum Format {
 }
 
 impl Format {
-    /// The exporter of this format.
-    pub fn exporter(self) -> Box<dyn Exporter> {
+    /// The renderer of this format.
+    pub(crate) fn exporter(self) -> Box<dyn Exporter> {
         match self {
             Format::Terminal => Box::new(terminal::Terminal),
             Format::Markdown => Box::new(markdown::Markdown),
             Format::Csv => Box::new(csv::Csv),
             Format::Json => Box::new(json::Json),
             Format::Mermaid => Box::new(mermaid::Mermaid),
-            Format::Svg => Box::new(svg::Svg::default()),
+            Format::Svg => Box::new(svg::Svg),
             Format::Html => Box::new(html::Html),
         }
+    }
+
+    /// Whether this format writes the machine table (named columns of raw values) rather than
+    /// grids for people.
+    pub(crate) fn for_machines(self) -> bool {
+        matches!(self, Format::Csv | Format::Json)
     }
 }

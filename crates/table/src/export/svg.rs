@@ -1,20 +1,20 @@
-//! The SVG format: one chart of the report as an SVG document (`--chart` picks which; by
-//! default `load` when the runs differ in a load setting, else the TTFT distribution).
+//! The SVG format: the one chart the layout chose (`--chart`, else the one the runs suit),
+//! drawn as an SVG document.
 
 use super::Exporter;
-use crate::chart::{render_svg, ChartKind};
+use crate::chart::render_svg;
+use crate::laid_out::LaidOut;
 use crate::report::Report;
 
 /// One chart as SVG.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Svg {
-    /// The chart; `None` picks the one the report suits.
-    pub chart: Option<ChartKind>,
-}
+pub(crate) struct Svg;
 
 impl Exporter for Svg {
-    fn export(&self, report: &Report) -> anyhow::Result<String> {
-        let kind = self.chart.unwrap_or_else(|| ChartKind::default_for(report));
+    /// A chart the report has no data for is bad input (exit 2), with what to run to get it.
+    fn export(&self, laid: &LaidOut, report: &Report) -> anyhow::Result<String> {
+        let Some(&kind) = laid.charts.first() else {
+            anyhow::bail!("no chart was laid out for --format svg");
+        };
         let svg = render_svg(report, kind).map_err(|e| e.into_anyhow())?;
         Ok(svg.trim_end().to_string())
     }

@@ -12,7 +12,8 @@
 //! vLLM result file read as input): vLLM's own definitions. Otherwise they are our own fields
 //! under vLLM's names (see [`our_figures`]).
 
-use crate::export::Exporter;
+use crate::grid::Grid;
+use crate::laid_out::LaidOut;
 use crate::report::{Report, RunReport};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -20,20 +21,28 @@ use std::fmt::Write;
 use tokenpipe_format::vllm::{self, key, latency_key, Stat};
 use tokenpipe_format::{StatName, Summary};
 
-/// Writes each run as vLLM's result block, in input order, with no blank line between blocks
-/// (as consecutive `vllm bench serve` runs print them).
-pub struct VllmBlocks;
+/// The blocks of every run as one preformatted grid, which every text format writes as it is.
+pub(crate) fn lay_out(report: &Report) -> anyhow::Result<LaidOut> {
+    let grid = Grid {
+        preformatted: Some(blocks(report)?),
+        ..Grid::default()
+    };
+    Ok(LaidOut {
+        grids: vec![grid],
+        ..LaidOut::default()
+    })
+}
 
-impl Exporter for VllmBlocks {
-    fn export(&self, report: &Report) -> anyhow::Result<String> {
-        let blocks = report
-            .runs
-            .iter()
-            .zip(report.column_labels())
-            .map(|(run, label)| block(&figures(run), &label))
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        Ok(blocks.join("\n"))
-    }
+/// Each run as vLLM's result block, in input order, with no blank line between blocks (as
+/// consecutive `vllm bench serve` runs print them).
+pub fn blocks(report: &Report) -> anyhow::Result<String> {
+    let blocks = report
+        .runs
+        .iter()
+        .zip(crate::labels::column_labels(report))
+        .map(|(run, label)| block(&figures(run), &label))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(blocks.join("\n"))
 }
 
 /// vLLM's result figures by its result-JSON key.

@@ -2,7 +2,7 @@
 //! column per value of another, the cell field where they meet, as in a model × profile matrix.
 //! Keys go in natural order (`c2` before `c16`, numbers by value); each cell holds at most one
 //! shown run, so a figure never silently stands for two. `--baseline VALUE` adds a ratio column
-//! (`0.85x`) after each column, against the column VALUE. [`crate::top`] ranks the same cells.
+//! (`0.85x`) after each column, against the column VALUE. [`super::top`] ranks the same cells.
 //!
 //! Defaults: `--rows F` alone puts one column per run label (`--cols label`); `--cols F` alone
 //! one row per label (`--rows label`); `--cell` is `output_tps`. Column headings are the column
@@ -12,8 +12,7 @@
 use crate::baseline::ratio_cell;
 use crate::field::{compare_cells, Field};
 use crate::grid::{Align, Cell, Grid, SpreadMode};
-use crate::grid_machine::grid_values;
-use crate::layout::LaidOut;
+use crate::laid_out::LaidOut;
 use crate::machine::MachineTable;
 use crate::options::Options;
 use crate::report::{Report, RunReport};
@@ -103,7 +102,7 @@ impl Pivot {
 
         // Without --rows, runs are the rows: name them as the other layouts do (`sim c=16`),
         // so that a sweep under one label still has one row per run.
-        let column_labels = report.column_labels();
+        let column_labels = crate::labels::column_labels(report);
         let rows_by_column_label = opts.rows.is_none();
         let mut notes = Vec::new();
         let mut key_of = |field: &Field, run: &RunReport, label: &str| {
@@ -303,7 +302,7 @@ impl Pivot {
             headings,
             align,
             rows,
-            notes: Vec::new(),
+            ..Grid::default()
         };
         if let Some(base) = baseline {
             grid.notes.push(format!(
@@ -329,7 +328,7 @@ impl Pivot {
                 names.push(key);
             }
         }
-        grid_values(&self.to_grid(baseline), &names, mode)
+        MachineTable::from_grid(&self.to_grid(baseline), &names, mode)
     }
 }
 
@@ -357,27 +356,11 @@ fn joined_cell(field: &Field, runs: &[usize], report: &Report, mode: SpreadMode)
     }
 }
 
-/// The pivot or ranking `opts` asks for, laid out for people (a grid) and for machines (raw
-/// numbers), with notes for stderr (runs that had no key value).
-pub fn laid_out(report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
+/// The pivot `opts` asks for (`--rows`, `--cols`, `--cell`, `--columns`, `--baseline`), laid out
+/// for people (a grid) and for machines (raw numbers), with notes for stderr (runs that had no
+/// key value).
+pub(crate) fn lay_out(report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
     let pivot = Pivot::build(report, opts)?;
-    if let Some(n) = opts.top {
-        if opts.baseline.is_some() {
-            return Err(tokenpipe_cli::bad_input(
-                "--baseline compares pivot columns; it does not apply to a --top ranking",
-            ));
-        }
-        if n == 0 {
-            return Err(tokenpipe_cli::bad_input("--top needs at least 1"));
-        }
-        // No more places than rows to rank.
-        let n = n.min(pivot.row_keys.len().max(1));
-        return Ok(LaidOut {
-            grid: crate::top::to_grid(&pivot, n),
-            machine: crate::top::to_machine(&pivot, n, opts.spread),
-            notes: pivot.notes,
-        });
-    }
     let baseline = opts
         .baseline
         .as_deref()
@@ -386,9 +369,6 @@ pub fn laid_out(report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
     let mut grid = pivot.to_grid(baseline);
     let notes = grid.spread_notes(opts.spread);
     grid.notes.extend(notes);
-    Ok(LaidOut {
-        grid,
-        machine: pivot.to_machine(baseline, opts.spread),
-        notes: pivot.notes,
-    })
+    let machine = pivot.to_machine(baseline, opts.spread);
+    Ok(LaidOut::table(grid, machine, opts.spread, pivot.notes))
 }

@@ -3,15 +3,40 @@
 //! higher throughput first, lower latency first; a field with no better direction ranks highest
 //! first and the caption says so. Equal values keep the rows' natural order.
 
+use super::pivot::{key_text, unit_of, Pivot};
 use crate::field::{Better, Field};
-use crate::grid::{Align, Cell, Grid, Num, SpreadMode};
-use crate::grid_machine::grid_values;
+use crate::grid::{format_value, Align, Cell, Grid, Kind, Num, SpreadMode};
+use crate::laid_out::LaidOut;
 use crate::machine::MachineTable;
-use crate::pivot::{key_text, unit_of, Pivot};
-use crate::rows::{format_value, Kind};
+use crate::options::Options;
+use crate::report::Report;
+
+/// The ranking `opts` asks for (`--top N` of the pivot `--rows`, `--cols`, `--cell`), laid out
+/// for people (a grid) and for machines (one row per place), with notes for stderr (runs that
+/// had no key value). `--baseline` and `--top 0` are bad input.
+pub(crate) fn lay_out(report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
+    let pivot = Pivot::build(report, opts)?;
+    if opts.baseline.is_some() {
+        return Err(tokenpipe_cli::bad_input(
+            "--baseline compares pivot columns; it does not apply to a --top ranking",
+        ));
+    }
+    let n = opts.top.unwrap_or(0);
+    if n == 0 {
+        return Err(tokenpipe_cli::bad_input("--top needs at least 1"));
+    }
+    // No more places than rows to rank.
+    let n = n.min(pivot.row_keys.len().max(1));
+    Ok(LaidOut::table(
+        to_grid(&pivot, n),
+        to_machine(&pivot, n, opts.spread),
+        opts.spread,
+        pivot.notes,
+    ))
+}
 
 /// The rows of column `col` that have a number, best first, at most `n`.
-pub fn ranking(pivot: &Pivot, col: usize, n: usize) -> Vec<usize> {
+pub(crate) fn ranking(pivot: &Pivot, col: usize, n: usize) -> Vec<usize> {
     let mut ranked: Vec<(usize, f64)> = (0..pivot.row_keys.len())
         .filter_map(|r| pivot.cells[r][col].number().map(|v| (r, v)))
         .collect();
@@ -55,7 +80,7 @@ fn group_heading(cols: Option<&Field>) -> String {
 
 /// The ranking as a grid: `<cols heading> | #1 | … | #N`, one row per column value, `-` where a
 /// column has fewer than N rows with a value.
-pub fn to_grid(pivot: &Pivot, n: usize) -> Grid {
+fn to_grid(pivot: &Pivot, n: usize) -> Grid {
     let mut headings = vec![group_heading(pivot.cols.as_ref())];
     headings.extend((1..=n).map(|i| format!("#{i}")));
     let rows = (0..pivot.col_keys.len())
@@ -73,13 +98,13 @@ pub fn to_grid(pivot: &Pivot, n: usize) -> Grid {
         align: vec![Align::Left; n + 1],
         headings,
         rows,
-        notes: Vec::new(),
+        ..Grid::default()
     }
 }
 
 /// The ranking for machines, one row per place: `<cols>,rank,<rows>,<cell>` (and
 /// `<cell>_sd`, `<cell>_cv_pct` when a ranked value is a mean over runs).
-pub fn to_machine(pivot: &Pivot, n: usize, mode: SpreadMode) -> MachineTable {
+fn to_machine(pivot: &Pivot, n: usize, mode: SpreadMode) -> MachineTable {
     let group = pivot.cols.as_ref().map_or("group", |f| f.name.as_str());
     let rows = (0..pivot.col_keys.len())
         .flat_map(|c| {
@@ -111,5 +136,5 @@ pub fn to_machine(pivot: &Pivot, n: usize, mode: SpreadMode) -> MachineTable {
         rows,
         ..Grid::default()
     };
-    grid_values(&grid, &names, mode)
+    MachineTable::from_grid(&grid, &names, mode)
 }

@@ -3,13 +3,37 @@
 //! `--baseline`, each figure is followed by its ratio against the baseline run of the same
 //! workload. It stays readable with many runs, where runs as columns would not fit a screen.
 
+use super::Runs;
 use crate::baseline::{ratio_cell, Baseline};
 use crate::field::{Better, Field};
 use crate::grid::{Align, Cell, Grid, SpreadMode};
+use crate::laid_out::LaidOut;
+use crate::machine::MachineTable;
+use crate::options::Options;
 use crate::report::Report;
 
+/// Runs as rows, as `opts` asks (`--columns`, `--sort`, `--baseline`, `--spread`): a grid for
+/// people, its units on a second heading line where the format can, and the same figures for
+/// machines under the field names as typed.
+pub(crate) fn lay_out(report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
+    let runs = Runs::of(report, opts)?;
+    let notes = runs.notes(report);
+    let fields = long_fields(report, &opts.columns)?;
+    let mut lg = long_grid(
+        report,
+        &runs.order,
+        &runs.labels,
+        &fields,
+        runs.baseline.as_ref(),
+        opts.spread,
+    );
+    let machine = MachineTable::from_grid(&lg.grid, &lg.names, opts.spread);
+    lg.grid.unit_lines = true;
+    Ok(LaidOut::table(lg.grid, machine, opts.spread, notes))
+}
+
 /// The columns of the long layout when `--columns` is not given (those some run has).
-pub const DEFAULT_COLUMNS: &[&str] = &[
+const DEFAULT_COLUMNS: &[&str] = &[
     "workload",
     "ok",
     "failed",
@@ -24,7 +48,7 @@ pub const DEFAULT_COLUMNS: &[&str] = &[
 
 /// The fields of the long layout: `columns` resolved (a name no run has is bad input), or the
 /// [`DEFAULT_COLUMNS`] some run has a value for (`failed` only when some run had failures).
-pub fn long_fields(report: &Report, columns: &[String]) -> anyhow::Result<Vec<Field>> {
+pub(super) fn long_fields(report: &Report, columns: &[String]) -> anyhow::Result<Vec<Field>> {
     if !columns.is_empty() {
         return columns
             .iter()
@@ -48,16 +72,16 @@ pub fn long_fields(report: &Report, columns: &[String]) -> anyhow::Result<Vec<Fi
 /// A long grid with its machine column names (the field names as typed, `label` first, ratio
 /// columns `<name>_ratio`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct LongGrid {
+struct LongGrid {
     /// The grid people read.
-    pub grid: Grid,
+    grid: Grid,
     /// One stable name per column, for CSV and JSON.
-    pub names: Vec<String>,
+    names: Vec<String>,
 }
 
 /// The long grid of `runs` (indices into `report.runs`, in order), labelled by `labels`
 /// (indexed by run).
-pub fn long_grid(
+fn long_grid(
     report: &Report,
     runs: &[usize],
     labels: &[String],
@@ -109,13 +133,4 @@ pub fn long_grid(
 /// `Output [tok/s]` → `Output`: a ratio has no unit.
 fn without_unit(heading: &str) -> &str {
     heading.split(" [").next().unwrap_or(heading)
-}
-
-/// Headings for a narrow terminal: the unit on a second line (`TTFT p99` over `[ms]`).
-pub fn units_below(grid: &mut Grid) {
-    for h in &mut grid.headings {
-        if let Some(at) = h.find(" [") {
-            h.replace_range(at..at + 1, "\n");
-        }
-    }
 }

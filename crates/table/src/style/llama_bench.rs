@@ -4,9 +4,21 @@
 //! without one gives its decode row from `across_runs.output_throughput_tokens_per_s`, and the
 //! caption of each table says which source its rows came from.
 
-use crate::export::markdown::{escape, markdown_table, Align};
+use crate::grid::{Align, Cell, Grid, Kind, Num};
+use crate::laid_out::LaidOut;
 use crate::report::Report;
 use tokenpipe_format::Summary;
+
+/// llama-benchy's tables of `report`, with a note for each run that had nothing to put in them;
+/// no run with figures at all is bad input.
+pub(crate) fn lay_out(report: &Report) -> anyhow::Result<LaidOut> {
+    let tables = LlamaBenchTables::from_report(report)?;
+    Ok(LaidOut {
+        grids: tables.to_grids(),
+        notes: tables.left_out,
+        ..LaidOut::default()
+    })
+}
 
 /// Where the decode figures of a run with llama-benchy's own figures come from.
 pub const DECODE_SOURCE: &str = "llama_benchy.tg_tps";
@@ -103,28 +115,27 @@ impl LlamaBenchTables {
         Ok(tables)
     }
 
-    /// Both tables as Markdown, each under a caption naming its source; a table with no rows
-    /// is left out.
-    pub fn to_markdown(&self) -> String {
-        let mut parts = Vec::new();
+    /// Both tables, each under a caption naming its source; a table with no rows is left out.
+    pub fn to_grids(&self) -> Vec<Grid> {
+        let mut grids = Vec::new();
         if !self.decode.is_empty() {
-            parts.push(self.section(
+            grids.push(self.section(
                 "Decode throughput",
                 &self.decode,
                 &["t/s (total)", "+/- stddev", "CV%"],
             ));
         }
         if !self.prefill.is_empty() {
-            parts.push(self.section(
+            grids.push(self.section(
                 "Prefill throughput",
                 &self.prefill,
                 &["pp t/s (total)", "+/- stddev"],
             ));
         }
-        parts.join("\n\n")
+        grids
     }
 
-    fn section(&self, title: &str, rows: &[ThroughputRow], figures: &[&str]) -> String {
+    fn section(&self, title: &str, rows: &[ThroughputRow], figures: &[&str]) -> Grid {
         let mut sources: Vec<&str> = Vec::new();
         for r in rows {
             if !sources.contains(&r.source) {
@@ -132,7 +143,6 @@ impl LlamaBenchTables {
             }
         }
         let sources: Vec<String> = sources.into_iter().map(describe_source).collect();
-        let caption = format!("{title}, from {}:", sources.join("; "));
         let mut headings = Vec::new();
         let mut align = Vec::new();
         if self.several_models {
@@ -145,23 +155,39 @@ impl LlamaBenchTables {
             headings.push(f.to_string());
             align.push(Align::Right);
         }
+        let num = |value: f64, kind: Kind| {
+            Cell::Num(Num {
+                value,
+                kind,
+                spread: None,
+            })
+        };
         let cells = rows.iter().map(|r| {
             let mut line = Vec::new();
             if self.several_models {
-                line.push(escape(&r.model));
+                line.push(Cell::text(&r.model));
             }
-            line.push(r.concurrency.map_or("-".into(), |c| c.to_string()));
-            line.push(format!("{:.2}", r.mean));
-            line.push(format!("{:.2}", r.std));
+            line.push(
+                r.concurrency
+                    .map_or(Cell::Missing, |c| num(c as f64, Kind::Count)),
+            );
+            line.push(num(r.mean, Kind::Value));
+            line.push(num(r.std, Kind::Value));
             if figures.len() > 2 {
-                line.push(r.cv_pct.map_or("-".into(), |cv| format!("{cv:.1}%")));
+                line.push(
+                    r.cv_pct
+                        .map_or(Cell::Missing, |cv| Cell::text(format!("{cv:.1}%"))),
+                );
             }
             line
         });
-        format!(
-            "{caption}\n\n{}",
-            markdown_table(&headings, &align, cells.collect())
-        )
+        Grid {
+            caption: Some(format!("{title}, from {}:", sources.join("; "))),
+            headings,
+            align,
+            rows: cells.collect(),
+            ..Grid::default()
+        }
     }
 }
 

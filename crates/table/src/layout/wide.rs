@@ -3,15 +3,45 @@
 //! how many runs each pools. With `--baseline`, each run's column is followed by its ratios
 //! against the baseline run of its workload.
 
+use super::Runs;
 use crate::baseline::{ratio_cell, Baseline};
 use crate::field::Field;
-use crate::grid::{Align, Cell, Grid, Num, SpreadMode};
+use crate::grid::{Align, Cell, Grid, Kind, Num, SpreadMode};
+use crate::laid_out::LaidOut;
+use crate::machine::MachineTable;
+use crate::options::Options;
 use crate::report::Report;
-use crate::rows::{Kind, MetricTable, METRIC_HEADING};
+use crate::rows::{MetricTable, METRIC_HEADING};
+
+/// Runs as columns, as `opts` asks (`--columns`, `--sort`, `--baseline`, `--spread`): a grid
+/// for people, none for machines (they get runs as rows).
+pub(crate) fn lay_out(report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
+    let runs = Runs::of(report, opts)?;
+    let notes = runs.notes(report);
+    let fields = if opts.columns.is_empty() {
+        Vec::new()
+    } else {
+        super::long::long_fields(report, &opts.columns)?
+    };
+    let grid = wide_grid(
+        report,
+        &runs.order,
+        &runs.labels,
+        &fields,
+        runs.baseline.as_ref(),
+        opts.spread,
+    );
+    Ok(LaidOut::table(
+        grid,
+        MachineTable::default(),
+        opts.spread,
+        notes,
+    ))
+}
 
 /// The wide grid of `runs` (indices into `report.runs`, in order), headed by `labels` (indexed
 /// by run). `fields` replace the metric rows when given.
-pub fn wide_grid(
+fn wide_grid(
     report: &Report,
     runs: &[usize],
     labels: &[String],
