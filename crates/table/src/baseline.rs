@@ -7,19 +7,7 @@ use crate::grid::Kind;
 use crate::grid::{Cell, Num};
 use crate::report::Report;
 use crate::workload::setting_text;
-
-/// The settings that make a workload, which a baseline run must share with the run it is
-/// compared with.
-const WORKLOAD_SETTINGS: &[&str] = &[
-    "concurrency",
-    "rate_per_s",
-    "burstiness",
-    "batch",
-    "max_concurrency",
-    "input_tokens",
-    "output_tokens",
-    "num_prompts",
-];
+use tokenpipe_format::vocab::{self, Role};
 
 /// `value / base` as a ratio cell (`0.85x`); `-` when the base is zero or either is not finite.
 pub fn ratio(value: f64, base: f64) -> Cell {
@@ -61,12 +49,12 @@ pub struct Baseline {
 /// no rate) does not tell them apart.
 pub fn same_workload(report: &Report, a: usize, b: usize) -> bool {
     let setting = |i: usize, key: &str| report.runs[i].param(key).map(setting_text);
-    WORKLOAD_SETTINGS
-        .iter()
-        .all(|key| match (setting(a, key), setting(b, key)) {
+    vocab::settings_with(&[Role::Load, Role::Workload]).all(|s| {
+        match (setting(a, s.key), setting(b, s.key)) {
             (Some(x), Some(y)) => x == y,
             _ => true,
-        })
+        }
+    })
 }
 
 impl Baseline {

@@ -12,7 +12,7 @@
 //! - `meta.KEY` (`reduce --meta`) and `param.KEY` (a schedule or client setting in the run's
 //!   header chain, `param.concurrency`);
 //! - a bare KEY that some run has as metadata, then as a setting (`model`, `concurrency`,
-//!   `rate`, `isl`, `osl`, …: [`PARAM_ALIASES`]);
+//!   `rate`, `isl`, `osl`, …: the names of format's settings, `tokenpipe_format::vocab`);
 //! - any other summary member by name, dotted into nested members
 //!   (`llama_benchy.tg_tps.mean`, `vllm.mean_ttft_ms`).
 //!
@@ -26,6 +26,7 @@ use crate::member::{member_num, member_value};
 use crate::report::{Report, RunReport};
 use serde_json::Value;
 use std::cmp::Ordering;
+use tokenpipe_format::vocab::{self, Setting, ValueKind};
 use tokenpipe_format::{parse_stat_key, StatName};
 
 /// Which way a figure is better, for rankings and for a default sort.
@@ -199,26 +200,13 @@ const BENCHY: &[(&str, &str, &str)] = &[
     ("ttfr", "ttfr_ms", "TTFR [ms]"),
 ];
 
-/// Bare names of settings: (name, header param, heading, kind).
-pub const PARAM_ALIASES: &[(&str, &str, &str, Kind)] = &[
-    ("concurrency", "concurrency", "Concurrency", Kind::Count),
-    ("rate", "rate_per_s", "Rate [req/s]", Kind::Value),
-    ("rate_per_s", "rate_per_s", "Rate [req/s]", Kind::Value),
-    ("burstiness", "burstiness", "Burstiness", Kind::Value),
-    ("batch", "batch", "Batch", Kind::Count),
-    (
-        "max_concurrency",
-        "max_concurrency",
-        "Max concurrency",
-        Kind::Count,
-    ),
-    ("isl", "input_tokens", "ISL [tokens]", Kind::Count),
-    ("osl", "output_tokens", "OSL [tokens]", Kind::Count),
-    ("num_prompts", "num_prompts", "Prompts", Kind::Count),
-    ("model", "model", "Model", Kind::Value),
-    ("api", "api", "API", Kind::Value),
-    ("mode", "mode", "Mode", Kind::Value),
-];
+/// How a setting's values are shown: counts as counts, the rest as values.
+fn setting_kind(setting: &Setting) -> Kind {
+    match setting.kind {
+        ValueKind::Count => Kind::Count,
+        ValueKind::Number | ValueKind::Text => Kind::Value,
+    }
+}
 
 impl Field {
     /// Resolves `name` against the runs of `report`; a name no run has is bad input, with a
@@ -362,8 +350,13 @@ impl Field {
         {
             return text(name, Source::Meta(name.into()));
         }
-        if let Some((_, key, heading, kind)) = PARAM_ALIASES.iter().find(|(n, ..)| *n == name) {
-            return Some(Self::param(name, key, heading, *kind));
+        if let Some(setting) = vocab::setting_named(name) {
+            return Some(Self::param(
+                name,
+                setting.key,
+                setting.heading,
+                setting_kind(setting),
+            ));
         }
         if report.runs.iter().any(|r| r.param(name).is_some()) {
             return Some(Self::param(name, name, name, Kind::Value));
@@ -491,19 +484,13 @@ impl Field {
     }
 }
 
-/// `ttft` → `TTFT`, `user_tps` → `User tps`, `dispatch_lag` → `Dispatch lag`.
+/// A metric's heading: the vocabulary's (`ttft` → `TTFT`, `user_tps` → `User`), or for a metric
+/// this build does not know, its name in words (`queue_wait` → `Queue wait`).
 pub fn metric_words(metric: &str) -> String {
-    match metric {
-        "ttft" | "tpot" | "itl" | "e2el" | "ttfr" => metric.to_uppercase(),
-        "ttft_sched" => "TTFT from schedule".into(),
-        "e2el_sched" => "E2EL from schedule".into(),
-        "itl_token" => "ITL per token".into(),
-        "itl_cv" => "ITL CV".into(),
-        "user_tps" => "User".into(),
-        "user_gen_tps" => "User generation".into(),
-        "prefill_tps" => "Prefill".into(),
-        other => {
-            let words = other.replace('_', " ");
+    match vocab::metric_named(metric) {
+        Some(known) => known.heading.to_string(),
+        None => {
+            let words = metric.replace('_', " ");
             let mut chars = words.chars();
             match chars.next() {
                 Some(first) => first.to_uppercase().chain(chars).collect(),
@@ -648,9 +635,9 @@ pub fn list_fields(report: &Report) -> Vec<(String, String)> {
         .iter()
         .flat_map(|r| r.summary.meta.keys().map(|k| format!("meta.{k}")))
         .collect();
-    for (name, key, ..) in PARAM_ALIASES {
-        if report.runs.iter().any(|r| r.param(key).is_some()) {
-            keys.push(name.to_string());
+    for setting in vocab::SETTINGS {
+        if report.runs.iter().any(|r| r.param(setting.key).is_some()) {
+            keys.extend(setting.names.iter().map(|n| n.to_string()));
         }
     }
     keys.sort();

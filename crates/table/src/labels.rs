@@ -9,22 +9,7 @@
 use crate::report::{Report, RunReport};
 use crate::workload::setting_text;
 use std::collections::BTreeSet;
-
-/// Settings that tell runs apart, each with the short name it is written with.
-pub const DISTINGUISHING_PARAMS: &[(&str, &str)] = &[
-    ("concurrency", "c"),
-    ("rate_per_s", "rate"),
-    ("burstiness", "b"),
-    ("batch", "batch"),
-    ("max_concurrency", "max"),
-    ("input_tokens", "isl"),
-    ("output_tokens", "osl"),
-    ("num_prompts", "n"),
-    ("mode", "mode"),
-    ("api", "api"),
-    ("model", "model"),
-    ("url", "url"),
-];
+use tokenpipe_format::vocab::{self, Role};
 
 /// The label of each run of `report` (index for index): see the module doc. Runs shown and runs
 /// pooled by a group summary are told apart separately, as they never share a table.
@@ -112,7 +97,9 @@ fn suffixes(runs: &[&RunReport], leave_out: &[&str], fallbacks: bool) -> Vec<Str
             );
         }
     }
-    for (key, short) in DISTINGUISHING_PARAMS {
+    // The settings that tell runs apart, in the vocabulary's order, each written short.
+    for setting in vocab::settings_with(&[Role::Load, Role::Workload, Role::Identity]) {
+        let (key, short) = (&setting.key, setting.short);
         if leave_out.contains(key) {
             continue;
         }

@@ -5,6 +5,7 @@
 use crate::grid::{Align, Cell, Grid, Kind, Num};
 use crate::member::member_num;
 use crate::report::Report;
+use tokenpipe_format::vocab::{self, Family};
 use tokenpipe_format::{stat_key, StatName, Summary};
 
 /// How a fixed row reads its value from a summary.
@@ -39,14 +40,6 @@ const HEAD_ROWS: &[(&str, &str, Kind, Getter)] = &[
         Kind::Value,
         |s| Some(s.total_throughput_tokens_per_s),
     ),
-];
-
-/// The latency metrics shown, as (name in the table, name in the summary).
-const LATENCY_METRICS: &[(&str, &str)] = &[
-    ("TTFT", "ttft"),
-    ("TPOT", "tpot"),
-    ("ITL", "itl"),
-    ("E2EL", "e2el"),
 ];
 
 /// Heading of the first column.
@@ -123,7 +116,8 @@ impl MetricTable {
         for (name, member, kind, get) in HEAD_ROWS {
             push(name.to_string(), member, *kind, get);
         }
-        for (shown, metric) in LATENCY_METRICS {
+        for latency in vocab::metrics_of(Family::Latency) {
+            let (shown, metric) = (latency.heading, latency.name);
             push(
                 format!("Mean {shown} (ms)"),
                 &stat_key(metric, StatName::Mean, "ms"),
@@ -143,7 +137,7 @@ impl MetricTable {
                     &|s| s.stat(metric, StatName::Percentile(p)),
                 );
             }
-            if *metric == "itl" {
+            if metric == vocab::ITL.name {
                 push(
                     "ITL jitter (p99/p50)".into(),
                     "itl_jitter",
@@ -154,11 +148,12 @@ impl MetricTable {
         }
         // The client's own lag at the highest percentile shown (p99 by default).
         if let Some(&top) = percentiles.last() {
+            let lag = vocab::DISPATCH_LAG.name;
             push(
-                format!("Dispatch lag p{top} (ms)"),
-                &stat_key("dispatch_lag", StatName::Percentile(top), "ms"),
+                format!("{} p{top} (ms)", vocab::DISPATCH_LAG.heading),
+                &stat_key(lag, StatName::Percentile(top), "ms"),
                 Kind::Value,
-                &|s| s.stat("dispatch_lag", StatName::Percentile(top)),
+                &|s| s.stat(lag, StatName::Percentile(top)),
             );
         }
         // A mark for runs whose client fell behind or ran out of CPU (their load or stamps

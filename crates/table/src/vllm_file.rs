@@ -8,6 +8,7 @@ use crate::report::RunReport;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use tokenpipe_format::vllm::{self, key, ResultFile};
+use tokenpipe_format::vocab;
 use tokenpipe_format::{Header, StatName, Summary};
 
 /// The run of one vLLM result object. `source` names the file (and `line` the line of an
@@ -80,8 +81,8 @@ pub fn run_from_vllm(
         }
     }
     for (theirs, ours) in [
-        (key::MAX_CONCURRENCY, "concurrency"),
-        (key::REQUEST_RATE, "rate_per_s"),
+        (key::MAX_CONCURRENCY, vocab::CONCURRENCY.key),
+        (key::REQUEST_RATE, vocab::RATE.key),
     ] {
         if let Some(v) = file.get(theirs).filter(|v| v.is_number()) {
             header.params.insert(ours.into(), v.clone());

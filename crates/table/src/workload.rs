@@ -4,16 +4,18 @@
 
 use crate::report::RunReport;
 use serde_json::Value;
+use tokenpipe_format::vocab::{self, Role};
 
-/// The settings that say how hard a run loads the server, in the order they are looked for:
-/// what sorts a sweep, pairs a run with its baseline and is the x axis of a load chart.
-pub const LOAD_SETTINGS: &[&str] = &["concurrency", "rate_per_s", "batch"];
+/// The settings that say how hard a run loads the server, in the order they are looked for
+/// (the vocabulary's): what sorts a sweep, pairs a run with its baseline and is the x axis of a
+/// load chart.
+pub fn load_settings() -> impl Iterator<Item = &'static str> {
+    vocab::settings_with(&[Role::Load]).map(|s| s.key)
+}
 
 /// The run's load: its concurrency, else its rate, else its batch size.
 pub fn load(run: &RunReport) -> Option<f64> {
-    LOAD_SETTINGS
-        .iter()
-        .find_map(|key| run.param(key).and_then(Value::as_f64))
+    load_settings().find_map(|key| run.param(key).and_then(Value::as_f64))
 }
 
 /// A setting as written on a command line: `16`, `0.3`, `chat`.
@@ -48,27 +50,27 @@ pub fn describe(run: &RunReport) -> Option<String> {
         Some(counted) => format!("{} ({} tok)", short(i), counted.round()),
         None => short(i),
     };
-    match (num("input_tokens"), num("output_tokens")) {
+    match (num(vocab::INPUT_TOKENS.key), num(vocab::OUTPUT_TOKENS.key)) {
         (Some(i), Some(o)) => parts.push(format!("{}→{}", input(i), short(o))),
         (Some(i), None) => parts.push(format!("{}→?", input(i))),
         (None, Some(o)) => parts.push(format!("?→{}", short(o))),
         (None, None) => {}
     }
-    if let Some(b) = num("batch") {
+    if let Some(b) = num(vocab::BATCH.key) {
         match num("runs") {
             Some(r) => parts.push(format!("batch {}×{}", short(b), short(r))),
             None => parts.push(format!("batch {}", short(b))),
         }
-    } else if let Some(rate) = num("rate_per_s") {
+    } else if let Some(rate) = num(vocab::RATE.key) {
         let mut load = format!("{}/s", short(rate));
-        if let Some(b) = num("burstiness").filter(|b| *b != 1.0) {
+        if let Some(b) = num(vocab::BURSTINESS.key).filter(|b| *b != 1.0) {
             load.push_str(&format!(" b{}", short(b)));
         }
         parts.push(load);
-    } else if let Some(c) = num("concurrency") {
+    } else if let Some(c) = num(vocab::CONCURRENCY.key) {
         parts.push(format!("c{}", short(c)));
     }
-    if let Some(m) = num("max_concurrency") {
+    if let Some(m) = num(vocab::MAX_CONCURRENCY.key) {
         parts.push(format!("max{}", short(m)));
     }
     if run.is_group() {

@@ -9,7 +9,7 @@ use super::{Aggregator, RunSpan};
 use crate::request::RequestResult;
 use crate::running::Running;
 use std::collections::BTreeMap;
-use tokenpipe_format::{Header, LlamaBenchy, MeanStd, Record, SpreadFigure, Summary};
+use tokenpipe_format::{vocab, Header, LlamaBenchy, MeanStd, Record, SpreadFigure, Summary};
 
 const NS_PER_S: f64 = 1e9;
 const NS_PER_MS: f64 = 1e6;
@@ -37,10 +37,10 @@ struct Plan {
 impl Plan {
     fn of(header: &Header) -> Self {
         let number = |key: &str| header.param(key).and_then(serde_json::Value::as_u64);
-        let batch = number("batch");
+        let batch = number(vocab::BATCH.key);
         Plan {
-            expected_prompt_tokens: number("input_tokens"),
-            concurrency: batch.or_else(|| number("concurrency")),
+            expected_prompt_tokens: number(vocab::INPUT_TOKENS.key),
+            concurrency: batch.or_else(|| number(vocab::CONCURRENCY.key)),
             batch_mode: batch.is_some(),
         }
     }

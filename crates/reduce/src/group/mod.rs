@@ -164,7 +164,7 @@ fn group_summary(group: &Group, opts: &GroupOptions<'_>) -> Result<Summary, Stri
             s.histograms.insert(metric.clone(), stat.to_state());
         }
     }
-    s.itl_jitter = pool::jitter(merged.get("itl"));
+    s.itl_jitter = pool::jitter(merged.get(vocab::ITL.name));
     s.across_runs = across_runs(runs)?;
     Ok(s)
 }

@@ -8,7 +8,7 @@ use super::ChartError;
 use crate::report::Report;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
-use tokenpipe_format::MetricState;
+use tokenpipe_format::{vocab, MetricState};
 
 /// The latency a distribution chart shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,19 +20,21 @@ pub enum Metric {
 }
 
 impl Metric {
-    /// The key of the metric in a summary's `histograms`.
-    pub fn key(self) -> &'static str {
+    /// The metric in format's vocabulary.
+    fn vocab(self) -> &'static vocab::Metric {
         match self {
-            Metric::Ttft => "ttft",
-            Metric::Itl => "itl",
+            Metric::Ttft => &vocab::TTFT,
+            Metric::Itl => &vocab::ITL,
         }
     }
 
+    /// The key of the metric in a summary's `histograms`.
+    pub fn key(self) -> &'static str {
+        self.vocab().name
+    }
+
     fn title(self) -> &'static str {
-        match self {
-            Metric::Ttft => "Time to first token",
-            Metric::Itl => "Inter-token latency",
-        }
+        self.vocab().title
     }
 
     fn chart(self) -> &'static str {

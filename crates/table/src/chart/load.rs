@@ -7,8 +7,9 @@ use super::ChartError;
 use crate::grid::Kind;
 use crate::member::member_num;
 use crate::report::{Report, RunReport};
-use crate::workload::LOAD_SETTINGS;
+use crate::workload::load_settings;
 use plotters::prelude::*;
+use tokenpipe_format::vocab;
 
 /// The throughput series: (summary member, legend name).
 pub const THROUGHPUT: &[(&str, &str)] = &[("output_throughput_tokens_per_s", "output")];
@@ -25,10 +26,10 @@ fn load_value(run: &RunReport, param: &str) -> Option<f64> {
     run.param(param).and_then(serde_json::Value::as_f64)
 }
 
-/// The load setting that differs between the shown runs: the first of [`LOAD_SETTINGS`] with two
+/// The load setting that differs between the shown runs: the first of [`load_settings`] with two
 /// or more distinct values; `None` when none does.
 pub fn load_param(report: &Report) -> Option<&'static str> {
-    LOAD_SETTINGS.iter().copied().find(|param| {
+    load_settings().find(|param| {
         let mut values: Vec<f64> = report
             .shown()
             .into_iter()
@@ -127,19 +128,18 @@ pub fn load_lines(report: &Report, param: &str, metrics: &[(&str, &'static str)]
 }
 
 /// The x axis description of a load setting.
-fn axis_name(param: &str) -> &'static str {
-    match param {
-        "concurrency" => "concurrency (requests in flight)",
-        "rate_per_s" => "request rate (req/s)",
-        _ => "batch size",
-    }
+fn axis_name(param: &str) -> String {
+    vocab::setting(param)
+        .and_then(|s| s.axis)
+        .unwrap_or(param)
+        .to_string()
 }
 
 /// Draws the load chart: throughput above, latency below.
 pub fn draw(report: &Report) -> Result<String, ChartError> {
     let param = load_param(report)
         .or_else(|| {
-            LOAD_SETTINGS.iter().copied().find(|p| {
+            load_settings().find(|p| {
                 report
                     .shown()
                     .into_iter()

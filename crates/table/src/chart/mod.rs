@@ -136,9 +136,9 @@ pub fn left_out(report: &Report, kind: ChartKind) -> Vec<String> {
             }
             ChartKind::TtftCdf | ChartKind::ItlCdf => {
                 let key = if kind == ChartKind::TtftCdf {
-                    "ttft"
+                    tokenpipe_format::vocab::TTFT.name
                 } else {
-                    "itl"
+                    tokenpipe_format::vocab::ITL.name
                 };
                 (!run.summary.histograms.contains_key(key))
                     .then(|| format!("has no {key} histogram (reduced with --no-histograms?)"))

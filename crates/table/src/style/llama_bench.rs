@@ -7,7 +7,7 @@
 use crate::grid::{Align, Cell, Grid, Kind, Num};
 use crate::laid_out::LaidOut;
 use crate::report::Report;
-use tokenpipe_format::Summary;
+use tokenpipe_format::{vocab, Summary};
 
 /// llama-benchy's tables of `report`, with a note for each run that had nothing to put in them;
 /// no run with figures at all is bad input.
@@ -77,7 +77,10 @@ impl LlamaBenchTables {
             let batch_param = run
                 .header
                 .as_ref()
-                .and_then(|h| h.param("batch").or_else(|| h.param("concurrency")))
+                .and_then(|h| {
+                    h.param(vocab::BATCH.key)
+                        .or_else(|| h.param(vocab::CONCURRENCY.key))
+                })
                 .and_then(serde_json::Value::as_u64);
             let (decode, prefill) = rows_of(s, &model, batch_param);
             if decode.is_none() && prefill.is_none() {

@@ -113,9 +113,12 @@ pub fn figures(run: &RunReport) -> Figures {
     };
     if !figures.contains_key(key::MAX_CONCURRENCY) {
         let limit = run.header.as_ref().and_then(|h| {
-            [key::MAX_CONCURRENCY, "concurrency"]
-                .iter()
-                .find_map(|key| h.param(key).filter(|v| v.is_number()))
+            [
+                key::MAX_CONCURRENCY,
+                tokenpipe_format::vocab::CONCURRENCY.key,
+            ]
+            .iter()
+            .find_map(|key| h.param(key).filter(|v| v.is_number()))
         });
         if let Some(limit) = limit {
             figures.insert(key::MAX_CONCURRENCY.into(), limit.clone());

@@ -9,7 +9,7 @@ use super::span::RunSpan;
 use super::window::Window;
 use crate::aggregate::Aggregator;
 use crate::request::RequestResult;
-use tokenpipe_format::{Header, Record, StatName, Summary, Token};
+use tokenpipe_format::{vocab, Header, Record, StatName, Summary, Token};
 
 const NS_PER_S: f64 = 1e9;
 
@@ -34,7 +34,7 @@ impl LoadAggregator {
         LoadAggregator {
             window,
             closed_loop_n: header
-                .param("concurrency")
+                .param(vocab::CONCURRENCY.key)
                 .and_then(|c| c.as_u64())
                 .filter(|_| closed),
             peak: PeakTokens::default(),
