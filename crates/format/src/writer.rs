@@ -23,11 +23,6 @@ impl<W: Write> RecordWriter<W> {
         self.out.write_all(b"\n")
     }
 
-    /// Writes bytes that are already encoded records (each ending in a newline).
-    pub fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.out.write_all(bytes)
-    }
-
     /// Flushes the buffer to the underlying writer.
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
