@@ -1,9 +1,13 @@
 //! The words every tool shares: the run settings a header carries (what tells runs apart, what
-//! loads the server, what differs between repeats by design) and the distribution metrics a
+//! loads the server, what differs between repeats by design), the distribution metrics a
 //! summary carries (their unit, their histogram scale, which way is better, how people name
-//! them). arrivals and fire write these names, reduce computes and groups by them, table filters
-//! and renders them: a setting or a metric is added here, once, and every list the tools use is
-//! a filter over [`SETTINGS`] or [`METRICS`].
+//! them) and its run-wide figures (with a reader that needs no serialisation). arrivals and fire
+//! write these names, reduce computes and groups by them, table filters and renders them: a
+//! setting, a metric or a figure is added here, once, and every list the tools use is a filter
+//! over [`SETTINGS`], [`METRICS`] or [`FIGURES`].
+
+use crate::Summary;
+use serde_json::Value;
 
 /// Which way a figure is better, for rankings and for a default sort.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -518,6 +522,251 @@ pub fn unit_of(name: &str) -> Unit {
     metric_named(name).map_or(Unit::Ms, |m| m.unit)
 }
 
+/// A run-wide figure of a summary: one number per run, read straight from the summary (no
+/// serialisation), with the names and headings people see it under.
+#[derive(Clone, Copy)]
+pub struct Figure {
+    /// The summary member.
+    pub member: &'static str,
+    /// Its short name as a `table` field.
+    pub name: &'static str,
+    /// Its column heading, unit included.
+    pub heading: &'static str,
+    /// Its row name where a run is shown as a column, as `vllm bench serve`'s block names it;
+    /// for the figures that layout shows.
+    pub row: Option<&'static str>,
+    /// Whether it counts things.
+    pub kind: ValueKind,
+    /// Which way is better.
+    pub better: Better,
+    /// vLLM's key for the same figure, where it means the same thing.
+    pub vllm: Option<&'static str>,
+    /// The member's value as the summary's JSON has it (an integer for counts; null for a
+    /// number that is not finite); `None` when the summary omits it or has none.
+    pub get: fn(&Summary) -> Option<Value>,
+}
+
+impl std::fmt::Debug for Figure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Figure")
+            .field("member", &self.member)
+            .finish()
+    }
+}
+
+impl PartialEq for Figure {
+    fn eq(&self, other: &Self) -> bool {
+        self.member == other.member
+    }
+}
+
+/// Requests that succeeded.
+pub const REQUESTS_OK: Figure = Figure {
+    member: "requests_ok",
+    name: "ok",
+    heading: "OK",
+    row: Some("Successful requests"),
+    kind: ValueKind::Count,
+    better: Better::Higher,
+    vllm: Some(crate::vllm::key::COMPLETED),
+    get: |s| Some(Value::from(s.requests_ok)),
+};
+/// Requests that failed.
+pub const REQUESTS_FAILED: Figure = Figure {
+    member: "requests_failed",
+    name: "failed",
+    heading: "Failed",
+    row: Some("Failed requests"),
+    kind: ValueKind::Count,
+    better: Better::Lower,
+    vllm: Some(crate::vllm::key::FAILED),
+    get: |s| Some(Value::from(s.requests_failed)),
+};
+/// The measured span, first send to last `done` (or the window's).
+pub const DURATION_S: Figure = Figure {
+    member: "duration_s",
+    name: "duration",
+    heading: "Duration [s]",
+    row: Some("Duration (s)"),
+    kind: ValueKind::Number,
+    better: Better::Neither,
+    vllm: Some(crate::vllm::key::DURATION),
+    get: |s| Some(Value::from(s.duration_s)),
+};
+/// Output tokens per second.
+pub const OUTPUT_TPS: Figure = Figure {
+    member: "output_throughput_tokens_per_s",
+    name: "output_tps",
+    heading: "Output [tok/s]",
+    row: Some("Output token throughput (tok/s)"),
+    kind: ValueKind::Number,
+    better: Better::Higher,
+    vllm: Some(crate::vllm::key::OUTPUT_THROUGHPUT),
+    get: |s| Some(Value::from(s.output_throughput_tokens_per_s)),
+};
+/// Prompt and output tokens per second.
+pub const TOTAL_TPS: Figure = Figure {
+    member: "total_throughput_tokens_per_s",
+    name: "total_tps",
+    heading: "Total [tok/s]",
+    row: Some("Total token throughput (tok/s)"),
+    kind: ValueKind::Number,
+    better: Better::Higher,
+    vllm: Some(crate::vllm::key::TOTAL_TOKEN_THROUGHPUT),
+    get: |s| Some(Value::from(s.total_throughput_tokens_per_s)),
+};
+/// Successful requests per second.
+pub const REQUEST_RATE: Figure = Figure {
+    member: "request_throughput_per_s",
+    name: "request_rate",
+    heading: "Requests [req/s]",
+    row: Some("Request throughput (req/s)"),
+    kind: ValueKind::Number,
+    better: Better::Higher,
+    vllm: Some(crate::vllm::key::REQUEST_THROUGHPUT),
+    get: |s| Some(Value::from(s.request_throughput_per_s)),
+};
+/// Prompt tokens of the successful requests.
+pub const INPUT_TOKENS_TOTAL: Figure = Figure {
+    member: "input_tokens",
+    name: "input_tokens",
+    heading: "Input tokens",
+    row: None,
+    kind: ValueKind::Count,
+    better: Better::Neither,
+    vllm: Some(crate::vllm::key::TOTAL_INPUT_TOKENS),
+    get: |s| Some(Value::from(s.input_tokens)),
+};
+/// Output tokens of the successful requests.
+pub const OUTPUT_TOKENS_TOTAL: Figure = Figure {
+    member: "output_tokens",
+    name: "output_tokens",
+    heading: "Output tokens",
+    row: None,
+    kind: ValueKind::Count,
+    better: Better::Neither,
+    vllm: Some(crate::vllm::key::TOTAL_OUTPUT_TOKENS),
+    get: |s| Some(Value::from(s.output_tokens)),
+};
+/// ITL p99 over p50.
+pub const JITTER: Figure = Figure {
+    member: "itl_jitter",
+    name: "jitter",
+    heading: "ITL jitter [p99/p50]",
+    row: None,
+    kind: ValueKind::Number,
+    better: Better::Lower,
+    vllm: None,
+    get: |s| s.itl_jitter.map(Value::from),
+};
+/// Requests per second that met every `--slo`.
+pub const GOODPUT: Figure = Figure {
+    member: "goodput_per_s",
+    name: "goodput",
+    heading: "Goodput [req/s]",
+    row: None,
+    kind: ValueKind::Number,
+    better: Better::Higher,
+    vllm: Some(crate::vllm::key::REQUEST_GOODPUT),
+    get: |s| s.goodput_per_s.map(Value::from),
+};
+/// The share of requests that met every `--slo`.
+pub const GOOD_FRACTION: Figure = Figure {
+    member: "good_fraction",
+    name: "good_fraction",
+    heading: "Good [fraction]",
+    row: None,
+    kind: ValueKind::Number,
+    better: Better::Higher,
+    vllm: None,
+    get: |s| s.good_fraction.map(Value::from),
+};
+/// The most output tokens in one second.
+pub const PEAK_TPS: Figure = Figure {
+    member: "peak_output_tps",
+    name: "peak_tps",
+    heading: "Peak output [tok/s]",
+    row: None,
+    kind: ValueKind::Number,
+    better: Better::Higher,
+    vllm: Some(crate::vllm::key::MAX_OUTPUT_TOKENS_PER_S),
+    get: |s| s.peak_output_tps.map(Value::from),
+};
+/// Requests in flight on average.
+pub const MEAN_CONCURRENCY: Figure = Figure {
+    member: "mean_concurrency",
+    name: "mean_concurrency",
+    heading: "Mean concurrency",
+    row: None,
+    kind: ValueKind::Number,
+    better: Better::Neither,
+    vllm: None,
+    get: |s| s.mean_concurrency.map(Value::from),
+};
+/// The most requests in flight at once.
+pub const PEAK_CONCURRENCY: Figure = Figure {
+    member: "peak_concurrency",
+    name: "peak_concurrency",
+    heading: "Peak concurrency",
+    row: None,
+    kind: ValueKind::Count,
+    better: Better::Neither,
+    vllm: Some(crate::vllm::key::MAX_CONCURRENT_REQUESTS),
+    get: |s| s.peak_concurrency.map(Value::from),
+};
+/// The server's throughput derived from the per-user rates.
+pub const SERVER_TPS: Figure = Figure {
+    member: "server_tps_from_users",
+    name: "server_tps",
+    heading: "Server from users [tok/s]",
+    row: None,
+    kind: ValueKind::Number,
+    better: Better::Higher,
+    vllm: None,
+    get: |s| s.server_tps_from_users.map(Value::from),
+};
+/// Times fire's output was blocked; none when it never was, as the summary omits it then.
+pub const STALLS: Figure = Figure {
+    member: "output_stalls",
+    name: "stalls",
+    heading: "Output stalls",
+    row: None,
+    kind: ValueKind::Count,
+    better: Better::Lower,
+    vllm: None,
+    get: |s| (s.output_stalls > 0).then(|| Value::from(s.output_stalls)),
+};
+
+/// Every run-wide figure with a short name, in the order `table --list-fields` lists them.
+pub const FIGURES: &[Figure] = &[
+    REQUESTS_OK,
+    REQUESTS_FAILED,
+    DURATION_S,
+    OUTPUT_TPS,
+    TOTAL_TPS,
+    REQUEST_RATE,
+    INPUT_TOKENS_TOTAL,
+    OUTPUT_TOKENS_TOTAL,
+    JITTER,
+    GOODPUT,
+    GOOD_FRACTION,
+    PEAK_TPS,
+    MEAN_CONCURRENCY,
+    PEAK_CONCURRENCY,
+    SERVER_TPS,
+    STALLS,
+];
+
+/// The figure a summary member holds.
+pub fn figure(member: &str) -> Option<&'static Figure> {
+    FIGURES.iter().find(|f| f.member == member)
+}
+
+/// The figure `table` knows by the short name `name`.
+pub fn figure_named(name: &str) -> Option<&'static Figure> {
+    FIGURES.iter().find(|f| f.name == name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -551,6 +800,42 @@ mod tests {
         assert_eq!(setting_named("rate"), Some(&RATE));
         assert_eq!(setting_named("isl").map(|s| s.key), Some("input_tokens"));
         assert_eq!(setting_named("url"), None);
+    }
+
+    #[test]
+    fn a_figure_reads_what_the_summarys_json_holds() {
+        let bare = Summary {
+            requests_ok: 7,
+            output_throughput_tokens_per_s: 12.5,
+            ..Summary::default()
+        };
+        let full = Summary {
+            duration_s: f64::NAN,
+            output_stalls: 2,
+            itl_jitter: Some(1.5),
+            goodput_per_s: Some(3.0),
+            good_fraction: Some(0.5),
+            peak_output_tps: Some(40.0),
+            mean_concurrency: Some(2.5),
+            peak_concurrency: Some(3),
+            server_tps_from_users: Some(99.0),
+            ..bare.clone()
+        };
+        for summary in [&bare, &full] {
+            let json = serde_json::to_value(summary).unwrap();
+            for figure in FIGURES {
+                // A null reads as no value, on both sides.
+                let want = json.get(figure.member).filter(|v| !v.is_null()).cloned();
+                let got = (figure.get)(summary).filter(|v| !v.is_null());
+                assert_eq!(got, want, "{}", figure.member);
+            }
+        }
+        let names: BTreeSet<&str> = FIGURES.iter().map(|f| f.name).collect();
+        assert_eq!(names.len(), FIGURES.len(), "a figure's name twice");
+        assert!(
+            FIGURES.iter().all(|f| setting_named(f.name).is_none()),
+            "a figure's name is also a setting's"
+        );
     }
 
     #[test]

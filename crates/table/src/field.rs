@@ -6,7 +6,7 @@
 //! Names, tried in this order:
 //! - `label`, `run_id`, `file` (the input a run came from), `workload` (its lengths and load),
 //!   `runs` (how many runs a row stands for: a group summary's, else 1);
-//! - short names of summary members (`output_tps`, `ok`, `jitter`, …: [`ALIASES`]);
+//! - short names of summary members (`output_tps`, `ok`, `jitter`, …: format's `vocab::FIGURES`);
 //! - `METRIC.STAT` for a latency or rate statistic (`ttft.p99`, `tpot.mean`, `e2el.max`,
 //!   `itl.median`, `user_tps.p50`), or the member's own name (`ttft_p99_ms`);
 //! - `meta.KEY` (`reduce --meta`) and `param.KEY` (a schedule or client setting in the run's
@@ -26,19 +26,11 @@ use crate::member::{member_num, member_value};
 use crate::report::{Report, RunReport};
 use serde_json::Value;
 use std::cmp::Ordering;
-use tokenpipe_format::vocab::{self, Setting, ValueKind};
+use tokenpipe_format::vocab::{self, ValueKind};
 use tokenpipe_format::{parse_stat_key, StatName};
 
 /// Which way a figure is better, for rankings and for a default sort.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Better {
-    /// Throughputs.
-    Higher,
-    /// Latencies, failures.
-    Lower,
-    /// Names and settings.
-    Neither,
-}
+pub use tokenpipe_format::vocab::Better;
 
 /// Where a field's value comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,116 +75,6 @@ pub struct Field {
     pub better: Better,
 }
 
-/// Short names of summary members: (name, member, heading, kind, better).
-pub const ALIASES: &[(&str, &str, &str, Kind, Better)] = &[
-    ("ok", "requests_ok", "OK", Kind::Count, Better::Higher),
-    (
-        "failed",
-        "requests_failed",
-        "Failed",
-        Kind::Count,
-        Better::Lower,
-    ),
-    (
-        "duration",
-        "duration_s",
-        "Duration [s]",
-        Kind::Value,
-        Better::Neither,
-    ),
-    (
-        "output_tps",
-        "output_throughput_tokens_per_s",
-        "Output [tok/s]",
-        Kind::Value,
-        Better::Higher,
-    ),
-    (
-        "total_tps",
-        "total_throughput_tokens_per_s",
-        "Total [tok/s]",
-        Kind::Value,
-        Better::Higher,
-    ),
-    (
-        "request_rate",
-        "request_throughput_per_s",
-        "Requests [req/s]",
-        Kind::Value,
-        Better::Higher,
-    ),
-    (
-        "input_tokens",
-        "input_tokens",
-        "Input tokens",
-        Kind::Count,
-        Better::Neither,
-    ),
-    (
-        "output_tokens",
-        "output_tokens",
-        "Output tokens",
-        Kind::Count,
-        Better::Neither,
-    ),
-    (
-        "jitter",
-        "itl_jitter",
-        "ITL jitter [p99/p50]",
-        Kind::Value,
-        Better::Lower,
-    ),
-    (
-        "goodput",
-        "goodput_per_s",
-        "Goodput [req/s]",
-        Kind::Value,
-        Better::Higher,
-    ),
-    (
-        "good_fraction",
-        "good_fraction",
-        "Good [fraction]",
-        Kind::Value,
-        Better::Higher,
-    ),
-    (
-        "peak_tps",
-        "peak_output_tps",
-        "Peak output [tok/s]",
-        Kind::Value,
-        Better::Higher,
-    ),
-    (
-        "mean_concurrency",
-        "mean_concurrency",
-        "Mean concurrency",
-        Kind::Value,
-        Better::Neither,
-    ),
-    (
-        "peak_concurrency",
-        "peak_concurrency",
-        "Peak concurrency",
-        Kind::Count,
-        Better::Neither,
-    ),
-    (
-        "server_tps",
-        "server_tps_from_users",
-        "Server from users [tok/s]",
-        Kind::Value,
-        Better::Higher,
-    ),
-    (
-        "stalls",
-        "output_stalls",
-        "Output stalls",
-        Kind::Count,
-        Better::Lower,
-    ),
-];
-
 /// llama-benchy's figures by short name: (name, member of `llama_benchy`, heading).
 const BENCHY: &[(&str, &str, &str)] = &[
     ("tg_tps", "tg_tps", "Decode [t/s]"),
@@ -200,9 +82,9 @@ const BENCHY: &[(&str, &str, &str)] = &[
     ("ttfr", "ttfr_ms", "TTFR [ms]"),
 ];
 
-/// How a setting's values are shown: counts as counts, the rest as values.
-fn setting_kind(setting: &Setting) -> Kind {
-    match setting.kind {
+/// How a setting's or a figure's values are shown: counts as counts, the rest as values.
+fn value_kind(kind: ValueKind) -> Kind {
+    match kind {
         ValueKind::Count => Kind::Count,
         ValueKind::Number | ValueKind::Text => Kind::Value,
     }
@@ -307,17 +189,13 @@ impl Field {
         }
         // A short name, or the summary member it stands for (`output_throughput_tokens_per_s`
         // reads as `output_tps`, with its unit and direction).
-        if let Some((_, member, heading, kind, better)) = ALIASES
-            .iter()
-            .find(|(alias, ..)| *alias == name)
-            .or_else(|| ALIASES.iter().find(|(_, member, ..)| *member == name))
-        {
+        if let Some(figure) = vocab::figure_named(name).or_else(|| vocab::figure(name)) {
             return Some(Self::new(
                 name,
-                heading.to_string(),
-                Source::Member(member.to_string()),
-                *kind,
-                *better,
+                figure.heading.to_string(),
+                Source::Member(figure.member.to_string()),
+                value_kind(figure.kind),
+                figure.better,
             ));
         }
         if let Some((_, member, heading)) = BENCHY.iter().find(|(n, ..)| *n == name) {
@@ -355,7 +233,7 @@ impl Field {
                 name,
                 setting.key,
                 setting.heading,
-                setting_kind(setting),
+                value_kind(setting.kind),
             ));
         }
         if report.runs.iter().any(|r| r.param(name).is_some()) {
@@ -432,10 +310,10 @@ impl Field {
             "" => format!("{} {stat_word}", metric_words(&metric)),
             u => format!("{} {stat_word} [{u}]", metric_words(&metric)),
         };
-        let better = if unit == "tps" {
-            Better::Higher
-        } else {
-            Better::Lower
+        let better = match vocab::metric_named(&metric) {
+            Some(known) => known.better,
+            None if unit == "tps" => Better::Higher,
+            None => Better::Lower,
         };
         Some(Self::new(
             name,
@@ -595,7 +473,7 @@ pub fn list_fields(report: &Report) -> Vec<(String, String)> {
         .filter_map(|n| Field::parse(n, report).ok())
         .map(|f| (f.name, f.heading))
         .collect();
-    for (name, ..) in ALIASES {
+    for name in vocab::FIGURES.iter().map(|f| f.name) {
         if let Ok(f) = Field::parse(name, report) {
             if report
                 .runs

@@ -7,6 +7,7 @@ use crate::grid::Kind;
 use crate::grid::{Num, Spread};
 use crate::report::RunReport;
 use serde_json::Value;
+use tokenpipe_format::vocab;
 
 /// The summary member `key` of `run` as a number to show, `None` when the run has none. A dotted
 /// key walks into nested members (`llama_benchy.tg_tps.mean`).
@@ -35,9 +36,25 @@ pub fn member_num(run: &RunReport, key: &str, kind: Kind) -> Option<Num> {
 }
 
 /// The summary member `key` of `run` as JSON (a dotted key walks into nested members), `None`
-/// when absent or null.
+/// when absent or null. A run-wide figure, a statistic or one of vLLM's figures is read from
+/// the summary directly; only other members cost a serialisation of the summary.
 pub fn member_value(run: &RunReport, key: &str) -> Option<Value> {
-    let summary = serde_json::to_value(&run.summary).ok()?;
+    let s = &run.summary;
+    if let Some(figure) = vocab::figure(key) {
+        return (figure.get)(s).filter(|v| !v.is_null());
+    }
+    if let Some(stat) = s.stats.0.get(key) {
+        return stat.map(Value::from).filter(|v| !v.is_null());
+    }
+    if let Some(vllm_key) = key.strip_prefix("vllm.") {
+        return s
+            .vllm
+            .as_ref()?
+            .get(vllm_key)
+            .filter(|v| !v.is_null())
+            .cloned();
+    }
+    let summary = serde_json::to_value(s).ok()?;
     let value = match summary.get(key) {
         Some(v) => v.clone(),
         None => key

@@ -5,41 +5,18 @@
 use crate::grid::{Align, Cell, Grid, Kind, Num};
 use crate::member::member_num;
 use crate::report::Report;
-use tokenpipe_format::vocab::{self, Family};
+use tokenpipe_format::vocab::{self, Family, Figure, ValueKind};
 use tokenpipe_format::{stat_key, StatName, Summary};
 
-/// How a fixed row reads its value from a summary.
-type Getter = fn(&Summary) -> Option<f64>;
-
-/// The rows before the latency metrics, in order: (name, summary member, kind, getter).
-const HEAD_ROWS: &[(&str, &str, Kind, Getter)] = &[
-    ("Successful requests", "requests_ok", Kind::Count, |s| {
-        Some(s.requests_ok as f64)
-    }),
-    ("Failed requests", "requests_failed", Kind::Count, |s| {
-        Some(s.requests_failed as f64)
-    }),
-    ("Duration (s)", "duration_s", Kind::Value, |s| {
-        Some(s.duration_s)
-    }),
-    (
-        "Request throughput (req/s)",
-        "request_throughput_per_s",
-        Kind::Value,
-        |s| Some(s.request_throughput_per_s),
-    ),
-    (
-        "Output token throughput (tok/s)",
-        "output_throughput_tokens_per_s",
-        Kind::Value,
-        |s| Some(s.output_throughput_tokens_per_s),
-    ),
-    (
-        "Total token throughput (tok/s)",
-        "total_throughput_tokens_per_s",
-        Kind::Value,
-        |s| Some(s.total_throughput_tokens_per_s),
-    ),
+/// The run-wide figures before the latency metrics, in the order `vllm bench serve`'s block
+/// shows them.
+const HEAD_ROWS: &[Figure] = &[
+    vocab::REQUESTS_OK,
+    vocab::REQUESTS_FAILED,
+    vocab::DURATION_S,
+    vocab::REQUEST_RATE,
+    vocab::OUTPUT_TPS,
+    vocab::TOTAL_TPS,
 ];
 
 /// Heading of the first column.
@@ -113,8 +90,17 @@ impl MetricTable {
                     .collect();
                 rows.push(Row { name, kind, cells })
             };
-        for (name, member, kind, get) in HEAD_ROWS {
-            push(name.to_string(), member, *kind, get);
+        for figure in HEAD_ROWS {
+            let kind = match figure.kind {
+                ValueKind::Count => Kind::Count,
+                ValueKind::Number | ValueKind::Text => Kind::Value,
+            };
+            push(
+                figure.row.unwrap_or(figure.heading).to_string(),
+                figure.member,
+                kind,
+                &|s| (figure.get)(s).and_then(|v| v.as_f64()),
+            );
         }
         for latency in vocab::metrics_of(Family::Latency) {
             let (shown, metric) = (latency.heading, latency.name);

@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use tokenpipe_format::vllm::{self, key, latency_key, Stat};
+use tokenpipe_format::vocab;
 use tokenpipe_format::{StatName, Summary};
 
 /// The blocks of every run as one preformatted grid, which every text format writes as it is.
@@ -136,29 +137,12 @@ pub fn our_figures(s: &Summary) -> Figures {
     let mut put = |key: &str, value: Value| {
         f.insert(key.to_string(), value);
     };
-    put(key::COMPLETED, json!(s.requests_ok));
-    put(key::FAILED, json!(s.requests_failed));
-    put(key::DURATION, json!(s.duration_s));
-    put(key::TOTAL_INPUT_TOKENS, json!(s.input_tokens));
-    put(key::TOTAL_OUTPUT_TOKENS, json!(s.output_tokens));
-    put(key::REQUEST_THROUGHPUT, json!(s.request_throughput_per_s));
-    if let Some(goodput) = s.goodput_per_s {
-        put(key::REQUEST_GOODPUT, json!(goodput));
+    // The run-wide figures vLLM has too, where the summary has them.
+    for figure in vocab::FIGURES {
+        if let (Some(key), Some(value)) = (figure.vllm, (figure.get)(s)) {
+            put(key, value);
+        }
     }
-    put(
-        key::OUTPUT_THROUGHPUT,
-        json!(s.output_throughput_tokens_per_s),
-    );
-    if let Some(peak) = s.peak_output_tps {
-        put(key::MAX_OUTPUT_TOKENS_PER_S, json!(peak));
-    }
-    if let Some(peak) = s.peak_concurrency {
-        put(key::MAX_CONCURRENT_REQUESTS, json!(peak));
-    }
-    put(
-        key::TOTAL_TOKEN_THROUGHPUT,
-        json!(s.total_throughput_tokens_per_s),
-    );
     for metric in vllm::METRICS.iter().map(|m| m.name) {
         // A metric the summary has no member of at all is one the run did not measure.
         let has = |stat: StatName| {
