@@ -527,3 +527,6 @@ pub fn list_fields(report: &Report) -> Vec<(String, String)> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests;

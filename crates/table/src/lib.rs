@@ -48,14 +48,4 @@ pub use render::{Rendered, Style, Svg};
 pub use report::{Report, RunReport};
 
 #[cfg(test)]
-mod field_tests;
-#[cfg(test)]
-mod layout_tests;
-#[cfg(test)]
-mod llama_bench_tests;
-#[cfg(test)]
-mod machine_tests;
-#[cfg(test)]
-mod pivot_tests;
-#[cfg(test)]
 mod tests;

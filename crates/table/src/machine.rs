@@ -155,3 +155,6 @@ fn cell_value(cell: &Cell) -> Value {
         Cell::Num(n) => number(Some(n.value)),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -56,3 +56,6 @@ impl Runs {
             .unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -372,3 +372,6 @@ pub(crate) fn lay_out(report: &Report, opts: &Options) -> anyhow::Result<LaidOut
     let machine = pivot.to_machine(baseline, opts.spread);
     Ok(LaidOut::table(grid, machine, opts.spread, pivot.notes))
 }
+
+#[cfg(test)]
+mod tests;

@@ -247,3 +247,6 @@ fn rows_of(
         });
     (decode, None)
 }
+
+#[cfg(test)]
+mod tests;
