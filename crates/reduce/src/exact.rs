@@ -25,21 +25,6 @@ impl Samples {
         self.sorted = false;
     }
 
-    /// Number of samples.
-    pub fn len(&self) -> usize {
-        self.values.len()
-    }
-
-    /// True without samples.
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
-    }
-
-    /// The samples, in the order added (until a percentile sorts them).
-    pub fn values(&self) -> &[f64] {
-        &self.values
-    }
-
     /// Arithmetic mean (`np.mean`); `None` without samples.
     pub fn mean(&self) -> Option<f64> {
         mean(&self.values)

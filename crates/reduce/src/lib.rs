@@ -9,28 +9,36 @@
 //! results as runs. The accumulators: [`running`] (exact mergeable moments), [`stat`] (moments
 //! plus an HDR histogram), [`sparse`] (a request's gaps by bucket, so a long answer costs
 //! buckets, not tokens), [`exact`] (numpy's statistics over held samples). [`driver`] is the
-//! library's entry point, taking a plain [`Config`]; [`cli`] is the command line that builds it. docs/metrics.md defines the metrics.
+//! library's entry point, taking a plain [`Config`]; [`cli`] is the command line that builds it.
+//!
+//! The modules are the crate's own; the public API is what is re-exported here: [`reduce`] with
+//! its [`Config`] and the options it is made of, and [`RunReducer`] with the [`Aggregator`] seam
+//! for a caller that folds runs itself ([`fold_run`]). docs/metrics.md defines the metrics.
 
-pub mod aggregate;
-pub mod cli;
-pub mod driver;
-pub mod exact;
-pub mod group;
-pub mod request;
-pub mod run;
-pub mod running;
-pub mod shard;
-pub mod sink;
-pub mod sparse;
-pub mod stat;
-pub mod vllm_import;
+pub(crate) mod aggregate;
+pub(crate) mod cli;
+pub(crate) mod driver;
+pub(crate) mod exact;
+pub(crate) mod group;
+pub(crate) mod request;
+pub(crate) mod run;
+pub(crate) mod running;
+pub(crate) mod shard;
+pub(crate) mod sink;
+pub(crate) mod sparse;
+pub(crate) mod stat;
+pub(crate) mod vllm_import;
 
+pub use aggregate::outcomes::OutcomeOptions;
+pub use aggregate::timing::window::WindowChoice;
+pub use aggregate::vllm::VllmOptions;
 pub use aggregate::{
     llama_benchy_prompt_tokens, Aggregator, LlamaBenchyAggregator, LlamaBenchyOptions, RunReducer,
     RunSpan, SummaryAggregator, SummaryOptions,
 };
 pub use cli::main;
 pub use driver::{reduce, Config};
+pub use request::RequestResult;
 pub use run::{fold_run, Emit, FoldOptions, RunEnd};
 pub use sink::{default_label, RunsOptions};
 

@@ -30,23 +30,23 @@
 #![warn(missing_docs)]
 
 pub mod access;
-pub mod api;
-pub mod config;
+pub(crate) mod api;
+pub(crate) mod config;
 pub mod engine;
 pub mod fault;
 pub mod fault_kind;
-pub mod metrics;
-pub mod prompt_blocks;
-pub mod render;
-pub mod request_log;
-pub mod server;
-pub mod stamps;
-pub mod stream_body;
-pub mod timer;
-pub mod timetable;
-pub mod tokenize;
-pub mod transport;
-pub mod waiter;
+pub(crate) mod metrics;
+pub(crate) mod prompt_blocks;
+pub(crate) mod render;
+pub(crate) mod request_log;
+pub(crate) mod server;
+pub(crate) mod stamps;
+pub(crate) mod stream_body;
+pub(crate) mod timer;
+pub(crate) mod timetable;
+pub(crate) mod tokenize;
+pub(crate) mod transport;
+pub(crate) mod waiter;
 
 pub use config::{Args, Config};
 pub use request_log::RequestLog;

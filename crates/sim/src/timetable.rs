@@ -49,6 +49,7 @@ impl Timetable {
     }
 
     /// When the request arrived, on the timer's clock (ns).
+    #[cfg(test)]
     pub fn arrival_ns(&self) -> u64 {
         self.ticket.arrival_ns
     }

@@ -14,7 +14,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Binomial, Distribution};
 
 /// Bootstrap replicates per interval.
-pub const REPLICATES: usize = 1000;
+const REPLICATES: usize = 1000;
 
 /// The seed of every bootstrap, mixed with the metric's name, so output is reproducible.
 const SEED: u64 = 0x7031_3162_6f6f_7473;

@@ -12,8 +12,10 @@ mod bootstrap;
 mod pool;
 mod spread;
 
-pub use bootstrap::{percentile_intervals, REPLICATES};
-pub use spread::{across, t975};
+pub use bootstrap::percentile_intervals;
+pub use spread::across;
+#[cfg(test)]
+pub use spread::t975;
 
 use std::collections::{BTreeMap, HashMap};
 use tokenpipe_format::vocab::{self, Family, Role};
