@@ -11,29 +11,36 @@ use crate::grid::{Cell, Grid, Kind, Spread, SpreadMode};
 use crate::report::Report;
 use serde_json::Value;
 use std::collections::BTreeSet;
+use tokenpipe_format::vocab::{self, Figure};
 
-/// The summary members that lead every machine table, in the summary's own order, after
-/// `label` and `run_id`; each is present in every summary.
-const LEADING: &[&str] = &[
-    "label",
-    "run_id",
-    "requests_ok",
-    "requests_failed",
-    "duration_s",
-    "input_tokens",
-    "output_tokens",
-    "request_throughput_per_s",
-    "output_throughput_tokens_per_s",
-    "total_throughput_tokens_per_s",
-    "itl_jitter",
+/// The summary members that lead every machine table, in the summary's own order: `label`,
+/// `run_id`, then these run-wide figures, each present in every summary.
+const LEADING_FIGURES: &[Figure] = &[
+    vocab::REQUESTS_OK,
+    vocab::REQUESTS_FAILED,
+    vocab::DURATION_S,
+    vocab::INPUT_TOKENS_TOTAL,
+    vocab::OUTPUT_TOKENS_TOTAL,
+    vocab::REQUEST_RATE,
+    vocab::OUTPUT_TPS,
+    vocab::TOTAL_TPS,
+    vocab::JITTER,
 ];
+
+/// The leading columns' members, in order.
+fn leading() -> Vec<&'static str> {
+    ["label", "run_id"]
+        .into_iter()
+        .chain(LEADING_FIGURES.iter().map(|f| f.member))
+        .collect()
+}
 
 /// Runs as rows and summary members as columns, values as JSON scalars (`null` where a run has
 /// no value).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MachineTable {
-    /// Column names: [`LEADING`], then every other scalar member any run carries, by name,
-    /// then the statistic members (`ttft_p99_ms`) by name.
+    /// Column names: `label`, `run_id` and [`LEADING_FIGURES`], then every other scalar member
+    /// any run carries, by name, then the statistic members (`ttft_p99_ms`) by name.
     pub columns: Vec<String>,
     /// One row per run, one value per column.
     pub rows: Vec<Vec<Value>>,
@@ -55,14 +62,15 @@ impl MachineTable {
             .iter()
             .flat_map(|r| r.summary.stats.0.keys().map(String::as_str))
             .collect();
+        let leading = leading();
         let others: BTreeSet<&str> = objects
             .iter()
             .flat_map(|o| o.iter())
-            .filter(|(k, v)| is_scalar(v) && !LEADING.contains(&k.as_str()))
+            .filter(|(k, v)| is_scalar(v) && !leading.contains(&k.as_str()))
             .map(|(k, _)| k.as_str())
             .filter(|k| !stat_names.contains(k))
             .collect();
-        let columns: Vec<String> = LEADING
+        let columns: Vec<String> = leading
             .iter()
             .copied()
             .chain(others)

@@ -9,17 +9,27 @@ use crate::member::member_num;
 use crate::report::{Report, RunReport};
 use crate::workload::load_settings;
 use plotters::prelude::*;
-use tokenpipe_format::vocab;
+use tokenpipe_format::{stat_key, vocab, StatName};
 
 /// The throughput series: (summary member, legend name).
-pub const THROUGHPUT: &[(&str, &str)] = &[("output_throughput_tokens_per_s", "output")];
+pub fn throughput_series() -> Vec<(String, String)> {
+    vec![(vocab::OUTPUT_TPS.member.to_string(), "output".to_string())]
+}
 
-/// The latency series: (summary member, legend name).
-pub const LATENCY: &[(&str, &str)] = &[
-    ("ttft_p50_ms", "TTFT p50"),
-    ("ttft_p99_ms", "TTFT p99"),
-    ("tpot_p50_ms", "TPOT p50"),
-];
+/// The latency series, (summary member, legend name): TTFT p50 and p99, TPOT p50.
+pub fn latency_series() -> Vec<(String, String)> {
+    [
+        (vocab::TTFT, 50.0),
+        (vocab::TTFT, 99.0),
+        (vocab::TPOT, 50.0),
+    ]
+    .into_iter()
+    .map(|(metric, p)| {
+        let member = stat_key(metric.name, StatName::Percentile(p), metric.unit.suffix());
+        (member, format!("{} p{p}", metric.heading))
+    })
+    .collect()
+}
 
 /// The load setting of `run` as a number.
 fn load_value(run: &RunReport, param: &str) -> Option<f64> {
@@ -58,7 +68,7 @@ pub struct LoadLine {
     /// The runs' label.
     pub label: String,
     /// The legend name of the metric.
-    pub metric: &'static str,
+    pub metric: String,
     /// Points in increasing load.
     pub points: Vec<LoadPoint>,
 }
@@ -68,7 +78,7 @@ pub struct LoadLine {
 /// in order of first appearance among the shown runs, points by load. Repeats at one load
 /// that no group summary pools are drawn as their mean ± sample sd. Runs without the load
 /// setting or the metric are left out; lines without points too.
-pub fn load_lines(report: &Report, param: &str, metrics: &[(&str, &'static str)]) -> Vec<LoadLine> {
+pub fn load_lines(report: &Report, param: &str, metrics: &[(String, String)]) -> Vec<LoadLine> {
     let names = crate::labels::series_labels(report, param);
     let shown = report.shown();
     let mut series: Vec<&str> = Vec::new();
@@ -79,7 +89,7 @@ pub fn load_lines(report: &Report, param: &str, metrics: &[(&str, &'static str)]
     }
     let mut lines = Vec::new();
     for name in series {
-        for &(key, metric) in metrics {
+        for (key, metric) in metrics {
             // (x, values at x, the one value's own spread)
             let mut at: Vec<(f64, Vec<f64>, Option<f64>)> = Vec::new();
             for &i in shown.iter().filter(|&&i| names[i] == name) {
@@ -118,7 +128,7 @@ pub fn load_lines(report: &Report, param: &str, metrics: &[(&str, &'static str)]
             if !points.is_empty() {
                 lines.push(LoadLine {
                     label: name.to_string(),
-                    metric,
+                    metric: metric.clone(),
                     points,
                 });
             }
@@ -154,8 +164,8 @@ pub fn draw(report: &Report) -> Result<String, ChartError> {
                     .into(),
             )
         })?;
-    let throughput = load_lines(report, param, THROUGHPUT);
-    let latency = load_lines(report, param, LATENCY);
+    let throughput = load_lines(report, param, &throughput_series());
+    let latency = load_lines(report, param, &latency_series());
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (draw::WIDTH, draw::HEIGHT_TWO_PANELS))
@@ -220,7 +230,7 @@ fn panel(
             series.push(&line.label);
         }
     }
-    let metrics: Vec<&str> = LATENCY.iter().map(|(_, m)| *m).collect();
+    let metrics: Vec<String> = latency_series().into_iter().map(|(_, m)| m).collect();
     for line in lines {
         let i = series.iter().position(|s| *s == line.label).unwrap_or(0);
         let m = metrics.iter().position(|m| *m == line.metric).unwrap_or(0);

@@ -2,7 +2,7 @@
 //! the error that says what to run when a chart has no data.
 
 use super::cdf::{cdf_points, wants_log, Metric};
-use super::load::{load_lines, load_param, LATENCY, THROUGHPUT};
+use super::load::{latency_series, load_lines, load_param, throughput_series};
 use super::timeline::timelines;
 use super::*;
 use crate::report::RunReport;
@@ -35,7 +35,7 @@ fn load_lines_follow_the_differing_setting_sorted_by_load() {
     };
     assert_eq!(load_param(&report), Some("concurrency"));
     assert_eq!(ChartKind::default_for(&report), ChartKind::Load);
-    let lines = load_lines(&report, "concurrency", THROUGHPUT);
+    let lines = load_lines(&report, "concurrency", &throughput_series());
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0].label, "a");
     let xy: Vec<(f64, f64)> = lines[0].points.iter().map(|p| (p.x, p.y)).collect();
@@ -45,7 +45,7 @@ fn load_lines_follow_the_differing_setting_sorted_by_load() {
         ("b", 150.0)
     );
     // Only TTFT p50 is in these summaries: the other latency series have no points.
-    let latency = load_lines(&report, "concurrency", LATENCY);
+    let latency = load_lines(&report, "concurrency", &latency_series());
     assert_eq!(latency.len(), 2);
     assert!(latency.iter().all(|l| l.metric == "TTFT p50"));
     assert_eq!(latency[0].points[1].y, 40.0);
@@ -72,7 +72,7 @@ fn runs_of_one_label_that_differ_in_more_than_the_load_get_lines_of_their_own() 
             with_osl(4, 8, 420.0),
         ],
     };
-    let lines = load_lines(&report, "concurrency", THROUGHPUT);
+    let lines = load_lines(&report, "concurrency", &throughput_series());
     let names: Vec<&str> = lines.iter().map(|l| l.label.as_str()).collect();
     assert_eq!(names, ["sim osl=8", "sim osl=64"]);
     let xy: Vec<(f64, f64)> = lines[0].points.iter().map(|p| (p.x, p.y)).collect();
@@ -99,7 +99,7 @@ fn a_group_is_plotted_at_its_mean_with_its_sd() {
     let report = Report {
         runs: vec![run("a", 1, 100.0, 10.0), group],
     };
-    let lines = load_lines(&report, "concurrency", THROUGHPUT);
+    let lines = load_lines(&report, "concurrency", &throughput_series());
     let p = &lines[0].points[1];
     assert_eq!((p.x, p.y, p.sd), (2.0, 190.0, Some(10.0)));
     assert_eq!(lines[0].points[0].sd, None);
