@@ -223,11 +223,6 @@ impl ResultFile {
             && object.contains_key(key::DURATION)
     }
 
-    /// Whether it holds the per-request arrays of `--save-detailed`.
-    pub fn is_detailed(&self) -> bool {
-        self.0.contains_key(key::TTFTS) && self.0.contains_key(key::ITLS)
-    }
-
     /// The value of `key`, unless absent or null.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.0.get(key).filter(|v| !v.is_null())

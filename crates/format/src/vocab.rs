@@ -554,12 +554,6 @@ impl std::fmt::Debug for Figure {
     }
 }
 
-impl PartialEq for Figure {
-    fn eq(&self, other: &Self) -> bool {
-        self.member == other.member
-    }
-}
-
 /// Requests that succeeded.
 pub const REQUESTS_OK: Figure = Figure {
     member: "requests_ok",

@@ -26,7 +26,7 @@ use crate::member::{member_num, member_value};
 use crate::report::{Report, RunReport};
 use serde_json::Value;
 use std::cmp::Ordering;
-use tokenpipe_format::vocab::{self, ValueKind};
+use tokenpipe_format::vocab;
 use tokenpipe_format::{parse_stat_key, StatName};
 
 /// Which way a figure is better, for rankings and for a default sort.
@@ -81,14 +81,6 @@ const BENCHY: &[(&str, &str, &str)] = &[
     ("pp_tps", "pp_tps", "Prefill [t/s]"),
     ("ttfr", "ttfr_ms", "TTFR [ms]"),
 ];
-
-/// How a setting's or a figure's values are shown: counts as counts, the rest as values.
-fn value_kind(kind: ValueKind) -> Kind {
-    match kind {
-        ValueKind::Count => Kind::Count,
-        ValueKind::Number | ValueKind::Text => Kind::Value,
-    }
-}
 
 impl Field {
     /// Resolves `name` against the runs of `report`; a name no run has is bad input, with a
@@ -194,7 +186,7 @@ impl Field {
                 name,
                 figure.heading.to_string(),
                 Source::Member(figure.member.to_string()),
-                value_kind(figure.kind),
+                figure.kind.into(),
                 figure.better,
             ));
         }
@@ -233,7 +225,7 @@ impl Field {
                 name,
                 setting.key,
                 setting.heading,
-                value_kind(setting.kind),
+                setting.kind.into(),
             ));
         }
         if report.runs.iter().any(|r| r.param(name).is_some()) {

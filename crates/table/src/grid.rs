@@ -5,6 +5,8 @@
 //! any grid, so a new layout works in every format at once. How a number reads ([`Kind`],
 //! [`SpreadMode`]) is decided here, once for every format.
 
+use tokenpipe_format::vocab::ValueKind;
+
 /// How much of a group summary's spread a cell shows (`--spread`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum SpreadMode {
@@ -31,6 +33,17 @@ pub enum Kind {
     YesNo,
     /// A ratio against a baseline, written `0.85x`.
     Ratio,
+}
+
+impl From<ValueKind> for Kind {
+    /// How a setting's or a summary figure's values are written: counts as counts, the rest as
+    /// measurements.
+    fn from(kind: ValueKind) -> Kind {
+        match kind {
+            ValueKind::Count => Kind::Count,
+            ValueKind::Number | ValueKind::Text => Kind::Value,
+        }
+    }
 }
 
 /// Written where a run has no value for a metric.

@@ -5,7 +5,7 @@
 use crate::grid::{Align, Cell, Grid, Kind, Num};
 use crate::member::member_num;
 use crate::report::Report;
-use tokenpipe_format::vocab::{self, Family, Figure, ValueKind};
+use tokenpipe_format::vocab::{self, Family, Figure};
 use tokenpipe_format::{stat_key, StatName, Summary};
 
 /// The run-wide figures before the latency metrics, in the order `vllm bench serve`'s block
@@ -91,14 +91,10 @@ impl MetricTable {
                 rows.push(Row { name, kind, cells })
             };
         for figure in HEAD_ROWS {
-            let kind = match figure.kind {
-                ValueKind::Count => Kind::Count,
-                ValueKind::Number | ValueKind::Text => Kind::Value,
-            };
             push(
                 figure.row.unwrap_or(figure.heading).to_string(),
                 figure.member,
-                kind,
+                figure.kind.into(),
                 &|s| (figure.get)(s).and_then(|v| v.as_f64()),
             );
         }

@@ -144,10 +144,8 @@ fn group_summary(group: &Group, opts: &GroupOptions<'_>) -> Result<Summary, Stri
         pool::set_metric(&mut s, metric, stat, opts.percentiles);
     }
     for (metric, stat) in &merged {
-        let (unit, per_unit) = (
-            vocab::unit_of(metric).suffix(),
-            vocab::unit_of(metric).per_unit(),
-        );
+        let unit = vocab::unit_of(metric);
+        let (unit, per_unit) = (unit.suffix(), unit.per_unit());
         if !s
             .stats
             .0
