@@ -7,16 +7,12 @@ use std::path::{Path, PathBuf};
 
 pub use anyhow;
 
-/// Exit status: success.
-pub const EXIT_OK: i32 = 0;
-/// Exit status: a runtime failure (I/O, network set-up, a server that cannot be used).
-pub const EXIT_FAILURE: i32 = 1;
-/// Exit status: bad usage or bad input; clap uses the same for flag errors.
-pub const EXIT_BAD_INPUT: i32 = 2;
-/// Exit status after Ctrl-C, as shells expect (128 + SIGINT).
-pub const EXIT_INTERRUPTED: i32 = 130;
-/// Exit status after SIGTERM (128 + SIGTERM).
-pub const EXIT_TERMINATED: i32 = 143;
+mod exit;
+
+pub use exit::{
+    closed_pipe, message, run, Ending, OpenError, ToolError, EXIT_BAD_INPUT, EXIT_FAILURE,
+    EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED,
+};
 
 /// An error that carries its own exit status, for failures other than I/O and stream errors.
 #[derive(Debug)]
@@ -53,10 +49,8 @@ pub fn failure(code: i32, message: impl Into<String>) -> anyhow::Error {
     .into()
 }
 
-/// Runs a tool's main body and exits with the status its outcome means: 0 on success or when
-/// stdout was closed by the reader (`| head`), 2 for bad input, 1 for anything else. Errors are
-/// printed on stderr as `tool: message`.
-pub fn run(tool: &str, body: impl FnOnce() -> anyhow::Result<()>) -> ! {
+/// [`run`] for a body that still returns `anyhow`.
+pub fn run_anyhow(tool: &str, body: impl FnOnce() -> anyhow::Result<()>) -> ! {
     let code = match body() {
         Ok(()) => EXIT_OK,
         Err(err) => exit_code_and_report(tool, &err),
@@ -74,12 +68,10 @@ fn exit_code_and_report(tool: &str, err: &anyhow::Error) -> i32 {
     }
     let code = if let Some(f) = err.downcast_ref::<Failure>() {
         f.code
+    } else if let Some(o) = err.downcast_ref::<OpenError>() {
+        o.ending().code()
     } else if let Some(r) = err.downcast_ref::<tokenpipe_format::ReadError>() {
-        if r.is_bad_input() {
-            EXIT_BAD_INPUT
-        } else {
-            EXIT_FAILURE
-        }
+        r.ending().code()
     } else {
         EXIT_FAILURE
     };
@@ -121,7 +113,7 @@ pub fn command<A: clap::CommandFactory>() -> clap::Command {
 
 /// Parses the process arguments as `A`. When the hidden `--generate` flag was given, writes that
 /// artefact instead and returns `None`, so every tool handles it alike.
-pub fn parse_or_generate<A: clap::Parser>() -> anyhow::Result<Option<A>> {
+pub fn parse_or_generate<A: clap::Parser>() -> io::Result<Option<A>> {
     let cmd = command::<A>();
     let matches = cmd.clone().get_matches();
     if let Some(what) = matches.get_one::<Generate>("generate") {
@@ -149,7 +141,7 @@ pub fn truncated_message(source: &str, line: usize) -> String {
 }
 
 /// Writes the requested artefact for `cmd` to stdout.
-pub fn generate(mut cmd: clap::Command, what: Generate) -> anyhow::Result<()> {
+pub fn generate(mut cmd: clap::Command, what: Generate) -> io::Result<()> {
     let name = cmd.get_name().to_string();
     let mut out = io::stdout().lock();
     match what {
@@ -179,7 +171,7 @@ pub struct Input {
 
 /// Opens each path (`-` is stdin); no paths means stdin alone. Consumers read many files so
 /// that runs saved with `tee` can be combined without `cat`.
-pub fn open_inputs(paths: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
+pub fn open_inputs(paths: &[PathBuf]) -> Result<Vec<Input>, OpenError> {
     if paths.is_empty() {
         return Ok(vec![stdin_input()]);
     }
@@ -214,16 +206,14 @@ pub fn note_terminal_stdin() {
 }
 
 /// Opens an input file, with the bad-input error every tool gives for one it cannot open.
-pub fn open_file(path: &Path) -> anyhow::Result<std::fs::File> {
-    std::fs::File::open(path).map_err(|e| {
-        failure(
-            EXIT_BAD_INPUT,
-            format!("cannot open {}: {e}", path.display()),
-        )
+pub fn open_file(path: &Path) -> Result<std::fs::File, OpenError> {
+    std::fs::File::open(path).map_err(|source| OpenError {
+        path: path.to_path_buf(),
+        source,
     })
 }
 
-fn open_input(path: &Path) -> anyhow::Result<Input> {
+fn open_input(path: &Path) -> Result<Input, OpenError> {
     if path == Path::new("-") {
         return Ok(stdin_input());
     }
