@@ -14,10 +14,12 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 /// Exit status after SIGTERM (128 + SIGTERM).
 pub const EXIT_TERMINATED: i32 = 143;
 
-/// How a run that failed ended, in the words the exit status speaks. A library chooses one per
-/// error; scripts read the number [`Ending::code`] gives it.
+/// How a tool that stopped on an error ended, in the words the exit status speaks. A library
+/// chooses one per error; scripts read the number [`Ending::code`] gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
+    /// The reader of the output went away (`tool | head`): a normal end, silent, status 0.
+    ClosedPipe,
     /// The user's flags or input are wrong; rerunning the same command fails the same way.
     BadInput,
     /// Something outside the input failed: I/O, the network, a server that cannot be used.
@@ -32,6 +34,7 @@ impl Ending {
     /// The exit status this ending means.
     pub fn code(self) -> i32 {
         match self {
+            Ending::ClosedPipe => EXIT_OK,
             Ending::BadInput => EXIT_BAD_INPUT,
             Ending::Failure => EXIT_FAILURE,
             Ending::Interrupted => EXIT_INTERRUPTED,
@@ -49,7 +52,11 @@ pub trait ToolError: std::error::Error {
 
 impl ToolError for io::Error {
     fn ending(&self) -> Ending {
-        Ending::Failure
+        if self.kind() == io::ErrorKind::BrokenPipe {
+            Ending::ClosedPipe
+        } else {
+            Ending::Failure
+        }
     }
 }
 
@@ -64,12 +71,13 @@ impl ToolError for tokenpipe_format::ReadError {
 }
 
 /// Runs a tool's main body and exits with the status its outcome means: 0 on success or when
-/// stdout was closed by the reader (`| head`), otherwise the status of the error's
-/// [`Ending`]. Errors are printed on stderr as `tool: message: cause: cause`.
+/// stdout was closed by the reader (`| head`: [`Ending::ClosedPipe`], or a broken pipe anywhere
+/// in the error's chain), otherwise the status of the error's [`Ending`]. Errors are printed on
+/// stderr as `tool: message: cause: cause`.
 pub fn run<E: ToolError + 'static>(tool: &str, body: impl FnOnce() -> Result<(), E>) -> ! {
     let code = match body() {
         Ok(()) => EXIT_OK,
-        Err(err) if closed_pipe(&err) => EXIT_OK,
+        Err(err) if err.ending() == Ending::ClosedPipe || closed_pipe(&err) => EXIT_OK,
         Err(err) => {
             report(tool, &err);
             err.ending().code()
@@ -78,8 +86,9 @@ pub fn run<E: ToolError + 'static>(tool: &str, body: impl FnOnce() -> Result<(),
     std::process::exit(code)
 }
 
-/// Whether the error is, somewhere in its chain, a write to a pipe whose reader has gone: the
-/// normal end of `tool | head`, not a failure.
+/// Whether the error is, somewhere in its chain of sources, a write to a pipe whose reader has
+/// gone: the normal end of `tool | head`, not a failure. (An `#[error(transparent)]` variant
+/// hides its io::Error from the chain; its `ending` says [`Ending::ClosedPipe`] instead.)
 pub fn closed_pipe(err: &(dyn std::error::Error + 'static)) -> bool {
     let mut cur = Some(err);
     while let Some(e) = cur {
