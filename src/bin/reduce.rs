@@ -1,3 +1,3 @@
 fn main() {
-    tokenpipe_cli::run_anyhow("reduce", tokenpipe_reduce::main)
+    tokenpipe_cli::run("reduce", tokenpipe_reduce::main)
 }

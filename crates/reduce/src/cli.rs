@@ -1,12 +1,17 @@
-//! The `reduce` command line: its flags, turned into a [`Config`] for [`crate::driver`], and its
-//! inputs (files, stdin, imported vLLM results).
+//! The `reduce` command line: its flags, read and checked here (the values of `--slo`,
+//! `--meta`, `--percentiles`, and what they may not say together), turned into a [`Config`] for
+//! [`crate::driver`], and its inputs (files, stdin, imported vLLM results).
 
-use crate::aggregate::outcomes::{meta, slo, OutcomeOptions};
+use crate::aggregate::outcomes::slo::{SloBound, SloMetric};
+use crate::aggregate::outcomes::OutcomeOptions;
 use crate::aggregate::timing::window::WindowChoice;
+use crate::aggregate::vllm::VllmOptions;
 use crate::aggregate::{LlamaBenchyOptions, SummaryOptions};
 use crate::driver::{reduce, Config};
+use crate::error::Error;
 use crate::sink::RunsOptions;
 use clap::Parser;
+use std::collections::BTreeMap;
 use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -110,12 +115,12 @@ struct Args {
     /// for a one-token answer) meets that bound. With --vllm-compatible, vLLM's goodput takes
     /// the ttft, tpot and e2el bounds (its `--goodput ttft:200` is `--slo ttft=200ms`).
     #[arg(long, value_name = "METRIC=DURATION,...", value_delimiter = ',',
-          value_parser = slo::parse_slo_bound)]
-    slo: Vec<slo::SloBound>,
+          value_parser = parse_slo_bound)]
+    slo: Vec<SloBound>,
 
     /// Run metadata (model, hardware, engine, topology), carried on every summary and in the
     /// reduce header's `params.meta`; repeat for several keys, each once.
-    #[arg(long, value_name = "KEY=VALUE", value_parser = meta::parse_meta_pair)]
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_meta_pair)]
     meta: Vec<(String, String)>,
 
     // --- vllm-compatible ---
@@ -199,8 +204,104 @@ fn parse_percentile(s: &str) -> Result<f64, String> {
     Ok(p)
 }
 
-/// Runs `reduce` on the process's arguments, stdin and stdout.
-pub fn main() -> anyhow::Result<()> {
+/// Reads one `METRIC=DURATION` bound (`ttft=200ms`, `e2el=2s`, `itl=500us`).
+pub(crate) fn parse_slo_bound(s: &str) -> Result<SloBound, String> {
+    let (name, duration) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected METRIC=DURATION such as ttft=200ms, got `{s}`"))?;
+    let name = name.trim();
+    let metric = SloMetric::ALL
+        .iter()
+        .find(|(_, n)| *n == name)
+        .map(|(m, _)| *m)
+        .ok_or_else(|| {
+            let names: Vec<&str> = SloMetric::ALL.iter().map(|(_, n)| *n).collect();
+            format!(
+                "unknown SLO metric `{name}`; use one of {}",
+                names.join(", ")
+            )
+        })?;
+    let bound = tokenpipe_cli::parse_duration(duration)?;
+    Ok(SloBound {
+        metric,
+        bound_ns: bound.as_nanos() as f64,
+    })
+}
+
+/// Refuses a metric bounded twice, which would leave the intended bound unclear.
+fn check_unique(bounds: &[SloBound]) -> Result<(), Error> {
+    for (i, b) in bounds.iter().enumerate() {
+        if bounds[..i].iter().any(|a| a.metric == b.metric) {
+            return Err(Error::Flags(format!(
+                "--slo: `{}` is bounded twice; give each metric one bound",
+                b.metric.name()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The settings of `--vllm-compatible` from `--percentiles` (sorted; empty when not given,
+/// which takes vLLM's default, 99) and `--slo` (one bound per metric), which may bound only
+/// what vLLM's goodput bounds.
+pub(crate) fn vllm_options(percentiles: &[f64], slos: &[SloBound]) -> Result<VllmOptions, Error> {
+    // vLLM's goodput knows three metrics; a bound on another has no vLLM figure to match.
+    if let Some(other) = slos.iter().find(|b| {
+        !matches!(
+            b.metric,
+            SloMetric::Ttft | SloMetric::Tpot | SloMetric::E2el
+        )
+    }) {
+        return Err(Error::Flags(format!(
+            "--slo: `{}` has no counterpart in vLLM's goodput, which bounds ttft, tpot and e2el",
+            other.metric.name()
+        )));
+    }
+    Ok(VllmOptions {
+        percentiles: if percentiles.is_empty() {
+            vec![99.0]
+        } else {
+            percentiles.to_vec()
+        },
+        slos: slos.to_vec(),
+    })
+}
+
+/// Reads one `KEY=VALUE` pair; the value is everything after the first `=`.
+fn parse_meta_pair(s: &str) -> Result<(String, String), String> {
+    let (key, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=VALUE such as model=llama-70b, got `{s}`"))?;
+    let key = key.trim();
+    if key.is_empty() {
+        return Err(format!("the key is empty in `{s}`"));
+    }
+    Ok((key.to_string(), value.to_string()))
+}
+
+/// The pairs as a map; a key given twice is refused, since one of its values would be lost.
+fn collect_meta(pairs: &[(String, String)]) -> Result<BTreeMap<String, String>, Error> {
+    let mut meta = BTreeMap::new();
+    for (key, value) in pairs {
+        if meta.insert(key.clone(), value.clone()).is_some() {
+            return Err(Error::Flags(format!(
+                "--meta: `{key}` is given twice; give each key once"
+            )));
+        }
+    }
+    Ok(meta)
+}
+
+/// Runs `reduce` on the process's arguments, stdin and stdout. A stdout closed by its reader
+/// (`reduce | head`) is the normal end of a pipe, not an error.
+pub fn main() -> Result<(), Error> {
+    match run() {
+        Err(e) if e.is_closed_pipe() => Ok(()),
+        other => other,
+    }
+}
+
+fn run() -> Result<(), Error> {
     let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
         return Ok(());
     };
@@ -208,14 +309,11 @@ pub fn main() -> anyhow::Result<()> {
     let mut percentiles = args.percentiles.clone();
     percentiles.sort_by(f64::total_cmp);
     percentiles.dedup();
-    slo::check_unique(&args.slo).map_err(tokenpipe_cli::bad_input)?;
+    check_unique(&args.slo)?;
     let vllm = args
         .vllm_compatible
-        .then(|| crate::aggregate::vllm::options(&percentiles, &args.slo))
-        .transpose()
-        .map_err(|e| {
-            tokenpipe_cli::failure(tokenpipe_cli::EXIT_BAD_INPUT, format!("--slo: {e}"))
-        })?;
+        .then(|| vllm_options(&percentiles, &args.slo))
+        .transpose()?;
     if percentiles.is_empty() {
         percentiles = SummaryOptions::default().percentiles;
     }
@@ -229,7 +327,7 @@ pub fn main() -> anyhow::Result<()> {
         outcomes: OutcomeOptions {
             per_request: args.per_request,
             slo: args.slo.clone(),
-            meta: meta::collect_meta(&args.meta).map_err(tokenpipe_cli::bad_input)?,
+            meta: collect_meta(&args.meta)?,
         },
         vllm,
         window: window_choice(&args),
@@ -274,6 +372,7 @@ pub fn main() -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokenpipe_cli::{Ending, ToolError};
 
     #[test]
     fn clap_definition_is_valid() {
@@ -293,5 +392,70 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn bounds_take_a_metric_and_a_duration_with_its_unit() {
+        let b = parse_slo_bound("ttft=200ms").unwrap();
+        assert_eq!((b.metric, b.bound_ns), (SloMetric::Ttft, 200e6));
+        assert_eq!(parse_slo_bound("e2el=2s").unwrap().bound_ns, 2e9);
+        assert_eq!(parse_slo_bound("itl=250us").unwrap().bound_ns, 250e3);
+        let b = parse_slo_bound("ttft_sched=1.5s").unwrap();
+        assert_eq!((b.metric, b.bound_ns), (SloMetric::TtftSched, 1.5e9));
+        for (metric, name) in SloMetric::ALL {
+            assert_eq!(metric.name(), *name);
+            assert_eq!(
+                parse_slo_bound(&format!("{name}=1ms")).unwrap().metric,
+                *metric
+            );
+        }
+        for bad in ["ttft", "ttft=", "ttft=fast", "speed=1s", "=1s", "ttft=-1ms"] {
+            assert!(parse_slo_bound(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_metric_bounded_twice_is_a_bad_flag() {
+        let two = [
+            parse_slo_bound("ttft=1s").unwrap(),
+            parse_slo_bound("ttft=2s").unwrap(),
+        ];
+        let err = check_unique(&two).unwrap_err();
+        assert!(err.to_string().contains("`ttft` is bounded twice"), "{err}");
+        assert_eq!(err.ending(), Ending::BadInput);
+        assert!(check_unique(&two[..1]).is_ok());
+    }
+
+    #[test]
+    fn vllm_bounds_only_what_vllm_bounds() {
+        let itl = [parse_slo_bound("itl=1ms").unwrap()];
+        let err = vllm_options(&[], &itl).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--slo: `itl` has no counterpart in vLLM's goodput, which bounds ttft, tpot and e2el"
+        );
+        assert_eq!(err.ending(), Ending::BadInput);
+        let ttft = [parse_slo_bound("ttft=1ms").unwrap()];
+        assert_eq!(vllm_options(&[], &ttft).unwrap().percentiles, [99.0]);
+        assert_eq!(vllm_options(&[50.0], &ttft).unwrap().percentiles, [50.0]);
+    }
+
+    #[test]
+    fn meta_pairs_split_at_the_first_equals_and_keys_are_unique() {
+        assert_eq!(
+            parse_meta_pair("engine=vllm --tp=2"),
+            Ok(("engine".into(), "vllm --tp=2".into()))
+        );
+        assert_eq!(parse_meta_pair("note="), Ok(("note".into(), String::new())));
+        assert!(parse_meta_pair("model").is_err());
+        assert!(parse_meta_pair("=x").is_err());
+        let pairs = [
+            ("gpu".to_string(), "h100".to_string()),
+            ("gpu".to_string(), "a100".to_string()),
+        ];
+        let err = collect_meta(&pairs).unwrap_err();
+        assert!(err.to_string().contains("`gpu` is given twice"), "{err}");
+        assert_eq!(err.ending(), Ending::BadInput);
+        assert_eq!(collect_meta(&pairs[..1]).unwrap().len(), 1);
     }
 }

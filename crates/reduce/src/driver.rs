@@ -8,6 +8,7 @@ use crate::aggregate::timing::load::LoadAggregator;
 use crate::aggregate::timing::window::Window;
 use crate::aggregate::vllm::VllmAggregator;
 use crate::aggregate::{Aggregator, LlamaBenchyAggregator, RunReducer, SummaryOptions};
+use crate::error::Error;
 use crate::run::{fold_run, FoldOptions};
 use crate::sink::{warn_unfinished, RunSink, RunsOptions};
 use std::io::{self, Write};
@@ -96,12 +97,13 @@ fn event_reader(input: Input) -> RecordReader<Box<dyn io::BufRead + Send>> {
 /// Reduces every run of every input to a header and a summary, merges the parts of a sharded
 /// plan into one run, then writes a group summary for every configuration run more than once
 /// (unless `config.runs` says not to). Warnings (runs cut short, a stalled output) go to `warn`.
+/// The first fault of the input ends the reduction, after what was written before it.
 pub fn reduce<W: Write>(
     config: Config,
     inputs: Vec<Input>,
     out: &mut RecordWriter<W>,
     warn: &mut dyn Write,
-) -> anyhow::Result<()> {
+) -> Result<(), Error> {
     let Config {
         labels,
         summary: opts,
@@ -115,13 +117,14 @@ pub fn reduce<W: Write>(
         let mut reader = event_reader(input);
         let mut header = Some(reader.read_header()?);
         while let Some(run_header) = header.take() {
-            let window = opts.window.resolve(&run_header).map_err(|m| {
-                tokenpipe_cli::bad_input(format!(
-                    "{}: run {}: {m}",
-                    reader.source_name(),
-                    run_header.run_id
-                ))
-            })?;
+            let window = opts
+                .window
+                .resolve(&run_header)
+                .map_err(|source| Error::Window {
+                    input: reader.source_name().to_string(),
+                    run: run_header.run_id.clone(),
+                    source,
+                })?;
             let reduce_header = |h: &Header| {
                 let mut header = output_header(h, argv.clone());
                 outcomes::meta::add_to_header(&mut header, &opts.outcomes.meta);
@@ -174,7 +177,7 @@ pub fn reduce<W: Write>(
                 // (per-request results, intervals) follow the header of their run.
                 sink.start_run(out, &reduce_header(&run_header))?;
                 let end = {
-                    let mut emit = |record: Record| -> anyhow::Result<()> {
+                    let mut emit = |record: Record| -> io::Result<()> {
                         out.write(&record)?;
                         // An interval is for someone watching the run: let them see it now.
                         if matches!(record, Record::Interval(_)) {

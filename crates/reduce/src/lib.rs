@@ -10,14 +10,17 @@
 //! plus an HDR histogram), [`sparse`] (a request's gaps by bucket, so a long answer costs
 //! buckets, not tokens), [`exact`] (numpy's statistics over held samples). [`driver`] is the
 //! library's entry point, taking a plain [`Config`]; [`cli`] is the command line that builds it.
+//! What can go wrong is [`Error`] (module `error`), whose `ending` is the kind of exit status.
 //!
 //! The modules are the crate's own; the public API is what is re-exported here: [`reduce`] with
-//! its [`Config`] and the options it is made of, and [`RunReducer`] with the [`Aggregator`] seam
-//! for a caller that folds runs itself ([`fold_run`]). docs/metrics.md defines the metrics.
+//! its [`Config`] and the options it is made of, [`RunReducer`] with the [`Aggregator`] seam
+//! for a caller that folds runs itself ([`fold_run`]), and the errors. docs/metrics.md defines
+//! the metrics.
 
 pub(crate) mod aggregate;
 pub(crate) mod cli;
 pub(crate) mod driver;
+pub(crate) mod error;
 pub(crate) mod exact;
 pub(crate) mod group;
 pub(crate) mod request;
@@ -38,6 +41,7 @@ pub use aggregate::{
 };
 pub use cli::main;
 pub use driver::{reduce, Config};
+pub use error::{Error, ImportError, RequestError, ShardError, WindowError};
 pub use request::RequestResult;
 pub use run::{fold_run, Emit, FoldOptions, RunEnd};
 pub use sink::{default_label, RunsOptions};

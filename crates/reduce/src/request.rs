@@ -2,6 +2,7 @@
 //! aggregate (the summary, windows, goodput, several runs) is computed from these, never from
 //! raw events, so each definition in docs/metrics.md lives in one place: the methods here.
 
+use crate::error::RequestError;
 use crate::sparse::SparseStat;
 use tokenpipe_format::{Done, ErrorKind, Grouping, OrOther, Sent, Token};
 
@@ -53,11 +54,11 @@ impl InFlight {
 
     /// Adds a token event; its gap to the previous one is an inter-token latency. The caller has
     /// checked the order (see `RequestTracker`).
-    pub fn token(&mut self, t: &Token) -> Result<(), String> {
+    pub fn token(&mut self, t: &Token) -> Result<(), RequestError> {
         self.tokens = self
             .tokens
             .checked_add(u64::from(t.tokens))
-            .ok_or_else(|| format!("request {}: its token counts pass 2^64", t.id))?;
+            .ok_or(RequestError::TokenCount { request: t.id })?;
         self.last_event_ns = Some(t.at_ns);
         if let Some(events) = &mut self.events {
             events.push(EventTime {

@@ -6,8 +6,9 @@
 //! per-request state lives only while the request is in flight.
 
 use crate::aggregate::Aggregator;
+use crate::error::Error;
 use crate::request::{InFlight, RequestResult};
-use std::io::BufRead;
+use std::io::{self, BufRead};
 use tokenpipe_format::{Header, Record, RecordReader, RequestTracker};
 
 /// How a run's records ended.
@@ -33,27 +34,36 @@ pub struct FoldOptions {
     pub offset_ns: u64,
 }
 
-/// Where records that aggregators write while the run goes on are sent.
-pub type Emit<'a> = dyn FnMut(Record) -> anyhow::Result<()> + 'a;
+/// Where records that aggregators write while the run goes on are sent: an output, so its
+/// one error is an I/O error.
+pub type Emit<'a> = dyn FnMut(Record) -> io::Result<()> + 'a;
 
 /// Reads the rest of the run that `header` started from `reader`, feeding `agg`; records the
 /// aggregators have ready go to `emit` as soon as they are. Faults name the reader's source and
-/// the line, and a run without requests is refused: all are bad input (exit status 2).
+/// the line, and a run without requests is refused: all are bad input.
 pub fn fold_run<R: BufRead>(
     reader: &mut RecordReader<R>,
     header: &Header,
     agg: &mut dyn Aggregator,
     opts: &FoldOptions,
     emit: &mut Emit<'_>,
-) -> anyhow::Result<RunEnd> {
+) -> Result<RunEnd, Error> {
     let mut tracker = RequestTracker::<InFlight>::new();
     let mut end = RunEnd::default();
     let mut ready = Vec::new();
     let shift = |t: u64| t.saturating_add(opts.offset_ns);
     while let Some(record) = reader.next_record()? {
         let line = reader.line();
-        let fault = |message: String| {
-            tokenpipe_cli::bad_input(format!("{}: line {line}: {message}", reader.source_name()))
+        let input = || reader.source_name().to_string();
+        let order = |source| Error::Order {
+            input: input(),
+            line,
+            source,
+        };
+        let request = |source| Error::Request {
+            input: input(),
+            line,
+            source,
         };
         match record {
             Record::Header(h) => {
@@ -67,22 +77,23 @@ pub fn fold_run<R: BufRead>(
                 agg.sent(&s);
                 tracker
                     .sent(&s, line, InFlight::new(&s, opts.keep_events))
-                    .map_err(|e| fault(e.0))?;
+                    .map_err(order)?;
             }
             Record::Token(mut t) => {
                 t.at_ns = shift(t.at_ns);
                 agg.token(&t);
-                let flight = tracker.token(&t).map_err(|e| fault(e.0))?;
-                flight.token(&t).map_err(fault)?;
+                let flight = tracker.token(&t).map_err(order)?;
+                flight.token(&t).map_err(request)?;
             }
             Record::Done(mut d) => {
                 d.at_ns = shift(d.at_ns);
                 d.first_event_ns = d.first_event_ns.map(shift);
-                let flight = tracker.done(&d).map_err(|e| fault(e.0))?;
+                let flight = tracker.done(&d).map_err(order)?;
                 if flight.is_none() {
                     end.requests += 1;
                 }
-                agg.add(&RequestResult::ended(flight, &d)).map_err(fault)?;
+                agg.add(&RequestResult::ended(flight, &d))
+                    .map_err(request)?;
             }
             Record::Stall(mut s) => {
                 s.at_ns = shift(s.at_ns);
@@ -102,19 +113,18 @@ pub fn fold_run<R: BufRead>(
     end.unfinished = unfinished.len() as u64;
     for (id, flight) in unfinished {
         agg.add(&RequestResult::unfinished(id, flight))
-            .map_err(tokenpipe_cli::bad_input)?;
+            .map_err(Error::Unfinished)?;
     }
     agg.drain(&mut ready);
     for record in ready.drain(..) {
         emit(record)?;
     }
     if end.requests == 0 {
-        return Err(tokenpipe_cli::bad_input(format!(
-            "{}: run {} (from {}) has no sent or done records; reduce reads the output of fire",
-            reader.source_name(),
-            header.run_id,
-            header.tool
-        )));
+        return Err(Error::NoRequests {
+            input: reader.source_name().to_string(),
+            run: header.run_id.clone(),
+            tool: header.tool.clone(),
+        });
     }
     Ok(end)
 }

@@ -16,6 +16,7 @@
 //! (latencies, the duration from the first send to the last done) do not depend on it.
 
 use crate::aggregate::{Aggregator, RunReducer, SummaryOptions};
+use crate::error::{Error, RequestError, ShardError};
 use crate::request::RequestResult;
 use crate::run::{fold_run, Emit, FoldOptions, RunEnd};
 use std::collections::BTreeSet;
@@ -72,9 +73,10 @@ impl OpenPlan {
         mut output: Header,
         label: String,
         reducer: RunReducer,
-    ) -> Result<Self, String> {
-        let (key, count) =
-            plan_key(header).ok_or_else(|| format!("run {} is not a shard", header.run_id))?;
+    ) -> Result<Self, ShardError> {
+        let (key, count) = plan_key(header).ok_or_else(|| ShardError::NotAShard {
+            run: header.run_id.clone(),
+        })?;
         output.run_id = format!("{}-reduce", merged_run_id(header));
         Ok(OpenPlan {
             key,
@@ -110,18 +112,19 @@ impl OpenPlan {
         header: &Header,
         keep_events: bool,
         emit: &mut Emit<'_>,
-    ) -> anyhow::Result<RunEnd> {
-        let source = reader.source_name().to_string();
-        let bad =
-            |e: String| tokenpipe_cli::bad_input(format!("{source}: run {}: {e}", header.run_id));
+    ) -> Result<RunEnd, Error> {
+        let bad = |fault| Error::Shard {
+            input: reader.source_name().to_string(),
+            run: header.run_id.clone(),
+            source: fault,
+        };
         let start = started_at_ns(header).map_err(bad)?;
         let offset = u64::try_from(start - self.reference_ns).map_err(|_| {
-            bad(format!(
-                "this shard started {:.3} s before shard {} of its plan; parts more than {} s apart are not merged",
-                (self.reference_ns + SLACK_NS - start) as f64 / 1e9,
-                self.header.shard.map_or(0, |s| s.index),
-                SLACK_NS / 1_000_000_000
-            ))
+            bad(ShardError::TooEarly {
+                early_s: (self.reference_ns + SLACK_NS - start) as f64 / 1e9,
+                first: self.header.shard.map_or(0, |s| s.index),
+                apart_s: SLACK_NS / 1_000_000_000,
+            })
         })?;
         if let Some(shard) = header.shard {
             self.parts.insert(shard.index);
@@ -170,11 +173,9 @@ fn merged_run_id(first: &Header) -> String {
 }
 
 /// A header's `started_at` in nanoseconds since the Unix epoch.
-fn started_at_ns(header: &Header) -> Result<i128, String> {
-    let at = header.started_at.as_deref().ok_or(
-        "a shard's header has no started_at, so its times cannot be lined up with the other parts",
-    )?;
-    clock::parse_rfc3339_ns(at).map_err(|e| format!("started_at: {e}"))
+fn started_at_ns(header: &Header) -> Result<i128, ShardError> {
+    let at = header.started_at.as_deref().ok_or(ShardError::NoStart)?;
+    clock::parse_rfc3339_ns(at).map_err(ShardError::BadStart)
 }
 
 /// The open plans, by key.
@@ -243,12 +244,9 @@ impl Aggregator for UniqueIds<'_> {
         self.inner.token(token);
     }
 
-    fn add(&mut self, result: &RequestResult) -> Result<(), String> {
+    fn add(&mut self, result: &RequestResult) -> Result<(), RequestError> {
         if !self.ids.insert(result.id) {
-            return Err(format!(
-                "request {} is also in another shard of this plan; the parts of one plan hold disjoint requests",
-                result.id
-            ));
+            return Err(RequestError::InAnotherShard { request: result.id });
         }
         self.inner.add(result)
     }

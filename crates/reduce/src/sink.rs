@@ -4,10 +4,11 @@
 //! (see [`crate::group`]) are written.
 
 use crate::aggregate::{RunReducer, SummaryOptions};
+use crate::error::Error;
 use crate::group::{GroupOptions, Grouper};
 use crate::run::RunEnd;
 use crate::shard::{OpenPlan, ShardPlans};
-use std::io::{BufRead, Write};
+use std::io::{self, BufRead, Write};
 use tokenpipe_format::{Header, Record, RecordReader, RecordWriter, Summary};
 
 /// What reduce does across runs, beyond each run's own summary.
@@ -87,7 +88,7 @@ impl<'a> RunSink<'a> {
         &mut self,
         out: &mut RecordWriter<W>,
         header: &Header,
-    ) -> anyhow::Result<()> {
+    ) -> io::Result<()> {
         self.current = None;
         self.write_header(out, header)
     }
@@ -98,7 +99,7 @@ impl<'a> RunSink<'a> {
         &mut self,
         out: &mut RecordWriter<W>,
         header: &Header,
-    ) -> anyhow::Result<()> {
+    ) -> io::Result<()> {
         if self.current.as_deref() != Some(header.run_id.as_str()) {
             out.write(&Record::Header(header.clone()))?;
             self.current = Some(header.run_id.clone());
@@ -116,7 +117,7 @@ impl<'a> RunSink<'a> {
         input: &Header,
         summary: Summary,
         last: Vec<Record>,
-    ) -> anyhow::Result<()> {
+    ) -> io::Result<()> {
         if summary.output_stalls > 0 {
             writeln!(
                 warn,
@@ -168,7 +169,7 @@ impl<'a> RunSink<'a> {
         output: &dyn Fn(&Header) -> Header,
         out: &mut RecordWriter<W>,
         warn: &mut dyn Write,
-    ) -> anyhow::Result<RunEnd> {
+    ) -> Result<RunEnd, Error> {
         let source = reader.source_name().to_string();
         let at = match self.plans.position(header) {
             Some(at) => at,
@@ -178,8 +179,12 @@ impl<'a> RunSink<'a> {
                 }
                 let label = self.next_label(header);
                 let plan =
-                    OpenPlan::new(header, output(header), label, reducer()).map_err(|e| {
-                        tokenpipe_cli::bad_input(format!("{source}: run {}: {e}", header.run_id))
+                    OpenPlan::new(header, output(header), label, reducer()).map_err(|fault| {
+                        Error::Shard {
+                            input: source.clone(),
+                            run: header.run_id.clone(),
+                            source: fault,
+                        }
                     })?;
                 self.plans.open(plan)
             }
@@ -187,10 +192,7 @@ impl<'a> RunSink<'a> {
         let plan_header = self.plans.get(at).output.clone();
         self.write_header(out, &plan_header)?;
         let end = {
-            let mut emit = |record: Record| -> anyhow::Result<()> {
-                out.write(&record)?;
-                Ok(())
-            };
+            let mut emit = |record: Record| out.write(&record);
             // vLLM's figures need every chunk's time.
             let keep_events = self.opts.vllm.is_some();
             self.plans
@@ -210,7 +212,7 @@ impl<'a> RunSink<'a> {
         mut plan: OpenPlan,
         out: &mut RecordWriter<W>,
         warn: &mut dyn Write,
-    ) -> anyhow::Result<()> {
+    ) -> io::Result<()> {
         let missing = plan.missing();
         if !missing.is_empty() {
             let list: Vec<String> = missing.iter().map(u32::to_string).collect();
@@ -236,7 +238,7 @@ impl<'a> RunSink<'a> {
         mut self,
         out: &mut RecordWriter<W>,
         warn: &mut dyn Write,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), Error> {
         for plan in std::mem::take(&mut self.plans).into_open() {
             self.close_plan(plan, out, warn)?;
         }
@@ -246,7 +248,7 @@ impl<'a> RunSink<'a> {
                 histograms: self.opts.histograms,
                 argv: self.argv.clone(),
             };
-            for record in grouper.finish(&opts).map_err(tokenpipe_cli::bad_input)? {
+            for record in grouper.finish(&opts)? {
                 out.write(&record)?;
             }
         }
@@ -268,7 +270,7 @@ pub fn warn_unfinished(
     source: &str,
     header: &Header,
     end: &RunEnd,
-) -> anyhow::Result<()> {
+) -> io::Result<()> {
     if end.unfinished > 0 {
         writeln!(
             warn,

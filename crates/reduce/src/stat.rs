@@ -6,7 +6,7 @@
 use crate::running::Running;
 use crate::sparse::SparseStat;
 use hdrhistogram::Histogram;
-use tokenpipe_format::histogram;
+use tokenpipe_format::histogram::{self, HistogramError};
 use tokenpipe_format::MetricState;
 
 /// The rank (from 1) of percentile `p` (0 to 100) among `n` samples: ⌈p·n/100⌉, at least 1.
@@ -177,7 +177,7 @@ impl Stat {
     }
 
     /// Reads back an accumulator saved by [`Stat::to_state`]; the error says what is wrong.
-    pub fn from_state(state: &MetricState) -> Result<Self, String> {
+    pub fn from_state(state: &MetricState) -> Result<Self, HistogramError> {
         Ok(Stat {
             run: Running::from_parts(
                 state.count,
@@ -186,7 +186,7 @@ impl Stat {
                 state.min_ns,
                 state.max_ns,
             ),
-            hist: state.histogram().map_err(|e| e.to_string())?,
+            hist: state.histogram()?,
         })
     }
 }

@@ -7,6 +7,7 @@
 //! between later chunks (`itls`), and in some versions when it was sent (`start_times`). Each
 //! chunk becomes a `token` event at *start + ttft + Σ itl*, rounded to the nanosecond.
 
+use crate::error::{Error, ImportError};
 use serde_json::{Map, Value};
 use std::io::{self, Read};
 use std::path::Path;
@@ -31,17 +32,20 @@ const COPIED_PARAMS: &[&[&str]] = &[
 ];
 
 /// Reads the vLLM result file at `path` into records (see [`import`]).
-pub fn import_file(path: &Path, argv: Vec<String>) -> anyhow::Result<Vec<Record>> {
+pub fn import_file(path: &Path, argv: Vec<String>) -> Result<Vec<Record>, Error> {
     let mut text = Vec::new();
     tokenpipe_cli::open_file(path)?
         .read_to_end(&mut text)
-        .map_err(|e| tokenpipe_cli::bad_input(format!("cannot read {}: {e}", path.display())))?;
+        .map_err(|source| Error::ImportRead {
+            path: path.to_path_buf(),
+            source,
+        })?;
     import(&text, &path.display().to_string(), argv)
 }
 
 /// The vLLM result file at `path` as an input of `reduce`, named by its path: its records
 /// encoded as the stream `fire` would have written.
-pub fn import_input(path: &Path, argv: Vec<String>) -> anyhow::Result<Input> {
+pub fn import_input(path: &Path, argv: Vec<String>) -> Result<Input, Error> {
     let mut bytes = Vec::new();
     for record in import_file(path, argv)? {
         encode_record(&mut bytes, &record);
@@ -54,19 +58,20 @@ pub fn import_input(path: &Path, argv: Vec<String>) -> anyhow::Result<Input> {
 
 /// Reads a vLLM result file's text into a header and every request's `sent`, `token` and
 /// `done`, in time order. `source` names the file in messages; `argv` is the importing command.
-pub fn import(text: &[u8], source: &str, argv: Vec<String>) -> anyhow::Result<Vec<Record>> {
-    let bad = |message: String| tokenpipe_cli::bad_input(format!("{source}: {message}"));
+pub fn import(text: &[u8], source: &str, argv: Vec<String>) -> Result<Vec<Record>, Error> {
+    let bad = |fault| Error::Import {
+        file: source.to_string(),
+        source: fault,
+    };
     let value: Value = serde_json::from_slice(text).map_err(|e| {
-        bad(format!(
-            "line {}: column {}: not a vLLM result file (JSON): {e}",
-            e.line(),
-            e.column()
-        ))
+        bad(ImportError::NotJson {
+            line: e.line(),
+            column: e.column(),
+            source: e,
+        })
     })?;
     let Value::Object(file) = value else {
-        return Err(bad(
-            "line 1: not a vLLM result file: expected one JSON object".into(),
-        ));
+        return Err(bad(ImportError::NotObject));
     };
     let requests = Detailed::read(&file).map_err(bad)?;
     let mut header = Header::new(vllm::TOOL, vllm::run_id(source), argv);
@@ -109,17 +114,16 @@ struct Detailed {
 type Timed = (u64, u8, usize, Record);
 
 impl Detailed {
-    fn read(file: &Map<String, Value>) -> Result<Self, String> {
+    fn read(file: &Map<String, Value>) -> Result<Self, ImportError> {
         if !file.contains_key(key::TTFTS) || !file.contains_key(key::ITLS) {
             let mean_ttft = latency_key("ttft", Stat::Mean);
-            let what = if file.contains_key(&mean_ttft) || file.contains_key(key::COMPLETED) {
-                "a vLLM result without its per-request arrays (ttfts, itls)"
-            } else {
-                "not a vLLM result file (no ttfts or itls arrays)"
-            };
-            return Err(format!(
-                "{what}; rerun `vllm bench serve` with --save-result --save-detailed"
-            ));
+            return Err(
+                if file.contains_key(&mean_ttft) || file.contains_key(key::COMPLETED) {
+                    ImportError::NotDetailed
+                } else {
+                    ImportError::NoArrays
+                },
+            );
         }
         let ttfts = array(file, key::TTFTS, finite)?;
         let n = ttfts.len();
@@ -127,9 +131,11 @@ impl Detailed {
             if len == n {
                 Ok(())
             } else {
-                Err(format!(
-                    "field \"{name}\": {len} entries, but \"ttfts\" has {n}"
-                ))
+                Err(ImportError::Length {
+                    field: name.into(),
+                    len,
+                    requests: n,
+                })
             }
         };
         let itls = array(file, key::ITLS, |v| {
@@ -184,7 +190,7 @@ impl Detailed {
 
     /// Every request's events. `start_times` are taken as offsets from the run start when they
     /// lie within `[0, duration]`; otherwise (clock readings) the earliest becomes 0.
-    fn events(&self, duration: Option<f64>) -> Result<Vec<Timed>, String> {
+    fn events(&self, duration: Option<f64>) -> Result<Vec<Timed>, ImportError> {
         let origin = match &self.start_times {
             Some(s) if !s.is_empty() => {
                 let (lo, hi) = s
@@ -207,7 +213,7 @@ impl Detailed {
         Ok(out)
     }
 
-    fn request(&self, i: usize, start: f64, out: &mut Vec<Timed>) -> Result<(), String> {
+    fn request(&self, i: usize, start: f64, out: &mut Vec<Timed>) -> Result<(), ImportError> {
         let id = i as u64;
         let sent_ns = to_ns(start, key::START_TIMES, i)?;
         out.push((
@@ -270,24 +276,32 @@ impl Detailed {
     }
 }
 
-/// The field `name` as an array, each entry read by `entry`; errors name the field and index.
+/// The field `name` as an array, each entry read by `entry`, which says what it expected when
+/// an entry is not that; errors name the field and index.
 fn array<T>(
     file: &Map<String, Value>,
     name: &str,
     entry: impl Fn(&Value) -> Result<T, String>,
-) -> Result<Vec<T>, String> {
+) -> Result<Vec<T>, ImportError> {
     let items = file
         .get(name)
-        .ok_or_else(|| format!("field \"{name}\" is missing"))?
+        .ok_or_else(|| ImportError::Missing { field: name.into() })?
         .as_array()
-        .ok_or_else(|| format!("field \"{name}\": expected an array"))?;
+        .ok_or_else(|| ImportError::NotArray { field: name.into() })?;
     items
         .iter()
         .enumerate()
-        .map(|(i, v)| entry(v).map_err(|e| format!("field \"{name}\"[{i}]: {e}")))
+        .map(|(index, v)| {
+            entry(v).map_err(|expected| ImportError::Entry {
+                field: name.into(),
+                index,
+                expected,
+            })
+        })
         .collect()
 }
 
+/// An entry that is a number of seconds; what was expected when not.
 fn finite(v: &Value) -> Result<f64, String> {
     v.as_f64()
         .filter(|x| x.is_finite())
@@ -295,11 +309,13 @@ fn finite(v: &Value) -> Result<f64, String> {
 }
 
 /// Seconds since the run start as nanoseconds; negative or absurd times are refused.
-fn to_ns(s: f64, field: &str, i: usize) -> Result<u64, String> {
+fn to_ns(s: f64, field: &str, i: usize) -> Result<u64, ImportError> {
     if !(0.0..1.8e10).contains(&s) {
-        return Err(format!(
-            "request {i}: field \"{field}\" puts an event at {s} s from the run start"
-        ));
+        return Err(ImportError::Time {
+            request: i,
+            field: field.into(),
+            at_s: s,
+        });
     }
     Ok((s * 1e9).round() as u64)
 }
@@ -309,10 +325,12 @@ mod tests {
     use super::*;
 
     fn fault(text: &str) -> String {
-        format!(
-            "{:#}",
-            import(text.as_bytes(), "r.json", vec![]).unwrap_err()
-        )
+        let err = import(text.as_bytes(), "r.json", vec![]).unwrap_err();
+        assert_eq!(
+            tokenpipe_cli::ToolError::ending(&err),
+            tokenpipe_cli::Ending::BadInput
+        );
+        tokenpipe_cli::message(&err)
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! thresholds, so that ties and edge cases land where its own do.
 
 use super::{Aggregator, RunSpan};
+use crate::error::RequestError;
 use crate::request::RequestResult;
 use crate::running::Running;
 use std::collections::BTreeMap;
@@ -222,7 +223,7 @@ fn in_ms(values: &Running) -> Option<MeanStd> {
 }
 
 impl Aggregator for LlamaBenchyAggregator {
-    fn add(&mut self, r: &RequestResult) -> Result<(), String> {
+    fn add(&mut self, r: &RequestResult) -> Result<(), RequestError> {
         if let Some(index) = r.grouping.batch {
             self.batches.entry(index).or_default().members += 1;
         }
@@ -235,11 +236,9 @@ impl Aggregator for LlamaBenchyAggregator {
         let Some(sums) = r.grouping.batch.and_then(|i| self.batches.get_mut(&i)) else {
             return Ok(());
         };
-        let overflow = |what: &str| {
-            format!(
-                "request {}: its batch's {what} token total passes 2^64 (corrupt usage counts?)",
-                r.id
-            )
+        let overflow = |tokens| RequestError::BatchTotal {
+            request: r.id,
+            tokens,
         };
         sums.valid += 1;
         match prompt_tokens {

@@ -15,6 +15,7 @@ pub use benchy::{llama_benchy_prompt_tokens, LlamaBenchyAggregator, LlamaBenchyO
 pub use reducer::RunReducer;
 pub use summary::{SummaryAggregator, SummaryOptions};
 
+use crate::error::RequestError;
 use crate::request::RequestResult;
 pub use timing::span::RunSpan;
 use tokenpipe_format::{Client, Record, Sent, ServerMetrics, Stall, Summary, Token};
@@ -28,8 +29,9 @@ pub trait Aggregator {
     /// Sees a `token` record as it is read, whatever becomes of its request.
     fn token(&mut self, _token: &Token) {}
 
-    /// Adds one request's result, in the order requests ended.
-    fn add(&mut self, result: &RequestResult) -> Result<(), String>;
+    /// Adds one request's result, in the order requests ended. An error ends the reduction: the
+    /// result holds what no run can (token totals past 2^64), or not what this aggregator needs.
+    fn add(&mut self, result: &RequestResult) -> Result<(), RequestError>;
 
     /// True for aggregators that describe the run's clock (what was in flight, what streamed
     /// when) rather than a population of requests: they see every request, also those sent

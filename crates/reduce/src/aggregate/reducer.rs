@@ -3,6 +3,7 @@
 //! reducer keeps the run's span ([`RunSpan`]) and hands it to each of them at the end.
 
 use super::{Aggregator, RunSpan, SummaryAggregator, SummaryOptions};
+use crate::error::RequestError;
 use crate::request::RequestResult;
 use tokenpipe_format::{Client, Record, Sent, ServerMetrics, Stall, Summary, Token};
 
@@ -58,7 +59,7 @@ impl Aggregator for RunReducer {
         }
     }
 
-    fn add(&mut self, result: &RequestResult) -> Result<(), String> {
+    fn add(&mut self, result: &RequestResult) -> Result<(), RequestError> {
         // The measured window is one population for every figure: a request sent outside it
         // reaches only the aggregators of the run's clock (docs/metrics.md, "Windows").
         let admitted = self.summary.admit(result);

@@ -17,6 +17,7 @@
 //! empty (docs/real-engines.md compares its decode time per token with the client's TPOT).
 
 use super::{Aggregator, RunSpan};
+use crate::error::RequestError;
 use crate::request::RequestResult;
 use std::collections::BTreeMap;
 use tokenpipe_format::{sum_series, Record, ScrapePhase, ServerMetrics, Summary};
@@ -83,7 +84,7 @@ fn succeeded(series: &str) -> bool {
 }
 
 impl Aggregator for ServerMetricsAggregator {
-    fn add(&mut self, _result: &RequestResult) -> Result<(), String> {
+    fn add(&mut self, _result: &RequestResult) -> Result<(), RequestError> {
         Ok(())
     }
 

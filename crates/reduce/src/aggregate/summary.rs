@@ -4,6 +4,7 @@
 
 use super::timing::window::{Window, WindowChoice, WindowCounter};
 use super::RunSpan;
+use crate::error::RequestError;
 use crate::request::RequestResult;
 use crate::stat::{Moments, Stat};
 use tokenpipe_format::vocab;
@@ -87,7 +88,7 @@ impl SummaryAggregator {
     }
 
     /// Adds a request that [`SummaryAggregator::admit`] let in.
-    pub fn add_admitted(&mut self, r: &RequestResult) -> Result<(), String> {
+    pub fn add_admitted(&mut self, r: &RequestResult) -> Result<(), RequestError> {
         if let Some(lag) = r.dispatch_lag_ns() {
             self.dispatch_lag.push_ns(lag);
         }
@@ -95,11 +96,9 @@ impl SummaryAggregator {
             self.requests_failed += 1;
             return Ok(());
         }
-        let overflow = |what: &str| {
-            format!(
-                "request {}: the run's {what} token total passes 2^64 (corrupt usage counts?)",
-                r.id
-            )
+        let overflow = |tokens| RequestError::RunTotal {
+            request: r.id,
+            tokens,
         };
         self.output_tokens = self
             .output_tokens

@@ -12,6 +12,7 @@ mod peak;
 
 use super::{Aggregator, RunSpan};
 use crate::aggregate::outcomes::slo::{SloBound, SloMetric};
+use crate::error::RequestError;
 use crate::exact::Samples;
 use crate::request::RequestResult;
 use crate::vllm_import;
@@ -28,31 +29,6 @@ pub struct VllmOptions {
     pub percentiles: Vec<f64>,
     /// The objectives of `request_goodput` (vLLM's `--goodput`); none leaves it null.
     pub slos: Vec<SloBound>,
-}
-
-/// The settings of `--vllm-compatible` from the command line's `--percentiles` (sorted; empty
-/// when not given, which takes vLLM's default, 99) and `--slo` (one bound per metric).
-pub fn options(percentiles: &[f64], slos: &[SloBound]) -> Result<VllmOptions, String> {
-    // vLLM's goodput knows three metrics; a bound on another has no vLLM figure to match.
-    if let Some(other) = slos.iter().find(|b| {
-        !matches!(
-            b.metric,
-            SloMetric::Ttft | SloMetric::Tpot | SloMetric::E2el
-        )
-    }) {
-        return Err(format!(
-            "`{}` has no counterpart in vLLM's goodput, which bounds ttft, tpot and e2el",
-            other.metric.name()
-        ));
-    }
-    Ok(VllmOptions {
-        percentiles: if percentiles.is_empty() {
-            vec![99.0]
-        } else {
-            percentiles.to_vec()
-        },
-        slos: slos.to_vec(),
-    })
 }
 
 /// The figures of an imported vLLM run that its events cannot give back.
@@ -136,13 +112,11 @@ impl VllmAggregator {
 
 /// The times of the chunks vLLM's client would have seen: the first event when it came before
 /// the first token event, then every token event, empty ones included.
-pub fn vllm_chunks(r: &RequestResult) -> Result<Vec<u64>, String> {
-    let events = r.events.as_deref().ok_or_else(|| {
-        format!(
-            "request {}: vLLM's figures need every event; the run was read without them",
-            r.id
-        )
-    })?;
+pub fn vllm_chunks(r: &RequestResult) -> Result<Vec<u64>, RequestError> {
+    let events = r
+        .events
+        .as_deref()
+        .ok_or(RequestError::EventsNotKept { request: r.id })?;
     let mut chunks = Vec::with_capacity(events.len() + 1);
     match (r.first_event_ns, events.first()) {
         (Some(first), Some(e)) if first < e.at_ns => chunks.push(first),
@@ -154,7 +128,7 @@ pub fn vllm_chunks(r: &RequestResult) -> Result<Vec<u64>, String> {
 }
 
 impl Aggregator for VllmAggregator {
-    fn add(&mut self, r: &RequestResult) -> Result<(), String> {
+    fn add(&mut self, r: &RequestResult) -> Result<(), RequestError> {
         // A failed request, or one never sent (a stopped run's rest), is one of vLLM's failures
         // whatever it streamed.
         if !r.ok || r.sent_ns.is_none() {

@@ -17,6 +17,7 @@ pub use spread::across;
 #[cfg(test)]
 pub use spread::t975;
 
+use crate::error::Error;
 use std::collections::{BTreeMap, HashMap};
 use tokenpipe_format::vocab::{self, Family, Role};
 use tokenpipe_format::{clock, Header, Record, StatName, Summary};
@@ -105,7 +106,7 @@ impl Grouper {
 
     /// A header and a group summary for every group of two or more runs, in the order the
     /// groups' first runs were read.
-    pub fn finish(self, opts: &GroupOptions<'_>) -> Result<Vec<Record>, String> {
+    pub fn finish(self, opts: &GroupOptions<'_>) -> Result<Vec<Record>, Error> {
         let mut out = Vec::new();
         for group in self.groups.iter().filter(|g| g.runs.len() >= 2) {
             let summary = group_summary(group, opts)?;
@@ -124,7 +125,7 @@ impl Grouper {
 }
 
 /// The group summary of `group`'s runs.
-fn group_summary(group: &Group, opts: &GroupOptions<'_>) -> Result<Summary, String> {
+fn group_summary(group: &Group, opts: &GroupOptions<'_>) -> Result<Summary, Error> {
     let runs = &group.runs;
     let hash = tokenpipe_format::ids::fnv1a([group.key.as_bytes()]);
     let mut s = Summary {
@@ -171,10 +172,13 @@ fn group_summary(group: &Group, opts: &GroupOptions<'_>) -> Result<Summary, Stri
 
 /// For every numeric top-level member of the runs' summaries, its spread over the runs that
 /// carry a number for it (at least two).
-fn across_runs(runs: &[Summary]) -> Result<BTreeMap<String, tokenpipe_format::AcrossRuns>, String> {
+fn across_runs(runs: &[Summary]) -> Result<BTreeMap<String, tokenpipe_format::AcrossRuns>, Error> {
     let mut values: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for run in runs {
-        let json = serde_json::to_value(run).map_err(|e| format!("run {}: {e}", run.run_id))?;
+        let json = serde_json::to_value(run).map_err(|source| Error::Figures {
+            run: run.run_id.clone(),
+            source,
+        })?;
         let serde_json::Value::Object(members) = json else {
             continue;
         };

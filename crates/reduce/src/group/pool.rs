@@ -1,18 +1,22 @@
 //! The pooled figures of a group summary: counts summed over its runs, and every latency
 //! metric recomputed from the runs' merged histograms and moments, never averaged.
 
+use crate::error::Error;
 use crate::stat::Stat;
 use std::collections::BTreeMap;
 use tokenpipe_format::vocab;
 use tokenpipe_format::{StatName, Summary};
 
 /// The runs' latency metrics merged: each run's saved state read back and added.
-pub fn merged_metrics(runs: &[Summary]) -> Result<BTreeMap<String, Stat>, String> {
+pub fn merged_metrics(runs: &[Summary]) -> Result<BTreeMap<String, Stat>, Error> {
     let mut merged: BTreeMap<String, Stat> = BTreeMap::new();
     for run in runs {
         for (metric, state) in &run.histograms {
-            let stat = Stat::from_state(state)
-                .map_err(|e| format!("run {}: histogram of {metric}: {e}", run.run_id))?;
+            let stat = Stat::from_state(state).map_err(|source| Error::Histogram {
+                run: run.run_id.clone(),
+                metric: metric.clone(),
+                source,
+            })?;
             merged.entry(metric.clone()).or_default().merge(&stat);
         }
     }

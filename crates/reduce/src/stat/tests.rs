@@ -130,6 +130,7 @@ fn a_damaged_saved_histogram_is_refused() {
     state.count = 2;
     assert!(Stat::from_state(&state)
         .unwrap_err()
+        .to_string()
         .contains("count says 2"));
     state.hdr = "not base64!".into();
     assert!(Stat::from_state(&state).is_err());

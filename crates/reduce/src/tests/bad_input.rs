@@ -1,19 +1,23 @@
 //! Each rule of the stream, broken once, must name the source and the line.
 
 use super::*;
-use tokenpipe_cli::{Failure, EXIT_BAD_INPUT};
+use crate::Error;
+use tokenpipe_cli::{message, Ending, ToolError};
 
 /// Asserts that `lines` (after the header on line 1) are rejected as bad input at `line`.
 fn assert_bad(lines: &[String], line: usize, needle: &str) {
     let err = summary_of(&stream(lines)).unwrap_err();
-    let msg = err.to_string();
+    let msg = message(&err);
     assert!(
         msg.starts_with(&format!("<test>: line {line}: ")),
         "wrong line: {msg}"
     );
     assert!(msg.contains(needle), "{msg}");
-    let failure = err.downcast_ref::<Failure>().expect("a bad-input failure");
-    assert_eq!(failure.code, EXIT_BAD_INPUT);
+    assert!(
+        matches!(err, Error::Order { line: l, .. } | Error::Request { line: l, .. } if l == line),
+        "{err:?}"
+    );
+    assert_eq!(err.ending(), Ending::BadInput);
 }
 
 #[test]
@@ -71,29 +75,26 @@ fn time_going_backwards_is_bad_input() {
 fn reader_errors_keep_their_line() {
     let lines = [sent(1, 0, 0), r#"{"type":"token","id":1}"#.to_string()];
     let err = summary_of(&stream(&lines)).unwrap_err();
-    let read = err
-        .downcast_ref::<tokenpipe_format::ReadError>()
-        .expect("a read error");
+    let Error::Read(read) = &err else {
+        panic!("a read error: {err:?}")
+    };
     assert!(read.is_bad_input());
-    assert!(err.to_string().contains("line 3"), "{err}");
+    assert_eq!(err.ending(), Ending::BadInput);
+    assert!(message(&err).contains("line 3"), "{err}");
 }
 
 #[test]
 fn no_requests_is_bad_input() {
     let err = summary_of(&stream(&[])).unwrap_err();
     assert!(
-        err.to_string()
-            .contains("<test>: run run-1 (from fire) has no sent or done records"),
+        message(&err).contains("<test>: run run-1 (from fire) has no sent or done records"),
         "{err}"
     );
-    assert_eq!(
-        err.downcast_ref::<Failure>().map(|f| f.code),
-        Some(EXIT_BAD_INPUT)
-    );
+    assert_eq!(err.ending(), Ending::BadInput);
     // Records reduce does not use are no requests either.
     let lines = [r#"{"type":"checkpoint","id":1}"#.to_string()];
     let err = summary_of(&stream(&lines)).unwrap_err();
-    assert!(err.to_string().contains("no sent or done"), "{err}");
+    assert!(message(&err).contains("no sent or done"), "{err}");
 }
 
 #[test]

@@ -51,7 +51,7 @@ pub(super) fn reduce_text(
     texts: &[String],
     opts: &SummaryOptions,
     runs: RunsOptions,
-) -> anyhow::Result<(Vec<Record>, String)> {
+) -> Result<(Vec<Record>, String), crate::Error> {
     drive(vec![("<stdin>", texts.concat())], &[], opts, runs)
 }
 

@@ -25,7 +25,7 @@ pub(super) fn fold_text(
     text: &str,
     agg: &mut dyn crate::Aggregator,
     emit: &mut crate::Emit<'_>,
-) -> anyhow::Result<tokenpipe_format::Header> {
+) -> Result<tokenpipe_format::Header, crate::Error> {
     let mut reader = RecordReader::new(text.as_bytes(), "<test>");
     let header = reader.read_header()?;
     fold_run(&mut reader, &header, agg, &FoldOptions::default(), emit)?;
@@ -39,7 +39,7 @@ pub(super) fn drive(
     labels: &[String],
     opts: &SummaryOptions,
     runs: crate::RunsOptions,
-) -> anyhow::Result<(Vec<tokenpipe_format::Record>, String)> {
+) -> Result<(Vec<tokenpipe_format::Record>, String), crate::Error> {
     let inputs = inputs
         .into_iter()
         .map(|(name, text)| tokenpipe_cli::Input {
@@ -64,7 +64,7 @@ pub(super) fn drive(
     while let Some(r) = reader.next_record()? {
         records.push(r);
     }
-    Ok((records, String::from_utf8(warn)?))
+    Ok((records, String::from_utf8(warn).expect("warnings in UTF-8")))
 }
 
 pub(super) fn header(run_id: &str) -> String {
@@ -95,7 +95,7 @@ pub(super) fn stream(lines: &[String]) -> String {
     s
 }
 
-pub(super) fn summary_of(text: &str) -> anyhow::Result<Summary> {
+pub(super) fn summary_of(text: &str) -> Result<Summary, crate::Error> {
     let mut agg = RunReducer::default();
     let header = fold_text(text, &mut agg, &mut |_| Ok(()))?;
     Ok(agg.finish_summary(

@@ -4,7 +4,7 @@
 //! left unfinished.
 
 use super::*;
-use crate::aggregate::outcomes::{self, slo};
+use crate::aggregate::outcomes;
 
 use tokenpipe_format::{Record, ResultRecord};
 
@@ -50,7 +50,7 @@ fn every_end() -> Vec<String> {
 fn reduce(lines: &[String], opts: &SummaryOptions) -> (Vec<Record>, Summary) {
     let mut agg = RunReducer::new(outcomes::aggregators(opts));
     let mut written = Vec::new();
-    let mut emit = |r: Record| -> anyhow::Result<()> {
+    let mut emit = |r: Record| -> std::io::Result<()> {
         written.push(r);
         Ok(())
     };
@@ -299,7 +299,7 @@ fn a_result_line_is_flat_and_null_where_undefined() {
 fn goodput_with(bounds: &str) -> Summary {
     let slo: Vec<_> = bounds
         .split(',')
-        .map(|b| slo::parse_slo_bound(b).unwrap())
+        .map(|b| crate::cli::parse_slo_bound(b).unwrap())
         .collect();
     reduce(&every_end(), &with(|o| o.outcomes.slo = slo)).1
 }

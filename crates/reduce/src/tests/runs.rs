@@ -10,7 +10,7 @@ fn input(name: &str, text: String) -> (&str, String) {
 fn run_inputs(
     inputs: Vec<(&str, String)>,
     labels: &[String],
-) -> anyhow::Result<(Vec<Record>, String)> {
+) -> Result<(Vec<Record>, String), crate::Error> {
     drive(
         inputs,
         labels,

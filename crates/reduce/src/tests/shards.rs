@@ -161,12 +161,16 @@ fn a_request_in_two_parts_is_bad_input() {
         RunsOptions::default(),
     )
     .unwrap_err();
-    let message = err.to_string();
+    let message = tokenpipe_cli::message(&err);
     assert!(
         message.contains("request 1 is also in another shard"),
         "{message}"
     );
     assert!(message.contains("line"), "{message}");
+    assert_eq!(
+        tokenpipe_cli::ToolError::ending(&err),
+        tokenpipe_cli::Ending::BadInput
+    );
 }
 
 #[test]
@@ -181,8 +185,18 @@ fn a_part_too_far_before_the_first_is_refused() {
     )
     .unwrap_err();
     assert!(
-        err.to_string().contains("started 120.000 s before shard 0"),
-        "{err}"
+        tokenpipe_cli::message(&err).contains("started 120.000 s before shard 0"),
+        "{err:?}"
+    );
+    assert!(
+        matches!(
+            err,
+            crate::Error::Shard {
+                source: crate::ShardError::TooEarly { .. },
+                ..
+            }
+        ),
+        "{err:?}"
     );
 }
 

@@ -5,7 +5,7 @@ use super::*;
 use crate::aggregate::timing::intervals::IntervalAggregator;
 use crate::aggregate::timing::window::WindowChoice;
 use crate::{Aggregator, RunSpan};
-use tokenpipe_cli::{Failure, EXIT_BAD_INPUT};
+use tokenpipe_cli::{message, Ending, ToolError};
 use tokenpipe_format::{Interval, Record, Sent, Token};
 
 const S: u64 = 1_000_000_000;
@@ -59,7 +59,7 @@ fn straddling() -> Vec<String> {
     ]
 }
 
-fn reduce_text(text: String, opts: &SummaryOptions) -> anyhow::Result<Vec<Record>> {
+fn reduce_text(text: String, opts: &SummaryOptions) -> Result<Vec<Record>, crate::Error> {
     Ok(drive(
         vec![("run.ndjson", text)],
         &[],
@@ -69,7 +69,7 @@ fn reduce_text(text: String, opts: &SummaryOptions) -> anyhow::Result<Vec<Record
     .0)
 }
 
-fn summary_with(text: String, window: WindowChoice) -> anyhow::Result<Summary> {
+fn summary_with(text: String, window: WindowChoice) -> Result<Summary, crate::Error> {
     let opts = SummaryOptions {
         window,
         ..SummaryOptions::default()
@@ -77,7 +77,7 @@ fn summary_with(text: String, window: WindowChoice) -> anyhow::Result<Summary> {
     let records = reduce_text(text, &opts)?;
     match records.last() {
         Some(Record::Summary(s)) => Ok((**s).clone()),
-        other => anyhow::bail!("no summary last: {other:?}"),
+        other => panic!("no summary last: {other:?}"),
     }
 }
 
@@ -167,17 +167,17 @@ fn a_phase_the_run_does_not_mark_is_bad_input_naming_those_it_has() {
         WindowChoice::Phase("steady".into()),
     )
     .unwrap_err();
-    let message = format!("{err:#}");
-    assert!(message.contains("run.ndjson: run run-p"), "{message}");
-    assert!(message.contains("fill, measure, drain"), "{message}");
-    let failure = err.downcast_ref::<Failure>().expect("a bad-input failure");
-    assert_eq!(failure.code, EXIT_BAD_INPUT);
+    let text = message(&err);
+    assert!(text.contains("run.ndjson: run run-p"), "{text}");
+    assert!(text.contains("fill, measure, drain"), "{text}");
+    assert!(matches!(err, crate::Error::Window { .. }), "{err:?}");
+    assert_eq!(err.ending(), Ending::BadInput);
     let err = summary_with(
         stream(&two_requests()),
         WindowChoice::Phase("measure".into()),
     )
     .unwrap_err();
-    assert!(format!("{err:#}").contains("marks no phases"), "{err:#}");
+    assert!(message(&err).contains("marks no phases"), "{err:?}");
     // Without phases the default is the whole run.
     let s = summary_with(stream(&two_requests()), WindowChoice::Default).unwrap();
     assert_eq!(s.window, None);

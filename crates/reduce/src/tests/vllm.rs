@@ -3,8 +3,8 @@
 //! without any chunk, each with vLLM's figures worked out by hand and checked with numpy.
 
 use super::*;
-use crate::aggregate::outcomes::slo::parse_slo_bound;
-use crate::aggregate::vllm::{options, VllmAggregator};
+use crate::aggregate::vllm::VllmAggregator;
+use crate::cli::{parse_slo_bound, vllm_options};
 use crate::RunReducer;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -75,7 +75,7 @@ fn vllm_of(text: &str, percentiles: &[f64], slo: &str) -> (Summary, BTreeMap<Str
         .filter(|s| !s.is_empty())
         .map(|s| parse_slo_bound(s).unwrap())
         .collect();
-    let opts = options(percentiles, &slos).unwrap();
+    let opts = vllm_options(percentiles, &slos).unwrap();
     let mut agg = RunReducer::new(vec![Box::new(VllmAggregator::new(opts, &header, 0))]);
     let fold = FoldOptions {
         keep_events: true,
@@ -196,7 +196,7 @@ fn without_kept_events_the_aggregator_says_so() {
     let text = five_requests();
     let mut reader = RecordReader::new(text.as_bytes(), "<test>");
     let header = reader.read_header().unwrap();
-    let mut agg = VllmAggregator::new(options(&[], &[]).unwrap(), &header, 0);
+    let mut agg = VllmAggregator::new(vllm_options(&[], &[]).unwrap(), &header, 0);
     let e = fold_run(
         &mut reader,
         &header,
@@ -205,7 +205,10 @@ fn without_kept_events_the_aggregator_says_so() {
         &mut |_| Ok(()),
     )
     .unwrap_err();
-    assert!(e.to_string().contains("need every event"), "{e}");
+    assert!(
+        tokenpipe_cli::message(&e).contains("need every event"),
+        "{e:?}"
+    );
 }
 
 #[test]

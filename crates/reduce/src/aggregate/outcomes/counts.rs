@@ -3,6 +3,7 @@
 
 use super::error_label;
 use crate::aggregate::{Aggregator, RunSpan};
+use crate::error::RequestError;
 use crate::request::RequestResult;
 use std::collections::BTreeMap;
 use tokenpipe_format::{ErrorKind, Record, Summary};
@@ -17,7 +18,7 @@ pub struct Counts {
 }
 
 impl Aggregator for Counts {
-    fn add(&mut self, r: &RequestResult) -> Result<(), String> {
+    fn add(&mut self, r: &RequestResult) -> Result<(), RequestError> {
         self.scheduled += 1;
         if r.sent_ns.is_some() {
             self.sent += 1;

@@ -3,6 +3,7 @@
 
 use super::slo::SloBound;
 use crate::aggregate::{Aggregator, RunSpan};
+use crate::error::RequestError;
 use crate::request::RequestResult;
 use tokenpipe_format::{Record, Summary};
 
@@ -31,7 +32,7 @@ impl Goodput {
 }
 
 impl Aggregator for Goodput {
-    fn add(&mut self, r: &RequestResult) -> Result<(), String> {
+    fn add(&mut self, r: &RequestResult) -> Result<(), RequestError> {
         self.requests += 1;
         if self.is_good(r) {
             self.good += 1;

@@ -4,6 +4,7 @@
 //! metric (`samples`), so each figure says which requests it covers.
 
 use crate::aggregate::{Aggregator, RunSpan, SummaryOptions};
+use crate::error::RequestError;
 use crate::request::RequestResult;
 use crate::stat::Stat;
 use tokenpipe_format::vocab::{self, Metric, Unit};
@@ -64,7 +65,7 @@ fn push(stat: &mut Stat, value: Option<f64>, unit: Unit) {
 }
 
 impl Aggregator for MoreLatency {
-    fn add(&mut self, r: &RequestResult) -> Result<(), String> {
+    fn add(&mut self, r: &RequestResult) -> Result<(), RequestError> {
         if !r.ok {
             return Ok(());
         }

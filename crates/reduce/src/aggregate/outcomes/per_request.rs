@@ -4,6 +4,7 @@
 
 use super::error_label;
 use crate::aggregate::Aggregator;
+use crate::error::RequestError;
 use crate::request::RequestResult;
 use tokenpipe_format::{Record, ResultRecord};
 
@@ -14,7 +15,7 @@ pub struct PerRequest {
 }
 
 impl Aggregator for PerRequest {
-    fn add(&mut self, r: &RequestResult) -> Result<(), String> {
+    fn add(&mut self, r: &RequestResult) -> Result<(), RequestError> {
         self.ready.push(Record::Result(Box::new(result_record(r))));
         Ok(())
     }

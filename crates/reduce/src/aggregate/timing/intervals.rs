@@ -7,6 +7,7 @@
 //! event is kept.
 
 use crate::aggregate::{Aggregator, RunSpan};
+use crate::error::RequestError;
 use crate::request::RequestResult;
 use crate::stat::Stat;
 use std::collections::VecDeque;
@@ -215,7 +216,7 @@ impl Aggregator for IntervalAggregator {
         }
     }
 
-    fn add(&mut self, r: &RequestResult) -> Result<(), String> {
+    fn add(&mut self, r: &RequestResult) -> Result<(), RequestError> {
         self.flights.remove(&r.id);
         // A request still in flight when the run ended has not ended in any slice.
         let Some(done) = r.done_ns.filter(|&d| !self.out_of_reach(d)) else {

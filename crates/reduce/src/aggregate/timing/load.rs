@@ -8,6 +8,7 @@ use super::peak::PeakTokens;
 use super::span::RunSpan;
 use super::window::Window;
 use crate::aggregate::Aggregator;
+use crate::error::RequestError;
 use crate::request::RequestResult;
 use tokenpipe_format::{vocab, Header, Record, StatName, Summary, Token};
 
@@ -55,7 +56,7 @@ impl Aggregator for LoadAggregator {
         }
     }
 
-    fn add(&mut self, r: &RequestResult) -> Result<(), String> {
+    fn add(&mut self, r: &RequestResult) -> Result<(), RequestError> {
         if let Some(sent) = r.sent_ns {
             // Still in flight at the end of the run: it ends with the run's last event, which
             // the span never passes.

@@ -4,6 +4,7 @@
 //! this file implements: a request belongs to the window it was sent in, and is measured whole.
 
 use super::span::RunSpan;
+use crate::error::WindowError;
 use crate::request::RequestResult;
 use tokenpipe_format::{Header, MeasuredWindow, Phase, Summary, Token};
 
@@ -69,7 +70,7 @@ pub enum WindowChoice {
 impl WindowChoice {
     /// The window of the run that `header` starts, or `None` for the whole run. A phase the
     /// run does not mark, or unreadable phases, are an error naming what the run has.
-    pub fn resolve(&self, header: &Header) -> Result<Option<Window>, String> {
+    pub fn resolve(&self, header: &Header) -> Result<Option<Window>, WindowError> {
         match self {
             WindowChoice::All => Ok(None),
             WindowChoice::Manual {
@@ -90,17 +91,14 @@ impl WindowChoice {
                 if let Some(p) = phases.iter().find(|p| &p.name == name) {
                     return Ok(Some(from_phase(p.clone())));
                 }
-                let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
-                Err(if names.is_empty() {
-                    format!(
-                        "--phase {name}: the run marks no phases (arrivals marks them with \
-                         --fill, --stabilize and --measure); use --phase all or --warmup/--measure"
-                    )
+                let phase = name.clone();
+                Err(if phases.is_empty() {
+                    WindowError::NoPhases { phase }
                 } else {
-                    format!(
-                        "--phase {name}: the run marks no such phase; it has {} (or use all)",
-                        names.join(", ")
-                    )
+                    WindowError::NoSuchPhase {
+                        phase,
+                        marked: phases.into_iter().map(|p| p.name).collect(),
+                    }
                 })
             }
         }
@@ -117,12 +115,10 @@ fn from_phase(p: Phase) -> Window {
 }
 
 /// The phases in the header chain (arrivals' `phases` parameter); none when absent.
-fn phases(header: &Header) -> Result<Vec<Phase>, String> {
+fn phases(header: &Header) -> Result<Vec<Phase>, WindowError> {
     match header.param("phases") {
         None | Some(serde_json::Value::Null) => Ok(Vec::new()),
-        Some(v) => {
-            serde_json::from_value(v.clone()).map_err(|e| format!("header: field \"phases\": {e}"))
-        }
+        Some(v) => serde_json::from_value(v.clone()).map_err(WindowError::Phases),
     }
 }
 
