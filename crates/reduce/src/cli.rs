@@ -292,16 +292,8 @@ fn collect_meta(pairs: &[(String, String)]) -> Result<BTreeMap<String, String>, 
     Ok(meta)
 }
 
-/// Runs `reduce` on the process's arguments, stdin and stdout. A stdout closed by its reader
-/// (`reduce | head`) is the normal end of a pipe, not an error.
+/// Runs `reduce` on the process's arguments, stdin and stdout.
 pub fn main() -> Result<(), Error> {
-    match run() {
-        Err(e) if e.is_closed_pipe() => Ok(()),
-        other => other,
-    }
-}
-
-fn run() -> Result<(), Error> {
     let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
         return Ok(());
     };

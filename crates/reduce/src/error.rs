@@ -123,19 +123,10 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// Whether this is a write to a stdout whose reader has gone (`reduce | head`), the normal
-    /// end of a pipe. `tokenpipe_cli::run` looks for one among an error's sources, where the
-    /// transparent [`Error::Io`] does not put its own.
-    pub(crate) fn is_closed_pipe(&self) -> bool {
-        matches!(self, Error::Io(e) if e.kind() == io::ErrorKind::BrokenPipe)
-    }
-}
-
 impl ToolError for Error {
     fn ending(&self) -> Ending {
         match self {
-            Error::Io(_) => Ending::Failure,
+            Error::Io(e) => e.ending(),
             Error::Read(e) => e.ending(),
             Error::Flags(_)
             | Error::Open(_)
@@ -351,9 +342,9 @@ mod tests {
 
     #[test]
     fn a_closed_stdout_is_told_apart_from_a_failed_write() {
-        assert!(Error::from(io::Error::from(io::ErrorKind::BrokenPipe)).is_closed_pipe());
+        let closed = Error::from(io::Error::from(io::ErrorKind::BrokenPipe));
+        assert_eq!(closed.ending(), Ending::ClosedPipe);
         let full = Error::from(io::Error::from(io::ErrorKind::StorageFull));
-        assert!(!full.is_closed_pipe());
         assert_eq!(full.ending(), Ending::Failure);
     }
 
