@@ -19,6 +19,7 @@
 
 pub mod api;
 mod cli;
+mod config;
 mod discover;
 mod dispatch;
 pub mod exchange;
@@ -41,13 +42,7 @@ mod stop;
 mod sync;
 mod verdict;
 
-use cli::Args;
-
-/// Parses the process arguments and runs.
-pub fn main() -> anyhow::Result<()> {
-    let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
-        return Ok(());
-    };
-    tokenpipe_cli::raise_fd_limit();
-    run::run(args)
-}
+pub use cli::main;
+pub use config::Config;
+pub use http::Transport;
+pub use run::run;

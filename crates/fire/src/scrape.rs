@@ -14,7 +14,7 @@
 //! most exporters' `/metrics` are.
 
 use crate::failure::error_chain;
-use crate::http::{HttpClient, TransportArgs};
+use crate::http::{HttpClient, Transport};
 use crate::stop::Stop;
 use http_body_util::BodyExt;
 use hyper::header::HeaderMap;
@@ -66,7 +66,7 @@ impl Scraper {
         base_url: &str,
         given: &str,
         run_headers: &HeaderMap,
-        transport: &TransportArgs,
+        transport: &Transport,
     ) -> anyhow::Result<Self> {
         let uri = metrics_uri(base_url, given)?;
         let same_host = base_url

@@ -19,7 +19,7 @@ use serde::Serialize;
 use tokenpipe_format::Request;
 
 /// Which OpenAI-compatible endpoint to call (the `--api` flag).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Api {
     /// `POST {url}/completions` with `prompt`.
@@ -98,7 +98,7 @@ pub struct BodyOptions {
 /// How much usage the stream is asked to carry (the `--stream-usage` flag). Servers that do not
 /// know `stream_options` may refuse the request (`off` then helps); fire counts tokens by events
 /// when no usage comes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StreamUsage {
     /// `stream_options: {include_usage: true}`: one usage chunk at the end (OpenAI, vLLM, SGLang).

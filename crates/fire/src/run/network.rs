@@ -4,7 +4,7 @@
 //! limit is short of the requests in flight, and the metrics scrape before the run.
 
 use super::plan::Plan;
-use crate::cli::Args;
+use crate::config::Config;
 use crate::discover::{self, Discovery};
 use crate::dispatch::{Dispatch, Policy};
 use crate::http::{self, HttpClient};
@@ -38,24 +38,24 @@ impl Network {
     /// The runtime, the client with its connections, the model and the first scrape, in that
     /// order; `Err` is bad input or a server that cannot be reached.
     pub(super) fn ready(plan: &Plan) -> anyhow::Result<Self> {
-        let args = &plan.args;
+        let config = &plan.config;
         let network_cpu = Arc::new(ThreadCpu::default());
-        let runtime = runtime(args.threads, &network_cpu)?;
+        let runtime = runtime(config.threads, &network_cpu)?;
         let (client, preconnected) = start_client(
-            args,
+            config,
             &runtime,
             &*plan.schedule.policy,
             &plan.uri,
             &plan.stop,
         )?;
-        let model = match &args.model {
+        let model = match &config.model {
             Some(m) => Some(m.clone()),
             None => discover_model(plan, &runtime, &client)?,
         };
         warn_if_fds_short(plan.schedule.policy.in_flight_limit());
-        let scraper = match &args.server_metrics {
+        let scraper = match &config.server_metrics {
             Some(given) => Some(runtime.block_on(async {
-                Scraper::new(&plan.url, given, &plan.headers, &args.transport)
+                Scraper::new(&config.url, given, &plan.headers, &config.transport)
             })?),
             None => None,
         };
@@ -97,7 +97,7 @@ fn runtime(threads: u16, network_cpu: &Arc<ThreadCpu>) -> std::io::Result<Runtim
 /// connections: before the clock starts, so that no request waits on them. Returns the client
 /// and the connections it opened.
 fn start_client(
-    args: &Args,
+    config: &Config,
     runtime: &Runtime,
     policy: &dyn Policy,
     uri: &Uri,
@@ -109,11 +109,11 @@ fn start_client(
         _ => (false, None),
     };
     let https = uri.scheme_str() == Some("https");
-    args.transport.warn(https);
-    let mut options = args.transport.options(https, in_flight);
-    options.connect_timeout = Some(args.connect_timeout);
+    config.transport.warn(https);
+    let mut options = config.transport.options(https, in_flight);
+    options.connect_timeout = Some(config.connect_timeout);
     let client = runtime.block_on(async { HttpClient::new(&options) })?;
-    if let Some(n) = args.transport.preconnect(closed, in_flight) {
+    if let Some(n) = config.transport.to_preconnect(closed, in_flight) {
         let done = runtime.block_on(http::preconnect::preconnect(&client, uri, n, stop));
         if let (Some(problem), None) = (&done.problem, stop.reason()) {
             eprintln!(
@@ -137,7 +137,7 @@ fn discover_model(
         client,
         plan.models_uri.clone(),
         &plan.headers,
-        plan.args.timeout,
+        plan.config.timeout,
         &plan.stop,
     ));
     match found {
@@ -147,7 +147,7 @@ fn discover_model(
             tokenpipe_cli::EXIT_FAILURE,
             format!(
                 "cannot connect to {} (GET {}: {why}); is the server up and --url right? Nothing was sent",
-                plan.url, plan.models_uri
+                plan.config.url, plan.models_uri
             ),
         )),
     }

@@ -4,7 +4,7 @@
 //! of the run is told on stderr, and how the run ended becomes fire's exit status.
 
 use super::start::Running;
-use crate::cli::Args;
+use crate::config::Config;
 use crate::discover;
 use crate::dispatch::{self, Inbox};
 use crate::exchange::Ctx;
@@ -21,8 +21,7 @@ use tokio::runtime::Runtime;
 /// not 0.
 pub(super) fn report(running: Running) -> anyhow::Result<()> {
     let Running {
-        args,
-        url,
+        config,
         runtime,
         ctx,
         inbox,
@@ -47,14 +46,14 @@ pub(super) fn report(running: Running) -> anyhow::Result<()> {
         &counts,
         ctx.clock.now_ns(),
         network_cpu.total_ns(),
-        u32::from(args.threads),
+        u32::from(config.threads),
         selfcheck::process_usage(),
     );
     ctx.sink.record(&Record::Client(client.clone()));
     ctx.sink.finish()?;
-    print_end(&args, &ctx.stop, &counts, &client);
+    print_end(&config, &ctx.stop, &counts, &client);
     if ctx.stop.reason() != Some(StopReason::OutputClosed) && ctx.verdict.saw_not_found() {
-        if let Some(hint) = discover::v1_hint(&url) {
+        if let Some(hint) = discover::v1_hint(&config.url) {
             eprintln!("fire: requests were answered 404 Not Found: {hint}");
         }
     }
@@ -92,11 +91,11 @@ fn send_all(runtime: &Runtime, ctx: &Arc<Ctx>, inbox: Inbox, scraper: Option<&Sc
 /// The end of the run on stderr: the counts (unless `--quiet`), then why the client did not
 /// keep up, if it did not (even with `--quiet`: the numbers it wrote may be distorted). Nothing
 /// when the reader of the output went away: a `fire | head` ends without chatter.
-fn print_end(args: &Args, stop: &Stop, counts: &Snapshot, client: &Client) {
+fn print_end(config: &Config, stop: &Stop, counts: &Snapshot, client: &Client) {
     if stop.reason() == Some(StopReason::OutputClosed) {
         return;
     }
-    if !args.quiet {
+    if !config.quiet {
         eprintln!("fire: {}", selfcheck::counts_line(counts));
     }
     for warning in &client.warnings {
