@@ -1,9 +1,10 @@
-//! What a run is to do, as plain values: the input of [`crate::run`], which `cli` builds from the
+//! What a run is to do, as plain values: the input of [`crate::run()`], which `cli` builds from the
 //! flags and a program may build itself. The checks of the values that only make sense
 //! together (the endpoint's URI, the headers, the body settings) and what of them the output
 //! header records live here, so that every caller gets the same checks and the same header.
 
 use crate::api::{self, Api, StreamUsage};
+use crate::error::Error;
 use crate::headers;
 use crate::http::Transport;
 use crate::sink::DEFAULT_OUTPUT_BUFFER;
@@ -111,22 +112,21 @@ impl Config {
 
     /// The endpoint's URI and the model list's: `{url}` + the API's path (or `endpoint`: a path
     /// on the same host, or a whole URL), and `{url}/models`.
-    pub(crate) fn endpoints(&self) -> anyhow::Result<(Uri, Uri)> {
+    pub(crate) fn endpoints(&self) -> Result<(Uri, Uri), Error> {
         endpoint(&self.url, self.api, self.endpoint.as_deref())
     }
 
     /// The extra headers of every request (`-H`, `--api-key`), checked.
-    pub(crate) fn request_headers(&self) -> anyhow::Result<HeaderMap> {
-        headers::request_headers(&self.headers, self.api_key.as_deref())
-            .map_err(tokenpipe_cli::bad_input)
+    pub(crate) fn request_headers(&self) -> Result<HeaderMap, Error> {
+        headers::request_headers(&self.headers, self.api_key.as_deref()).map_err(Error::Flag)
     }
 
     /// The body settings that come from the run (`--temperature`, `--extra-body`,
     /// `--stream-usage`, `ignore_eos`), checked; the model is filled in once it is known.
-    pub(crate) fn body_options(&self) -> anyhow::Result<api::BodyOptions> {
+    pub(crate) fn body_options(&self) -> Result<api::BodyOptions, Error> {
         if let Some(t) = self.temperature {
             if !t.is_finite() || t < 0.0 {
-                return Err(tokenpipe_cli::bad_input(format!(
+                return Err(Error::Flag(format!(
                     "--temperature {t}: expected a finite number, zero or more"
                 )));
             }
@@ -134,16 +134,15 @@ impl Config {
         let extra = match &self.extra_body {
             None => None,
             Some(text) => {
-                let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-                    tokenpipe_cli::bad_input(format!("--extra-body: not valid JSON: {e}"))
-                })?;
+                let value: serde_json::Value =
+                    serde_json::from_str(text).map_err(Error::ExtraBody)?;
                 let serde_json::Value::Object(map) = value else {
-                    return Err(tokenpipe_cli::bad_input(
-                        "--extra-body: expected a JSON object such as '{\"top_p\":0.9}'",
+                    return Err(Error::Flag(
+                        "--extra-body: expected a JSON object such as '{\"top_p\":0.9}'".into(),
                     ));
                 };
                 if let Some(own) = map.keys().find(|k| api::is_own_member(k)) {
-                    return Err(tokenpipe_cli::bad_input(format!(
+                    return Err(Error::Flag(format!(
                         "--extra-body: member \"{own}\" is set by fire itself and cannot be replaced (use its own flag)"
                     )));
                 }
@@ -238,16 +237,19 @@ impl Config {
 }
 
 /// The endpoint's URI and the model list's, from the base URL, the API and `--endpoint`.
-fn endpoint(base: &str, api: Api, path: Option<&str>) -> anyhow::Result<(Uri, Uri)> {
+fn endpoint(base: &str, api: Api, path: Option<&str>) -> Result<(Uri, Uri), Error> {
     let base = base.trim_end_matches('/');
     if !(base.starts_with("http://") || base.starts_with("https://")) {
-        return Err(tokenpipe_cli::bad_input(format!(
+        return Err(Error::Flag(format!(
             "--url {base}: expected an http:// or https:// URL"
         )));
     }
-    let parse = |flag: &str, s: String| {
-        s.parse::<Uri>()
-            .map_err(|e| tokenpipe_cli::bad_input(format!("{flag} {s}: {e}")))
+    let parse = |flag: &'static str, value: String| {
+        value.parse::<Uri>().map_err(|source| Error::Url {
+            flag,
+            value,
+            source,
+        })
     };
     let models = parse("--url", format!("{base}/models"))?;
     let generate = match path {
@@ -261,7 +263,7 @@ fn endpoint(base: &str, api: Api, path: Option<&str>) -> anyhow::Result<(Uri, Ur
             parse("--endpoint", format!("{scheme}://{host}{p}"))?
         }
         Some(p) => {
-            return Err(tokenpipe_cli::bad_input(format!(
+            return Err(Error::Flag(format!(
             "--endpoint {p}: expected a path starting with / (or a whole http:// or https:// URL)"
         )))
         }
@@ -272,6 +274,7 @@ fn endpoint(base: &str, api: Api, path: Option<&str>) -> anyhow::Result<(Uri, Ur
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokenpipe_cli::{message, Ending, ToolError};
 
     #[test]
     fn endpoints_and_bad_urls() {
@@ -283,13 +286,17 @@ mod tests {
         assert_eq!(m.to_string(), "http://h:1/v1/models");
         let (u, _) = endpoint("http://h:1/v1", Api::Chat, Some("http://o:2/x")).unwrap();
         assert_eq!(u.to_string(), "http://o:2/x");
-        assert!(endpoint("http://h/v1", Api::Chat, Some("gw/generate")).is_err());
+        let bad = endpoint("http://h/v1", Api::Chat, Some("gw/generate")).unwrap_err();
+        assert_eq!(bad.ending(), Ending::BadInput);
         let (u, _) = endpoint("https://x:8443/v1", Api::Completions, None).unwrap();
         assert_eq!(u.to_string(), "https://x:8443/v1/completions");
         let (u, _) = endpoint("https://x:8443/v1", Api::Chat, Some("/gw")).unwrap();
         assert_eq!(u.to_string(), "https://x:8443/gw");
-        assert!(endpoint("ftp://x/v1", Api::Chat, None).is_err());
-        assert!(endpoint("http://exa mple/v1", Api::Chat, None).is_err());
+        let bad = endpoint("ftp://x/v1", Api::Chat, None).unwrap_err();
+        assert_eq!(bad.ending(), Ending::BadInput);
+        let bad = endpoint("http://exa mple/v1", Api::Chat, None).unwrap_err();
+        assert!(message(&bad).starts_with("--url http://exa mple/v1/models: "));
+        assert_eq!(bad.ending(), Ending::BadInput);
     }
 
     #[test]
@@ -317,7 +324,9 @@ mod tests {
             ("--temperature", temperature(-1.0)),
             ("--temperature", temperature(f64::NAN)),
         ] {
-            let e = bad.body_options().err().unwrap().to_string();
+            let e = bad.body_options().err().unwrap();
+            assert_eq!(e.ending(), Ending::BadInput);
+            let e = message(&e);
             assert!(e.starts_with(flag), "{e}");
         }
     }

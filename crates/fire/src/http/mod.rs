@@ -75,7 +75,7 @@ pub struct HttpClient {
 
 impl HttpClient {
     /// Builds the client; `Err` is bad input (an unreadable CA file, a system without roots).
-    pub fn new(options: &Options) -> anyhow::Result<Self> {
+    pub fn new(options: &Options) -> Result<Self, crate::error::Error> {
         let tls = tls::client_config(&options.trust, options.https)?;
         let mut tcp = HttpConnector::new();
         tcp.set_nodelay(true);

@@ -12,11 +12,12 @@ mod report;
 mod start;
 
 use crate::config::Config;
+use crate::error::Error;
 
 /// Runs a whole benchmark: reads the schedule (`config.schedule`, or stdin), sends its requests
 /// and writes the events to stdout, then says on stderr how the run went. Stdout and the
 /// signals are the process's: Ctrl-C and SIGTERM stop the run, a second one ends the process.
-pub fn run(config: Config) -> anyhow::Result<()> {
+pub fn run(config: Config) -> Result<(), Error> {
     let plan = plan::plan(config)?;
     let running = start::start(plan)?;
     report::report(running)

@@ -7,6 +7,7 @@ use super::plan::Plan;
 use crate::config::Config;
 use crate::discover::{self, Discovery};
 use crate::dispatch::{Dispatch, Policy};
+use crate::error::Error;
 use crate::http::{self, HttpClient};
 use crate::scrape::Scraper;
 use crate::selfcheck::{self, ThreadCpu};
@@ -37,7 +38,7 @@ pub(super) struct Network {
 impl Network {
     /// The runtime, the client with its connections, the model and the first scrape, in that
     /// order; `Err` is bad input or a server that cannot be reached.
-    pub(super) fn ready(plan: &Plan) -> anyhow::Result<Self> {
+    pub(super) fn ready(plan: &Plan) -> Result<Self, Error> {
         let config = &plan.config;
         let network_cpu = Arc::new(ThreadCpu::default());
         let runtime = runtime(config.threads, &network_cpu)?;
@@ -102,7 +103,7 @@ fn start_client(
     policy: &dyn Policy,
     uri: &Uri,
     stop: &Stop,
-) -> anyhow::Result<(HttpClient, u64)> {
+) -> Result<(HttpClient, u64), Error> {
     let (closed, in_flight) = match policy.in_flight_limit() {
         Some(Dispatch::Limit(n)) => (true, Some(n)),
         Some(Dispatch::Cap(n)) => (false, Some(n)),
@@ -132,7 +133,7 @@ fn discover_model(
     plan: &Plan,
     runtime: &Runtime,
     client: &HttpClient,
-) -> anyhow::Result<Option<String>> {
+) -> Result<Option<String>, Error> {
     let found = runtime.block_on(discover::model(
         client,
         plan.models_uri.clone(),
@@ -143,13 +144,11 @@ fn discover_model(
     match found {
         Discovery::Found(m) => Ok(Some(m)),
         Discovery::Unknown | Discovery::Stopped => Ok(None),
-        Discovery::Unreachable(why) => Err(tokenpipe_cli::failure(
-            tokenpipe_cli::EXIT_FAILURE,
-            format!(
-                "cannot connect to {} (GET {}: {why}); is the server up and --url right? Nothing was sent",
-                plan.config.url, plan.models_uri
-            ),
-        )),
+        Discovery::Unreachable(why) => Err(Error::Unreachable {
+            url: plan.config.url.clone(),
+            models: plan.models_uri.to_string(),
+            why,
+        }),
     }
 }
 

@@ -6,6 +6,7 @@
 use crate::api::BodyOptions;
 use crate::config::Config;
 use crate::dispatch::{self, Policy};
+use crate::error::Error;
 use crate::input;
 use crate::job::credit::Gate;
 use crate::signals::{self, LastResort};
@@ -64,7 +65,7 @@ pub(super) struct Schedule {
 }
 
 /// Works out the run's plan; `Err` is bad input, or a stop before the schedule's head came.
-pub(super) fn plan(config: Config) -> anyhow::Result<Plan> {
+pub(super) fn plan(config: Config) -> Result<Plan, Error> {
     let (uri, models_uri) = config.endpoints()?;
     let headers = config.request_headers()?;
     let body_options = config.body_options()?;
@@ -88,7 +89,7 @@ pub(super) fn plan(config: Config) -> anyhow::Result<Plan> {
 impl Schedule {
     /// Opens the schedule (FILE or stdin) and reads its head: the policy, the salt, the
     /// request count and the time bound all come from its first record.
-    fn read(config: &Config, stop: &Arc<Stop>) -> anyhow::Result<Self> {
+    fn read(config: &Config, stop: &Arc<Stop>) -> Result<Self, Error> {
         let input = input::open(config.schedule.as_deref(), stop.clone())?;
         let mut reader = RecordReader::new(input.reader, input.name)
             .keep(&[RecordType::Schedule, RecordType::Request])
@@ -106,23 +107,20 @@ impl Schedule {
         let (upstream, first) = match read_ahead(&mut reader) {
             Ok(found) => found,
             Err(e) => {
-                if let Some((code, _)) = stop.reason().and_then(StopReason::exit) {
-                    return Err(tokenpipe_cli::failure(
-                        code,
-                        "stopped before a schedule was read; nothing was sent",
-                    ));
+                if let Some((ending, _)) = stop.reason().and_then(StopReason::exit) {
+                    return Err(Error::StoppedBeforeSchedule { ending });
                 }
                 return Err(e.into());
             }
         };
         let policy = match &first {
-            Some(r) => dispatch::policy_for(r, config.concurrency).map_err(|m| {
-                tokenpipe_cli::bad_input(format!(
-                    "{}: line {}: {m}",
-                    reader.source_name(),
-                    reader.line()
-                ))
-            })?,
+            Some(r) => {
+                dispatch::policy_for(r, config.concurrency).map_err(|problem| Error::Schedule {
+                    input: reader.source_name().to_string(),
+                    line: reader.line(),
+                    problem,
+                })?
+            }
             None => Box::new(dispatch::Open { cap: None }),
         };
         let (salt, requests) = match &first {
@@ -146,20 +144,22 @@ impl Schedule {
 }
 
 /// Opens the `--save` file, refusing to truncate the schedule it would overwrite.
-fn save_file(config: &Config) -> anyhow::Result<Option<(String, File)>> {
+fn save_file(config: &Config) -> Result<Option<(String, File)>, Error> {
     let Some(path) = &config.save else {
         return Ok(None);
     };
     if let Some(input) = &config.schedule {
         if same_file(path, input) {
-            return Err(tokenpipe_cli::bad_input(format!(
+            return Err(Error::Flag(format!(
                 "--save {}: that is the schedule being read; name another file",
                 path.display()
             )));
         }
     }
-    let file = File::create(path)
-        .map_err(|e| tokenpipe_cli::bad_input(format!("--save {}: {e}", path.display())))?;
+    let file = File::create(path).map_err(|source| Error::Save {
+        path: path.clone(),
+        source,
+    })?;
     Ok(Some((path.display().to_string(), file)))
 }
 
@@ -191,6 +191,7 @@ fn read_ahead<R: BufRead>(
 mod tests {
     use super::*;
     use std::path::PathBuf;
+    use tokenpipe_cli::{Ending, ToolError};
 
     #[test]
     fn save_never_overwrites_the_schedule() {
@@ -203,11 +204,19 @@ mod tests {
             schedule: Some(sched.clone()),
             ..Config::new("http://x/v1")
         };
-        assert!(save_file(&config(dir.join("./sched.ndjson"))).is_err());
+        let same = save_file(&config(dir.join("./sched.ndjson"))).unwrap_err();
+        assert_eq!(same.ending(), Ending::BadInput);
+        assert!(same
+            .to_string()
+            .ends_with("that is the schedule being read; name another file"));
         assert_eq!(std::fs::read_to_string(&sched).unwrap(), "schedule");
         assert!(save_file(&config(dir.join("events.ndjson")))
             .unwrap()
             .is_some());
+        let unwritable = save_file(&config(dir.join("no/such/dir/events.ndjson"))).unwrap_err();
+        assert_eq!(unwritable.ending(), Ending::BadInput);
+        assert!(tokenpipe_cli::message(&unwritable)
+            .contains("/no/such/dir/events.ndjson: No such file"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -8,6 +8,7 @@ use super::plan::{Plan, Schedule};
 use crate::api::BodyOptions;
 use crate::config::Config;
 use crate::dispatch::{self, Dispatcher, Inbox, Pace};
+use crate::error::Error;
 use crate::exchange::Ctx;
 use crate::http::HttpClient;
 use crate::limits::Limits;
@@ -18,7 +19,6 @@ use crate::selfcheck::ThreadCpu;
 use crate::sink::{Output, Sink};
 use crate::stop::{Stop, StopReason};
 use crate::verdict::Verdict;
-use anyhow::Context;
 use hyper::header::HeaderMap;
 use hyper::Uri;
 use std::io::IsTerminal;
@@ -41,7 +41,7 @@ pub(super) struct Running {
     /// The `--server-metrics` scraper, for the scrape after the run.
     pub scraper: Option<Scraper>,
     /// The dispatcher thread; it ends with the error of a malformed schedule line, if any.
-    pub dispatcher: JoinHandle<anyhow::Result<()>>,
+    pub dispatcher: JoinHandle<Result<(), Error>>,
     /// The progress view, on a terminal.
     pub progress: Option<Progress>,
     /// CPU time of the network threads, each adding its own as it ends.
@@ -50,7 +50,7 @@ pub(super) struct Running {
 
 /// Starts everything `plan` needs; `Err` is bad input, a server that cannot be reached, or a
 /// thread or runtime that could not be started.
-pub(super) fn start(mut plan: Plan) -> anyhow::Result<Running> {
+pub(super) fn start(mut plan: Plan) -> Result<Running, Error> {
     let mut network = Network::ready(&plan)?;
     let mut recorder = Recorder::start(&mut plan, &network)?;
     let Plan {
@@ -123,7 +123,7 @@ struct Recorder {
 impl Recorder {
     /// Starts the clock and the output, and writes the header (with the salt, when there is
     /// one) and the scrape before the run.
-    fn start(plan: &mut Plan, network: &Network) -> anyhow::Result<Self> {
+    fn start(plan: &mut Plan, network: &Network) -> Result<Self, Error> {
         let clock = RunClock::start();
         let sink = open_output(&plan.config, plan.saved.take(), clock, &plan.stop)?;
         plan.last_resort.arm(sink.clone());
@@ -197,7 +197,7 @@ fn open_output(
     saved: Option<(String, std::fs::File)>,
     clock: RunClock,
     stop: &Arc<Stop>,
-) -> anyhow::Result<Arc<Sink>> {
+) -> Result<Arc<Sink>, Error> {
     let stop_on_close = stop.clone();
     let mut outputs = vec![Output {
         name: "<stdout>".into(),
@@ -218,7 +218,10 @@ fn open_output(
             })),
         });
     }
-    Sink::start(outputs, config.output_buffer, clock).context("starting the output writer threads")
+    Sink::start(outputs, config.output_buffer, clock).map_err(|source| Error::Thread {
+        what: "output writer threads",
+        source,
+    })
 }
 
 /// Starts the schedule reader and the dispatcher threads, which release `schedule`'s requests
@@ -231,7 +234,7 @@ fn start_dispatcher(
     pace: Pace,
     sink: &Arc<Sink>,
     live: &Arc<Counters>,
-) -> anyhow::Result<(JoinHandle<anyhow::Result<()>>, Inbox)> {
+) -> Result<(JoinHandle<Result<(), Error>>, Inbox), Error> {
     let (queue_tx, queue_rx) = tokio::sync::mpsc::unbounded_channel();
     let (priority_tx, priority_rx) = tokio::sync::mpsc::unbounded_channel();
     let (events_tx, events_rx) = dispatch::feed::channel();
@@ -242,7 +245,10 @@ fn start_dispatcher(
         schedule.gate.clone(),
         events_tx.clone(),
     )
-    .context("starting the schedule reader thread")?;
+    .map_err(|source| Error::Thread {
+        what: "schedule reader thread",
+        source,
+    })?;
     let dispatcher = Dispatcher {
         pace,
         queue: queue_tx,
@@ -261,7 +267,10 @@ fn start_dispatcher(
     let dispatcher = std::thread::Builder::new()
         .name("fire-dispatch".into())
         .spawn(move || dispatcher.run())
-        .context("starting the dispatcher thread")?;
+        .map_err(|source| Error::Thread {
+            what: "dispatcher thread",
+            source,
+        })?;
     let inbox = Inbox {
         queue: queue_rx,
         priority: priority_rx,
