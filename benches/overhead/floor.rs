@@ -120,7 +120,9 @@ fn dispatch(
         let Record::Request(req) = record else {
             continue;
         };
-        let body = dialect.encode(&req, &[], &opts)?;
+        let body = dialect
+            .encode(&req, &[], &opts)
+            .map_err(|e| e.to_string())?;
         let scheduled_ns = match (open, req.offset_ns) {
             (true, Some(offset)) => {
                 let at = origin + offset;

@@ -1,3 +1,3 @@
 fn main() {
-    tokenpipe_cli::run_anyhow("fire", tokenpipe_fire::main)
+    tokenpipe_cli::run("fire", tokenpipe_fire::main)
 }

@@ -1,17 +1,31 @@
-//! `fire`'s command line: the flags, their checks, and what of them the output header records.
+//! `fire`'s command line, the only place that knows clap: the flags, their help, the checks
+//! clap makes while parsing, and the [`Config`] they become. What the values mean together is
+//! checked by the library (`config`), so that a program that builds a `Config` gets the same.
 
-use crate::api::{self, Api, StreamUsage};
-use crate::headers;
+mod transport;
+mod values;
+
+use crate::api::{Api, StreamUsage};
+use crate::config::Config;
+use crate::error::Error;
 use crate::sink::DEFAULT_OUTPUT_BUFFER;
 use clap::Parser;
-use hyper::header::HeaderMap;
-use hyper::Uri;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
-use tokenpipe_format::clock::RunClock;
-use tokenpipe_format::vocab;
-use tokenpipe_format::Header;
+use transport::TransportArgs;
+
+/// Parses the process arguments and runs (or writes what `--generate` asks for).
+pub fn main() -> Result<(), Error> {
+    let args = match tokenpipe_cli::parse_or_generate::<Args>() {
+        Ok(Some(args)) => args,
+        Ok(None) => return Ok(()),
+        // `fire --generate man | head`: the reader took what it wanted, a normal end.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+        Err(e) => return Err(Error::Io(e)),
+    };
+    tokenpipe_cli::raise_fd_limit();
+    crate::run(args.into_config(tokenpipe_cli::argv()))
+}
 
 /// Execute a request schedule against an OpenAI-compatible streaming endpoint.
 ///
@@ -36,116 +50,116 @@ use tokenpipe_format::Header;
 /// a `stall` record for every such wait.
 #[derive(Debug, Parser)]
 #[command(name = "fire", version, after_help = AFTER_HELP)]
-pub struct Args {
+struct Args {
     /// Base URL of the API, up to and including `/v1` (http:// or https://).
     #[arg(long, env = "TOKENPIPE_URL", required_unless_present = "generate")]
-    pub url: Option<String>,
+    url: Option<String>,
 
     /// Which endpoint to call.
     #[arg(long, value_enum, default_value = "completions")]
-    pub api: Api,
+    api: Api,
 
     /// Model name to send; by default the first model listed by `GET {url}/models`.
     #[arg(long)]
-    pub model: Option<String>,
+    model: Option<String>,
 
     /// Bearer token for the `Authorization` header (never written anywhere: the output records
     /// only that one was given).
     #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
-    pub api_key: Option<String>,
+    api_key: Option<String>,
 
     /// Path of the generation endpoint on the host of --url, for servers whose API is not at
     /// `{url}/completions` (`{url}/chat/completions`): e.g. `/openai/deployments/m/completions`.
     /// A full `http://` URL is taken as it is. --url stays the base of `GET {url}/models`.
     #[arg(long, value_name = "PATH")]
-    pub endpoint: Option<String>,
+    endpoint: Option<String>,
 
     /// Extra HTTP header on every request, models list included: "Name: value" (repeatable).
     /// Values of headers whose name looks secret (authorization, *key*, *token*, cookie) are
     /// recorded as `***`. An `Authorization` header replaces --api-key.
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
-    pub header: Vec<String>,
+    header: Vec<String>,
 
     /// JSON object merged into every request body (`'{"top_p":0.9}'`). A request's own
     /// `extra_body` wins for a member both give; fire's own members (model, prompt, messages,
     /// max_tokens, stream, stream_options, ignore_eos) cannot be set this way.
     #[arg(long, value_name = "JSON")]
-    pub extra_body: Option<String>,
+    extra_body: Option<String>,
 
     /// Sampling temperature sent in every body; it replaces a `temperature` from --extra-body or
     /// a request's `extra_body`. Not sent unless given (the server's default applies).
     #[arg(long, value_name = "T", allow_negative_numbers = true)]
-    pub temperature: Option<f64>,
+    temperature: Option<f64>,
 
     /// Usage reporting asked of the stream: `on` (`stream_options.include_usage`), `continuous`
     /// (also vLLM's `continuous_usage_stats`, usage on every event), `off` (no `stream_options`,
     /// for servers that refuse it; tokens are then counted one per event).
     #[arg(long, value_enum, value_name = "HOW", default_value = "on")]
-    pub stream_usage: StreamUsage,
+    stream_usage: StreamUsage,
 
     /// Closed loop: requests kept in flight, overriding the schedule's concurrency (ignored, with
     /// a warning, for open-loop schedules).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub concurrency: Option<u64>,
+    concurrency: Option<u64>,
 
     /// Longest a request may take from send to the end of its stream (`timeout`): a duration
     /// such as 500ms, 90s, 30m, or plain seconds.
     #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = positive_duration)]
-    pub timeout: Duration,
+    timeout: Duration,
 
     /// Longest wait for a TCP connection to be made (`connect_timeout`).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = positive_duration)]
-    pub connect_timeout: Duration,
+    connect_timeout: Duration,
 
     /// Longest wait from the send to the first event with content (`first_token_timeout`);
     /// off unless given, since queueing on a loaded server is a wait worth measuring.
     #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
-    pub first_token_timeout: Option<Duration>,
+    first_token_timeout: Option<Duration>,
 
     /// Longest silence between two reads of a response body, once its first byte came
     /// (`idle_timeout`), so that a stalled stream fails in a minute rather than at --timeout;
     /// 0 turns it off.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = tokenpipe_cli::parse_duration)]
-    pub idle_timeout: Duration,
+    idle_timeout: Duration,
 
     /// Run every request even when the first ones all fail to connect (by default the run
     /// stops after the first 8 requests to end all failed to connect).
     #[arg(long)]
-    pub keep_going: bool,
+    keep_going: bool,
 
     /// Do not send `ignore_eos: true` (then the model may stop before `max_tokens`).
     #[arg(long)]
-    pub no_ignore_eos: bool,
+    no_ignore_eos: bool,
 
     /// Write each request's generated text (reasoning left out) in its `done` record
     /// (`done.text`), to check answers or replay a conversation.
     #[arg(long)]
-    pub record_text: bool,
+    record_text: bool,
 
     /// Network threads (1 runs everything on one thread, the cheapest for a few thousand
     /// streams).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
-    pub threads: u16,
+    threads: u16,
 
     /// Show the progress view on stderr even when it is not a terminal (then as a plain line a
     /// second). Without it the view shows only on a terminal.
     #[arg(long, conflicts_with = "quiet")]
-    pub progress: bool,
+    progress: bool,
 
     /// No progress view and no end-of-run counts. Warnings that the measurements may be
     /// distorted (the client did not keep up, a stalled output) and errors still print.
     #[arg(long, short = 'q')]
-    pub quiet: bool,
+    quiet: bool,
 
     /// Also write the events to FILE, from fire's own writer: the file is complete (whole
     /// lines) after Ctrl-C even when a `tee` or `reduce` downstream died of it.
     #[arg(long, value_name = "FILE")]
-    pub save: Option<PathBuf>,
+    save: Option<PathBuf>,
 
     /// Output bytes held for a slow reader before fire waits for it and writes a `stall`
     /// record (suffixes K, M, G: KiB, MiB, GiB).
     #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = parse_bytes)]
-    pub output_buffer: u64,
+    output_buffer: u64,
 
     // --- server metrics ---
     /// Read the server's Prometheus metrics before the first request and after the last (and
@@ -156,14 +170,14 @@ pub struct Args {
     /// (`--server-metrics=http://host:9090/metrics`): after a space it would be read as the
     /// input file. The API key and -H headers go only to the host the requests go to.
     #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "", require_equals = true)]
-    pub server_metrics: Option<String>,
+    server_metrics: Option<String>,
 
     /// TLS, HTTP/2, connections (docs/fire/transport.md).
     #[command(flatten)]
-    pub transport: crate::http::TransportArgs,
+    transport: TransportArgs,
 
     /// Schedule to read instead of stdin.
-    pub file: Option<PathBuf>,
+    file: Option<PathBuf>,
 }
 
 /// The help's closing section: exit statuses and examples.
@@ -222,195 +236,38 @@ fn parse_bytes(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{text}: expected a positive byte count that fits 64 bits"))
 }
 
-/// Opens the `--save` file, refusing to truncate the schedule it would overwrite.
-pub fn save_file(args: &Args) -> anyhow::Result<Option<(String, std::fs::File)>> {
-    let Some(path) = &args.save else {
-        return Ok(None);
-    };
-    if let Some(input) = &args.file {
-        if same_file(path, input) {
-            return Err(tokenpipe_cli::bad_input(format!(
-                "--save {}: that is the schedule being read; name another file",
-                path.display()
-            )));
+impl Args {
+    /// The run's settings, with `argv` as the command line to record.
+    fn into_config(self, argv: Vec<String>) -> Config {
+        Config {
+            schedule: self.file,
+            url: self.url.unwrap_or_default(),
+            api: self.api,
+            model: self.model,
+            api_key: self.api_key,
+            endpoint: self.endpoint,
+            headers: self.header,
+            extra_body: self.extra_body,
+            temperature: self.temperature,
+            stream_usage: self.stream_usage,
+            concurrency: self.concurrency,
+            timeout: self.timeout,
+            connect_timeout: self.connect_timeout,
+            first_token_timeout: self.first_token_timeout,
+            idle_timeout: Some(self.idle_timeout).filter(|d| !d.is_zero()),
+            keep_going: self.keep_going,
+            ignore_eos: !self.no_ignore_eos,
+            record_text: self.record_text,
+            threads: self.threads,
+            progress: self.progress,
+            quiet: self.quiet,
+            save: self.save,
+            output_buffer: self.output_buffer,
+            server_metrics: self.server_metrics,
+            transport: self.transport.into(),
+            argv,
         }
     }
-    let file = std::fs::File::create(path)
-        .map_err(|e| tokenpipe_cli::bad_input(format!("--save {}: {e}", path.display())))?;
-    Ok(Some((path.display().to_string(), file)))
-}
-
-/// True when both paths exist and name the same file.
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => false,
-    }
-}
-
-/// The endpoint's URI and the model list's: `{url}` + the API's path (or `--endpoint`: a path
-/// on the same host, or a whole URL), and `{url}/models`.
-pub fn endpoint(base: &str, api: Api, path: Option<&str>) -> anyhow::Result<(Uri, Uri)> {
-    let base = base.trim_end_matches('/');
-    if !(base.starts_with("http://") || base.starts_with("https://")) {
-        return Err(tokenpipe_cli::bad_input(format!(
-            "--url {base}: expected an http:// or https:// URL"
-        )));
-    }
-    let parse = |flag: &str, s: String| {
-        s.parse::<Uri>()
-            .map_err(|e| tokenpipe_cli::bad_input(format!("{flag} {s}: {e}")))
-    };
-    let models = parse("--url", format!("{base}/models"))?;
-    let generate = match path {
-        None => parse("--url", format!("{base}{}", api.path()))?,
-        Some(p) if p.starts_with("http://") || p.starts_with("https://") => {
-            parse("--endpoint", p.to_string())?
-        }
-        Some(p) if p.starts_with('/') => {
-            let scheme = models.scheme_str().unwrap_or("http");
-            let host = models.authority().map(|a| a.as_str()).unwrap_or_default();
-            parse("--endpoint", format!("{scheme}://{host}{p}"))?
-        }
-        Some(p) => {
-            return Err(tokenpipe_cli::bad_input(format!(
-            "--endpoint {p}: expected a path starting with / (or a whole http:// or https:// URL)"
-        )))
-        }
-    };
-    Ok((generate, models))
-}
-
-/// The extra headers of every request (`-H`, `--api-key`), checked.
-pub fn request_headers(args: &Args) -> anyhow::Result<HeaderMap> {
-    headers::request_headers(&args.header, args.api_key.as_deref())
-        .map_err(tokenpipe_cli::bad_input)
-}
-
-/// The body settings that come from flags (`--temperature`, `--extra-body`, `--stream-usage`),
-/// checked; the model and `ignore_eos` are filled in by the caller.
-pub fn body_options(args: &Args) -> anyhow::Result<api::BodyOptions> {
-    if let Some(t) = args.temperature {
-        if !t.is_finite() || t < 0.0 {
-            return Err(tokenpipe_cli::bad_input(format!(
-                "--temperature {t}: expected a finite number, zero or more"
-            )));
-        }
-    }
-    let extra = match &args.extra_body {
-        None => None,
-        Some(text) => {
-            let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-                tokenpipe_cli::bad_input(format!("--extra-body: not valid JSON: {e}"))
-            })?;
-            let serde_json::Value::Object(map) = value else {
-                return Err(tokenpipe_cli::bad_input(
-                    "--extra-body: expected a JSON object such as '{\"top_p\":0.9}'",
-                ));
-            };
-            if let Some(own) = map.keys().find(|k| api::is_own_member(k)) {
-                return Err(tokenpipe_cli::bad_input(format!(
-                    "--extra-body: member \"{own}\" is set by fire itself and cannot be replaced (use its own flag)"
-                )));
-            }
-            Some(map)
-        }
-    };
-    Ok(api::BodyOptions {
-        temperature: args.temperature,
-        extra,
-        stream_usage: args.stream_usage,
-        ..api::BodyOptions::default()
-    })
-}
-
-/// The idle timeout, `None` when 0 turned it off.
-pub fn idle_timeout(args: &Args) -> Option<Duration> {
-    Some(args.idle_timeout).filter(|d| !d.is_zero())
-}
-
-/// The header of fire's output: how the run was made, with the upstream chain.
-pub fn header(
-    args: &Args,
-    upstream: &Header,
-    clock: &RunClock,
-    run_hash: u64,
-    model: &Option<String>,
-) -> Header {
-    let mut params = BTreeMap::new();
-    params.insert(
-        vocab::URL.key.to_string(),
-        serde_json::json!(args.url.as_deref().unwrap_or_default()),
-    );
-    params.insert(vocab::API.key.to_string(), serde_json::json!(args.api));
-    params.insert(vocab::MODEL.key.to_string(), serde_json::json!(model));
-    params.insert(
-        "timeout_s".to_string(),
-        serde_json::json!(args.timeout.as_secs_f64()),
-    );
-    params.insert(
-        "connect_timeout_s".to_string(),
-        serde_json::json!(args.connect_timeout.as_secs_f64()),
-    );
-    params.insert(
-        "first_token_timeout_s".to_string(),
-        serde_json::json!(args.first_token_timeout.map(|d| d.as_secs_f64())),
-    );
-    params.insert(
-        "idle_timeout_s".to_string(),
-        serde_json::json!(idle_timeout(args).map(|d| d.as_secs_f64())),
-    );
-    params.insert(
-        "stream_usage".to_string(),
-        serde_json::json!(args.stream_usage),
-    );
-    params.insert("keep_going".to_string(), serde_json::json!(args.keep_going));
-    params.insert(
-        "record_text".to_string(),
-        serde_json::json!(args.record_text),
-    );
-    // Only whether a key was given: its value is never written.
-    params.insert(
-        "api_key".to_string(),
-        serde_json::json!(args.api_key.is_some()),
-    );
-    if let Some(e) = &args.endpoint {
-        params.insert("endpoint".to_string(), serde_json::json!(e));
-    }
-    if !args.header.is_empty() {
-        params.insert(
-            "headers".to_string(),
-            serde_json::Value::Object(headers::recorded(&args.header)),
-        );
-    }
-    if let Some(t) = args.temperature {
-        params.insert("temperature".to_string(), serde_json::json!(t));
-    }
-    if let Some(e) = &args.extra_body {
-        // Checked by `body_options` before the header is written.
-        let parsed = serde_json::from_str::<serde_json::Value>(e).unwrap_or_default();
-        params.insert("extra_body".to_string(), parsed);
-    }
-    params.insert(
-        "ignore_eos".to_string(),
-        serde_json::json!(!args.no_ignore_eos),
-    );
-    if let Some(c) = args.concurrency {
-        params.insert(vocab::CONCURRENCY.key.to_string(), serde_json::json!(c));
-    }
-    let mut header = Header::measured(
-        "fire",
-        format!("fire-{run_hash:016x}"),
-        headers::redact_argv(tokenpipe_cli::argv()),
-        clock,
-    );
-    header.params = params;
-    // A shard's run is that part of the schedule: say so on fire's own header too, so that
-    // merged runs tell their parts apart without reading the chain.
-    header.shard = upstream.shard;
-    header.upstream = Header::chain(upstream);
-    header
 }
 
 #[cfg(test)]
@@ -422,49 +279,41 @@ mod tests {
         tokenpipe_cli::command::<Args>().debug_assert();
     }
 
-    #[test]
-    fn endpoints_and_bad_urls() {
-        let (u, m) = endpoint("http://127.0.0.1:8000/v1/", Api::Chat, None).unwrap();
-        assert_eq!(u.to_string(), "http://127.0.0.1:8000/v1/chat/completions");
-        assert_eq!(m.to_string(), "http://127.0.0.1:8000/v1/models");
-        let (u, m) = endpoint("http://h:1/v1", Api::Chat, Some("/gw/generate")).unwrap();
-        assert_eq!(u.to_string(), "http://h:1/gw/generate");
-        assert_eq!(m.to_string(), "http://h:1/v1/models");
-        let (u, _) = endpoint("http://h:1/v1", Api::Chat, Some("http://o:2/x")).unwrap();
-        assert_eq!(u.to_string(), "http://o:2/x");
-        assert!(endpoint("http://h/v1", Api::Chat, Some("gw/generate")).is_err());
-        let (u, _) = endpoint("https://x:8443/v1", Api::Completions, None).unwrap();
-        assert_eq!(u.to_string(), "https://x:8443/v1/completions");
-        let (u, _) = endpoint("https://x:8443/v1", Api::Chat, Some("/gw")).unwrap();
-        assert_eq!(u.to_string(), "https://x:8443/gw");
-        assert!(endpoint("ftp://x/v1", Api::Chat, None).is_err());
-        assert!(endpoint("http://exa mple/v1", Api::Chat, None).is_err());
-    }
-
     fn parse(words: &[&str]) -> Result<Args, clap::Error> {
         let m = tokenpipe_cli::command::<Args>()
             .try_get_matches_from(["fire", "--url", "http://x/v1"].iter().chain(words))?;
         <Args as clap::FromArgMatches>::from_arg_matches(&m)
     }
 
+    fn config(words: &[&str]) -> Config {
+        parse(words).unwrap().into_config(vec![])
+    }
+
+    #[test]
+    fn the_flags_defaults_are_the_configs() {
+        let mut c = config(&[]);
+        // The one default that the environment gives (OPENAI_API_KEY).
+        c.api_key = None;
+        assert_eq!(c, Config::new("http://x/v1"));
+    }
+
     #[test]
     fn durations_and_their_defaults() {
-        let a = parse(&[]).unwrap();
+        let a = config(&[]);
         assert_eq!(a.timeout, Duration::from_secs(1800));
         assert_eq!(a.connect_timeout, Duration::from_secs(10));
         assert_eq!(a.first_token_timeout, None);
-        assert_eq!(idle_timeout(&a), Some(Duration::from_secs(60)));
-        let a = parse(&[
+        assert_eq!(a.idle_timeout, Some(Duration::from_secs(60)));
+        let a = config(&[
             "--timeout",
             "90",
             "--idle-timeout",
             "0",
             "--first-token-timeout",
             "500ms",
-        ])
-        .unwrap();
+        ]);
         assert_eq!(a.timeout, Duration::from_secs(90));
-        assert_eq!(idle_timeout(&a), None);
+        assert_eq!(a.idle_timeout, None);
         assert_eq!(a.first_token_timeout, Some(Duration::from_millis(500)));
         for bad in [
             ["--timeout", "0"],
@@ -476,53 +325,36 @@ mod tests {
     }
 
     #[test]
-    fn body_flags_are_checked() {
-        let opts = body_options(
-            &parse(&["--extra-body", r#"{"top_p":0.5}"#, "--temperature", "0"]).unwrap(),
-        )
-        .unwrap();
-        assert_eq!(opts.temperature, Some(0.0));
-        assert_eq!(opts.extra.unwrap()["top_p"], 0.5);
-        for bad in [
-            vec!["--extra-body", "[1]"],
-            vec!["--extra-body", "{oops"],
-            vec!["--extra-body", r#"{"stream":false}"#],
-            vec!["--temperature", "-1"],
-            vec!["--temperature", "NaN"],
-        ] {
-            let e = body_options(&parse(&bad).unwrap())
-                .err()
-                .unwrap()
-                .to_string();
-            assert!(e.starts_with(bad[0]), "{e}");
-        }
-    }
-
-    #[test]
-    fn save_never_overwrites_the_schedule() {
-        let dir = std::env::temp_dir().join(format!("tokenpipe-fire-cli-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let sched = dir.join("sched.ndjson");
-        std::fs::write(&sched, "schedule").unwrap();
-        let args = |save: &str| {
-            let m = tokenpipe_cli::command::<Args>().get_matches_from([
-                "fire",
-                "--url",
-                "http://x/v1",
-                "--save",
-                save,
-                "sched.ndjson",
-            ]);
-            <Args as clap::FromArgMatches>::from_arg_matches(&m).unwrap()
-        };
-        let mut same = args(dir.join("./sched.ndjson").to_str().unwrap());
-        same.file = Some(sched.clone());
-        assert!(save_file(&same).is_err());
-        assert_eq!(std::fs::read_to_string(&sched).unwrap(), "schedule");
-        let mut other = args(dir.join("events.ndjson").to_str().unwrap());
-        other.file = Some(sched.clone());
-        assert!(save_file(&other).unwrap().is_some());
-        let _ = std::fs::remove_dir_all(&dir);
+    fn flags_become_the_config() {
+        let c = config(&[
+            "--api",
+            "chat",
+            "--stream-usage",
+            "off",
+            "--no-ignore-eos",
+            "-H",
+            "X-A: 1",
+            "--server-metrics",
+            "--http2",
+            "--connections",
+            "3",
+            "--no-preconnect",
+            "sched.ndjson",
+        ]);
+        assert_eq!(c.api, Api::Chat);
+        assert_eq!(c.stream_usage, StreamUsage::Off);
+        assert!(!c.ignore_eos);
+        assert_eq!(c.headers, ["X-A: 1"]);
+        assert_eq!(c.server_metrics.as_deref(), Some(""));
+        assert!(c.transport.http2);
+        assert_eq!(c.transport.connections, 3);
+        assert_eq!(c.transport.preconnect, Some(false));
+        assert_eq!(c.schedule, Some(PathBuf::from("sched.ndjson")));
+        // The last of --preconnect and --no-preconnect wins.
+        let c = config(&["--no-preconnect", "--preconnect"]);
+        assert_eq!(c.transport.preconnect, Some(true));
+        assert!(parse(&["--connections", "2"]).is_err(), "needs --http2");
+        assert!(parse(&["--insecure", "--cacert", "ca.pem"]).is_err());
     }
 
     #[test]

@@ -13,6 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 use tokenpipe_cli::Input;
 
+use crate::error::Error;
 use crate::stop::Stop;
 
 /// Read buffer: large enough that a schedule of short requests costs few reads.
@@ -21,8 +22,8 @@ const BUFFER: usize = 256 * 1024;
 const POLL_MS: libc::c_int = 100;
 
 /// Opens `path` (`-` or none is stdin) for reading until EOF, or until the run is stopped and
-/// no more is ready.
-pub fn open(path: Option<&Path>, stop: Arc<Stop>) -> anyhow::Result<Input> {
+/// no more is ready. `Err` is a file that cannot be opened, or a stdin that cannot be taken.
+pub fn open(path: Option<&Path>, stop: Arc<Stop>) -> Result<Input, Error> {
     let (file, name) = match path {
         Some(p) if p != Path::new("-") => (tokenpipe_cli::open_file(p)?, p.display().to_string()),
         _ => {

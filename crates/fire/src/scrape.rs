@@ -13,8 +13,9 @@
 //! given for. Such a host is read over HTTP/1.1 even when the run speaks HTTP/2, as vLLM's and
 //! most exporters' `/metrics` are.
 
+use crate::error::Error;
 use crate::failure::error_chain;
-use crate::http::{HttpClient, TransportArgs};
+use crate::http::{HttpClient, Transport};
 use crate::stop::Stop;
 use http_body_util::BodyExt;
 use hyper::header::HeaderMap;
@@ -32,7 +33,7 @@ pub const MAX_METRICS_BYTES: usize = 16 << 20;
 
 /// The metrics URL: `given` if not empty, else the base URL without its `/v1`, then `/metrics`
 /// (where vLLM serves it).
-pub fn metrics_uri(base_url: &str, given: &str) -> anyhow::Result<Uri> {
+pub fn metrics_uri(base_url: &str, given: &str) -> Result<Uri, Error> {
     let text = if given.is_empty() {
         let base = base_url.trim_end_matches('/');
         let base = base.strip_suffix("/v1").unwrap_or(base);
@@ -41,12 +42,15 @@ pub fn metrics_uri(base_url: &str, given: &str) -> anyhow::Result<Uri> {
         given.to_string()
     };
     if !(text.starts_with("http://") || text.starts_with("https://")) {
-        return Err(tokenpipe_cli::bad_input(format!(
+        return Err(Error::Flag(format!(
             "--server-metrics {text}: expected an http:// or https:// URL"
         )));
     }
-    text.parse::<Uri>()
-        .map_err(|e| tokenpipe_cli::bad_input(format!("--server-metrics {text}: {e}")))
+    text.parse::<Uri>().map_err(|source| Error::Url {
+        flag: "--server-metrics",
+        value: text,
+        source,
+    })
 }
 
 /// Where the server's metrics are read, with what headers and through which client.
@@ -66,8 +70,8 @@ impl Scraper {
         base_url: &str,
         given: &str,
         run_headers: &HeaderMap,
-        transport: &TransportArgs,
-    ) -> anyhow::Result<Self> {
+        transport: &Transport,
+    ) -> Result<Self, Error> {
         let uri = metrics_uri(base_url, given)?;
         let same_host = base_url
             .parse::<Uri>()
@@ -189,6 +193,7 @@ fn engine_samples(text: &str) -> Result<BTreeMap<String, f64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokenpipe_cli::ToolError;
 
     #[test]
     fn the_metrics_url_is_the_base_without_v1() {
@@ -200,7 +205,13 @@ mod tests {
             uri("http://h:8000/v1", "http://h:9000/metrics"),
             "http://h:9000/metrics"
         );
-        assert!(metrics_uri("http://h/v1", "h:9000/metrics").is_err());
+        let bad = metrics_uri("http://h/v1", "h:9000/metrics").unwrap_err();
+        assert_eq!(bad.ending(), tokenpipe_cli::Ending::BadInput);
+        let bad = metrics_uri("http://h/v1", "http://exa mple/metrics").unwrap_err();
+        assert!(
+            tokenpipe_cli::message(&bad).starts_with("--server-metrics http://exa mple/metrics: ")
+        );
+        assert_eq!(bad.ending(), tokenpipe_cli::Ending::BadInput);
     }
 
     #[test]

@@ -92,9 +92,9 @@ fn take_signals(set: libc::sigset_t, stop: &Stop, last: &LastResort) {
         if let Some(sink) = last.sink.get() {
             sink.abandon(GRACE);
         }
-        let code = reason
+        let ending = reason
             .exit()
-            .map_or(tokenpipe_cli::EXIT_INTERRUPTED, |(code, _)| code);
-        std::process::exit(code);
+            .map_or(tokenpipe_cli::Ending::Interrupted, |(ending, _)| ending);
+        std::process::exit(ending.code());
     }
 }

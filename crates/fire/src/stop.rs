@@ -4,6 +4,7 @@
 //! flight ends as `cancelled`, so the stream still holds one `done` per request.
 
 use std::sync::atomic::{AtomicU8, Ordering};
+use tokenpipe_cli::Ending;
 use tokio::sync::watch;
 
 /// Why the run was stopped.
@@ -20,21 +21,21 @@ pub enum StopReason {
 }
 
 impl StopReason {
-    /// How the process should end: the shell's 128 + signal for a signal, `None` (success) for
-    /// a reader that went away.
-    pub fn exit(self) -> Option<(i32, &'static str)> {
+    /// How the process should end, and its last words: as interrupted or terminated for a
+    /// signal, `None` (success) for a reader that went away.
+    pub fn exit(self) -> Option<(Ending, &'static str)> {
         match self {
             StopReason::Interrupted => Some((
-                tokenpipe_cli::EXIT_INTERRUPTED,
+                Ending::Interrupted,
                 "interrupted; everything measured was written",
             )),
             StopReason::Terminated => Some((
-                tokenpipe_cli::EXIT_TERMINATED,
+                Ending::Terminated,
                 "terminated; everything measured was written",
             )),
             StopReason::OutputClosed => None,
             StopReason::Unreachable => Some((
-                tokenpipe_cli::EXIT_FAILURE,
+                Ending::Failure,
                 "the server could not be reached; the run was stopped",
             )),
         }
@@ -119,5 +120,22 @@ mod tests {
         s.trigger(StopReason::Interrupted);
         s.trigger(StopReason::OutputClosed);
         assert_eq!(s.reason(), Some(StopReason::Interrupted));
+    }
+
+    #[test]
+    fn a_signal_ends_as_its_signal_and_a_closed_output_as_success() {
+        assert_eq!(
+            StopReason::Interrupted.exit().map(|(e, _)| e),
+            Some(Ending::Interrupted)
+        );
+        assert_eq!(
+            StopReason::Terminated.exit().map(|(e, _)| e),
+            Some(Ending::Terminated)
+        );
+        assert_eq!(
+            StopReason::Unreachable.exit().map(|(e, _)| e),
+            Some(Ending::Failure)
+        );
+        assert_eq!(StopReason::OutputClosed.exit(), None);
     }
 }

@@ -8,6 +8,7 @@
 //! - **Exit 1** when at least one request was sent and none succeeded; 0 otherwise. Requests
 //!   the run itself ended (`cancelled`, `not_sent`) count as neither.
 
+use crate::error::Error;
 use crate::sync::lock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -73,17 +74,14 @@ impl Verdict {
         unreachable == EARLY_STOP_AFTER && self.ok.load(Ordering::SeqCst) == 0 && !self.keep_going
     }
 
-    /// Why the run stopped early, for its last message.
-    pub fn early_stop_message(&self, uri: &str) -> String {
-        format!(
-            "stopped: the first {EARLY_STOP_AFTER} requests all failed to connect to {uri} ({}); is the server up and --url right? (--keep-going runs every request anyway)",
-            self.first_connect_error()
-        )
-    }
-
-    fn first_connect_error(&self) -> String {
+    /// Why the run stopped early: its error, with the first connection error seen.
+    pub fn early_stop(&self, uri: &str) -> Error {
         let first = lock(&self.connect_error);
-        first.clone().unwrap_or_else(|| "no connection".into())
+        Error::EarlyStop {
+            after: EARLY_STOP_AFTER,
+            uri: uri.to_string(),
+            first_error: first.clone().unwrap_or_else(|| "no connection".into()),
+        }
     }
 
     /// True when some request was answered 404 (a wrong --url or --endpoint, usually).
@@ -91,19 +89,20 @@ impl Verdict {
         self.not_found.load(Ordering::Relaxed)
     }
 
-    /// `Err` (exit 1) with a message when requests were sent and none succeeded.
-    pub fn outcome(&self) -> Result<(), String> {
+    /// `Err` when requests were sent and none succeeded.
+    pub fn outcome(&self) -> Result<(), Error> {
         let ended = self.ended.load(Ordering::SeqCst);
         if ended == 0 || self.ok.load(Ordering::SeqCst) > 0 {
             return Ok(());
         }
-        Err(format!("none of the {ended} requests sent succeeded"))
+        Err(Error::NoneSucceeded { ended })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokenpipe_cli::{Ending, ToolError};
 
     #[test]
     fn the_run_stops_once_the_first_requests_all_fail_to_connect() {
@@ -117,10 +116,12 @@ mod tests {
         }
         assert!(v.record(Some(ErrorKind::ConnectTimeout), None, None));
         assert!(!v.record(Some(ErrorKind::Connect), None, None), "only once");
-        assert!(v
-            .early_stop_message("http://h/v1/completions")
-            .contains("refused 1"));
-        assert!(v.outcome().is_err());
+        let stop = v.early_stop("http://h/v1/completions");
+        assert!(stop.to_string().contains("refused 1"), "{stop}");
+        assert_eq!(stop.ending(), Ending::Failure);
+        let none = v.outcome().unwrap_err();
+        assert_eq!(none.to_string(), "none of the 9 requests sent succeeded");
+        assert_eq!(none.ending(), Ending::Failure);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! actually gave to that earlier turn. Content arrives in `choices[].delta.content` (or the
 //! reasoning members), and a role-only first delta is not a token.
 
-use super::{encode_body, BodyOptions, Dialect, PastTurn};
+use super::{encode_body, BodyError, BodyOptions, Dialect, PastTurn};
 use bytes::Bytes;
 use serde::Serialize;
 use tokenpipe_format::Request;
@@ -32,13 +32,11 @@ impl Dialect for Chat {
         req: &Request,
         history: &[PastTurn],
         opts: &BodyOptions,
-    ) -> Result<Bytes, String> {
+    ) -> Result<Bytes, BodyError> {
         let content = match (&req.prompt, &req.prompt_token_ids) {
             (Some(text), _) => text,
-            (None, Some(_)) => {
-                return Err("field \"prompt_token_ids\": token-id prompts need --api completions; the chat API takes text".into())
-            }
-            (None, None) => return Err("missing field \"prompt\" (or \"prompt_token_ids\")".into()),
+            (None, Some(_)) => return Err(BodyError::ChatWithTokenIds),
+            (None, None) => return Err(BodyError::NoPrompt),
         };
         let mut messages = Vec::with_capacity(2 + 2 * history.len());
         if let Some(system) = &req.system {
@@ -91,6 +89,7 @@ mod tests {
         assert!(Chat
             .encode(&ids, &[], &opts())
             .unwrap_err()
+            .to_string()
             .contains("--api completions"));
     }
 

@@ -8,7 +8,7 @@
 //! separated by [`SEPARATOR`]. Token-id prompts cannot be joined with text: a system prompt or a
 //! history with them is refused.
 
-use super::{encode_body, BodyOptions, Dialect, PastTurn};
+use super::{encode_body, BodyError, BodyOptions, Dialect, PastTurn};
 use bytes::Bytes;
 use serde::Serialize;
 use tokenpipe_format::Request;
@@ -58,19 +58,15 @@ impl Dialect for Completions {
         req: &Request,
         history: &[PastTurn],
         opts: &BodyOptions,
-    ) -> Result<Bytes, String> {
+    ) -> Result<Bytes, BodyError> {
         let plain = req.system.is_none() && history.is_empty();
         let prompt = match (&req.prompt, &req.prompt_token_ids) {
             (Some(text), _) if plain => Prompt::Text(text),
             (Some(text), _) => Prompt::Joined(joined(req.system.as_deref(), history, text)),
             (None, Some(ids)) if plain => Prompt::Ids(ids),
-            (None, Some(_)) if req.system.is_some() => {
-                return Err("field \"system\": a system prompt needs a text prompt; it cannot be joined with \"prompt_token_ids\"".into())
-            }
-            (None, Some(_)) => {
-                return Err("field \"prompt_token_ids\": a later turn of a session needs a text prompt; the history it carries is text".into())
-            }
-            (None, None) => return Err("missing field \"prompt\" (or \"prompt_token_ids\")".into()),
+            (None, Some(_)) if req.system.is_some() => return Err(BodyError::SystemWithTokenIds),
+            (None, Some(_)) => return Err(BodyError::LaterTurnWithTokenIds),
+            (None, None) => return Err(BodyError::NoPrompt),
         };
         encode_body(req, opts, Input { prompt })
     }
@@ -108,17 +104,20 @@ mod tests {
         assert!(Completions
             .encode(&ids, &[], &opts())
             .unwrap_err()
+            .to_string()
             .contains("\"system\""));
         ids.system = None;
         let past = [PastTurn::default()];
         assert!(Completions
             .encode(&ids, &past, &opts())
             .unwrap_err()
+            .to_string()
             .contains("later turn"));
         ids.prompt_token_ids = None;
         assert!(Completions
             .encode(&ids, &[], &opts())
             .unwrap_err()
+            .to_string()
             .contains("prompt"));
     }
 

@@ -19,7 +19,7 @@ use serde::Serialize;
 use tokenpipe_format::Request;
 
 /// Which OpenAI-compatible endpoint to call (the `--api` flag).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Api {
     /// `POST {url}/completions` with `prompt`.
@@ -57,7 +57,7 @@ pub trait Dialect: Sync {
         req: &Request,
         history: &[PastTurn],
         opts: &BodyOptions,
-    ) -> Result<Bytes, String>;
+    ) -> Result<Bytes, BodyError>;
 
     /// Reads one SSE event's data; `Err` means it was not a chunk at all. Runs once per streamed
     /// event: it must not allocate for the common chunks. Both OpenAI dialects stream the same
@@ -65,6 +65,27 @@ pub trait Dialect: Sync {
     fn read_chunk<'a>(&self, data: &'a [u8]) -> Result<ChunkInfo<'a>, serde_json::Error> {
         read_chunk(data)
     }
+}
+
+/// Why a dialect cannot encode a request: each names the schedule's field at fault, so that
+/// the message points at what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum BodyError {
+    /// The request has neither a text prompt nor token ids.
+    #[error("missing field \"prompt\" (or \"prompt_token_ids\")")]
+    NoPrompt,
+    /// A system prompt cannot be joined with token ids into one completions prompt.
+    #[error("field \"system\": a system prompt needs a text prompt; it cannot be joined with \"prompt_token_ids\"")]
+    SystemWithTokenIds,
+    /// A later turn carries its session's history as text, so its own prompt must be text too.
+    #[error("field \"prompt_token_ids\": a later turn of a session needs a text prompt; the history it carries is text")]
+    LaterTurnWithTokenIds,
+    /// The chat API takes text messages, not token ids.
+    #[error("field \"prompt_token_ids\": token-id prompts need --api completions; the chat API takes text")]
+    ChatWithTokenIds,
+    /// The body could not be serialised (not expected: every member is plain JSON).
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
 }
 
 /// One earlier turn of a session, as the next turn sends it: the prompt that was sent (salt
@@ -98,7 +119,7 @@ pub struct BodyOptions {
 /// How much usage the stream is asked to carry (the `--stream-usage` flag). Servers that do not
 /// know `stream_options` may refuse the request (`off` then helps); fire counts tokens by events
 /// when no usage comes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StreamUsage {
     /// `stream_options: {include_usage: true}`: one usage chunk at the end (OpenAI, vLLM, SGLang).
@@ -217,7 +238,11 @@ impl Serialize for Extra<'_> {
 }
 
 /// Encodes a streaming body around a dialect's `input` members.
-fn encode_body<I: Serialize>(req: &Request, opts: &BodyOptions, input: I) -> Result<Bytes, String> {
+fn encode_body<I: Serialize>(
+    req: &Request,
+    opts: &BodyOptions,
+    input: I,
+) -> Result<Bytes, BodyError> {
     let body = Body {
         model: opts.model.as_deref(),
         input,
@@ -232,9 +257,7 @@ fn encode_body<I: Serialize>(req: &Request, opts: &BodyOptions, input: I) -> Res
             temperature_set: opts.temperature.is_some(),
         },
     };
-    serde_json::to_vec(&body)
-        .map(Bytes::from)
-        .map_err(|e| e.to_string())
+    Ok(Bytes::from(serde_json::to_vec(&body)?))
 }
 
 #[cfg(test)]

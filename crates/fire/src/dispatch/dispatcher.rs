@@ -8,7 +8,8 @@
 use super::batch::Gate as BatchGate;
 use super::feed::Event;
 use super::{tighten_timer_slack, Admit, Dispatch, Pace, Policy};
-use crate::api::{BodyOptions, Dialect};
+use crate::api::{BodyError, BodyOptions, Dialect};
+use crate::error::Error;
 use crate::exchange::{not_sent, not_sent_because};
 use crate::job::credit::Gate;
 use crate::job::{Ended, Flow, Job, Line};
@@ -114,14 +115,14 @@ struct State {
 impl Dispatcher {
     /// Runs until every request is released (or the run stops, or its duration ends); returns
     /// the error of a malformed schedule line.
-    pub fn run(self) -> anyhow::Result<()> {
+    pub fn run(self) -> Result<(), Error> {
         let result = self.dispatch();
         // Whatever happened, the reader has nothing more to do.
         self.gate.close();
         result
     }
 
-    fn dispatch(&self) -> anyhow::Result<()> {
+    fn dispatch(&self) -> Result<(), Error> {
         tighten_timer_slack();
         let mut st = State {
             timers: Timers::default(),
@@ -225,18 +226,32 @@ impl Dispatcher {
         &self,
         line: usize,
         req: &Request,
-    ) -> anyhow::Result<Vec<(HeaderName, HeaderValue)>> {
+    ) -> Result<Vec<(HeaderName, HeaderValue)>, Error> {
         match &req.headers {
             None => Ok(Vec::new()),
             Some(map) => crate::headers::per_request(map).map_err(|m| self.bad(line, m)),
         }
     }
 
-    fn bad(&self, line: usize, msg: impl std::fmt::Display) -> anyhow::Error {
-        tokenpipe_cli::bad_input(format!("{}: line {line}: {msg}", self.source))
+    /// A schedule record that cannot be sent, by its line.
+    fn bad(&self, line: usize, problem: impl ToString) -> Error {
+        Error::Schedule {
+            input: self.source.clone(),
+            line,
+            problem: problem.to_string(),
+        }
     }
 
-    fn handle(&self, st: &mut State, event: Event) -> anyhow::Result<()> {
+    /// A request the dialect cannot encode, by its line.
+    fn unencodable(&self, line: usize, source: BodyError) -> Error {
+        Error::Body {
+            input: self.source.clone(),
+            line,
+            source,
+        }
+    }
+
+    fn handle(&self, st: &mut State, event: Event) -> Result<(), Error> {
         match event {
             Event::EndOfInput(end) => {
                 st.input_done = true;
@@ -285,7 +300,7 @@ impl Dispatcher {
 
     /// A request read (or released with its batch at `batch_at`): a first request is encoded
     /// and released by the policy, a later turn joins its session.
-    fn take(&self, st: &mut State, line: Line, batch_at: Option<u64>) -> anyhow::Result<()> {
+    fn take(&self, st: &mut State, line: Line, batch_at: Option<u64>) -> Result<(), Error> {
         if line.req.think_time_ns.is_some() {
             return self.later_turn(st, line);
         }
@@ -302,7 +317,7 @@ impl Dispatcher {
         let body = self
             .dialect
             .encode(&req, &[], &self.body)
-            .map_err(|m| self.bad(line, m))?;
+            .map_err(|e| self.unencodable(line, e))?;
         let headers = self.own_headers(line, &req)?;
         let admit = match batch_at {
             Some(at) => Admit::At(at),
@@ -357,7 +372,7 @@ impl Dispatcher {
 
     /// A later turn read: checked against its session, then parked until the turn before it
     /// ends, or scheduled at once when that turn already has.
-    fn later_turn(&self, st: &mut State, line: Line) -> anyhow::Result<()> {
+    fn later_turn(&self, st: &mut State, line: Line) -> Result<(), Error> {
         let req = &line.req;
         let Some(name) = req.grouping.session.clone() else {
             return Err(self.bad(
@@ -367,10 +382,7 @@ impl Dispatcher {
         };
         let turn = req.grouping.turn.unwrap_or(0);
         if req.prompt.is_none() && req.prompt_token_ids.is_some() {
-            return Err(self.bad(
-                line.line,
-                "field \"prompt_token_ids\": a later turn of a session needs a text prompt; the history it carries is text",
-            ));
+            return Err(self.unencodable(line.line, BodyError::LaterTurnWithTokenIds));
         }
         if let Some(failed) = st.sessions.failed.get(&name) {
             let why = failed.reason.clone();
@@ -414,7 +426,7 @@ impl Dispatcher {
         name: &str,
         line: Line,
         after_ns: u64,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), Error> {
         let Some(session) = st.sessions.live.get_mut(name) else {
             return Ok(());
         };
@@ -426,7 +438,7 @@ impl Dispatcher {
         let body = self
             .dialect
             .encode(&req, &session.history, &self.body)
-            .map_err(|m| self.bad(line, m))?;
+            .map_err(|e| self.unencodable(line, e))?;
         let headers = self.own_headers(line, &req)?;
         let last = req.grouping.turn.unwrap_or(0) + 1 >= session.turns;
         if last {
@@ -465,7 +477,7 @@ impl Dispatcher {
     }
 
     /// A request the dispatcher waited on has ended.
-    fn ended(&self, st: &mut State, end: Ended) -> anyhow::Result<()> {
+    fn ended(&self, st: &mut State, end: Ended) -> Result<(), Error> {
         if st.batch_mode {
             st.batches.ended(Some(end.at_ns));
         }
@@ -547,7 +559,7 @@ impl Dispatcher {
     }
 
     /// After a stop: every request still waiting, and every one still read, ends `not_sent`.
-    fn stopped(&self, st: &mut State) -> anyhow::Result<()> {
+    fn stopped(&self, st: &mut State) -> Result<(), Error> {
         let clock = &self.pace.clock;
         for due in st.timers.drain() {
             if let Due::Queue(job) | Due::WithSlot(job) = due {

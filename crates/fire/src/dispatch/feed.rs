@@ -6,6 +6,7 @@
 //! Read-ahead is bounded by credits (`job::credit`): the reader takes one per record, before
 //! reading it, and the record carries it until its job leaves the queues.
 
+use crate::error::Error;
 use crate::job::credit::Gate;
 use crate::job::{Credit, Ended};
 use std::io::BufRead;
@@ -17,8 +18,8 @@ use tokenpipe_format::{Record, RecordReader};
 pub enum Event {
     /// A schedule record (boxed: most events are small), the line it was on, and its credit.
     Record(Box<Record>, usize, Credit),
-    /// The schedule ended (`Err`: a malformed line, already formatted with source and line).
-    EndOfInput(Result<(), anyhow::Error>),
+    /// The schedule ended (`Err`: a malformed line, named by its source and line).
+    EndOfInput(Result<(), Error>),
     /// A request the dispatcher waits for has ended.
     Ended(Ended),
 }

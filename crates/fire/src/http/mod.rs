@@ -18,9 +18,9 @@
 
 mod connector;
 pub mod direct;
-mod flags;
 pub mod preconnect;
 mod tls;
+mod transport;
 
 use bytes::Bytes;
 use connector::Connector;
@@ -32,8 +32,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use flags::TransportArgs;
 pub use tls::Trust;
+pub use transport::Transport;
 
 /// How fire connects, decided from the flags and the schedule.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,7 +75,7 @@ pub struct HttpClient {
 
 impl HttpClient {
     /// Builds the client; `Err` is bad input (an unreadable CA file, a system without roots).
-    pub fn new(options: &Options) -> anyhow::Result<Self> {
+    pub fn new(options: &Options) -> Result<Self, crate::error::Error> {
         let tls = tls::client_config(&options.trust, options.https)?;
         let mut tcp = HttpConnector::new();
         tcp.set_nodelay(true);

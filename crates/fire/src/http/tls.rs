@@ -1,6 +1,7 @@
 //! Which servers fire trusts over https: the system's roots, the CA of `--cacert`, or, with
 //! `--insecure`, any certificate at all. rustls on the `ring` provider.
 
+use crate::error::{CaFileError, Error};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{ring, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
@@ -35,18 +36,21 @@ impl Trust {
 /// The rustls client settings for `trust`; ALPN is left to the connector. The system's roots
 /// are read only when `https` is true (an http:// run needs none). `Err` is bad input: a CA
 /// file that cannot be read or holds no certificate, or a system without roots.
-pub fn client_config(trust: &Trust, https: bool) -> anyhow::Result<ClientConfig> {
+pub fn client_config(trust: &Trust, https: bool) -> Result<ClientConfig, Error> {
     let provider = Arc::new(ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| anyhow::anyhow!("TLS settings: {e}"))?;
+        .map_err(Error::Tls)?;
     let config = match trust {
         Trust::Insecure => builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
             .with_no_client_auth(),
         Trust::CaFile(path) => builder
-            .with_root_certificates(ca_file(path)?)
+            .with_root_certificates(ca_file(path).map_err(|source| Error::CaFile {
+                path: path.clone(),
+                source,
+            })?)
             .with_no_client_auth(),
         Trust::System if https => builder
             .with_root_certificates(system_roots()?)
@@ -58,39 +62,31 @@ pub fn client_config(trust: &Trust, https: bool) -> anyhow::Result<ClientConfig>
     Ok(config)
 }
 
-fn ca_file(path: &Path) -> anyhow::Result<RootCertStore> {
-    let bad =
-        |what: String| tokenpipe_cli::bad_input(format!("--cacert {}: {what}", path.display()));
+/// The certificates of a `--cacert` file, every one of them accepted by rustls.
+fn ca_file(path: &Path) -> Result<RootCertStore, CaFileError> {
     let certs = CertificateDer::pem_file_iter(path)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| bad(e.to_string()))?;
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())?;
     let mut roots = RootCertStore::empty();
     for (i, cert) in certs.into_iter().enumerate() {
-        roots
-            .add(cert)
-            .map_err(|e| bad(format!("certificate {}: {e}", i + 1)))?;
+        roots.add(cert).map_err(|source| CaFileError::Certificate {
+            index: i + 1,
+            source,
+        })?;
     }
     if roots.is_empty() {
-        return Err(bad(
-            "no PEM certificate (BEGIN CERTIFICATE) in the file".into()
-        ));
+        return Err(CaFileError::Empty);
     }
     Ok(roots)
 }
 
-fn system_roots() -> anyhow::Result<RootCertStore> {
+/// The system's trusted roots; `Err` when there are none to trust.
+fn system_roots() -> Result<RootCertStore, Error> {
     let found = rustls_native_certs::load_native_certs();
     let mut roots = RootCertStore::empty();
     let (_added, _ignored) = roots.add_parsable_certificates(found.certs);
     if roots.is_empty() {
-        let why = found
-            .errors
-            .first()
-            .map(|e| format!(" ({e})"))
-            .unwrap_or_default();
-        return Err(tokenpipe_cli::bad_input(format!(
-            "no trusted root certificates found on this system{why}; give the server's CA with --cacert FILE"
-        )));
+        let why = found.errors.first().map(|e| e.to_string());
+        return Err(Error::NoSystemRoots { why });
     }
     Ok(roots)
 }
@@ -148,6 +144,7 @@ impl ServerCertVerifier for AnyCertificate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokenpipe_cli::{Ending, ToolError};
 
     #[test]
     fn a_ca_file_without_certificates_is_refused_by_name() {
@@ -155,19 +152,23 @@ mod tests {
         std::fs::write(&path, "not a certificate\n").unwrap();
         let e = client_config(&Trust::CaFile(path.clone()), true)
             .err()
-            .unwrap()
-            .to_string();
+            .unwrap();
+        assert_eq!(e.ending(), Ending::BadInput);
+        let e = tokenpipe_cli::message(&e);
         assert!(
             e.contains("--cacert") && e.contains("no PEM certificate"),
             "{e}"
         );
         let _ = std::fs::remove_file(&path);
-        let missing = client_config(&Trust::CaFile("/nonexistent/ca.pem".into()), true);
-        assert!(missing
+        let missing = client_config(&Trust::CaFile("/nonexistent/ca.pem".into()), true)
             .err()
-            .unwrap()
-            .to_string()
-            .contains("/nonexistent/ca.pem"));
+            .unwrap();
+        assert_eq!(missing.ending(), Ending::BadInput);
+        let missing = tokenpipe_cli::message(&missing);
+        assert!(
+            missing.starts_with("--cacert /nonexistent/ca.pem: I/O error: "),
+            "{missing}"
+        );
     }
 
     #[test]

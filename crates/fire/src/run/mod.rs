@@ -11,11 +11,14 @@ mod plan;
 mod report;
 mod start;
 
-use crate::cli::Args;
+use crate::config::Config;
+use crate::error::Error;
 
-/// Runs a whole benchmark with parsed arguments.
-pub(crate) fn run(args: Args) -> anyhow::Result<()> {
-    let plan = plan::plan(args)?;
+/// Runs a whole benchmark: reads the schedule (`config.schedule`, or stdin), sends its requests
+/// and writes the events to stdout, then says on stderr how the run went. Stdout and the
+/// signals are the process's: Ctrl-C and SIGTERM stop the run, a second one ends the process.
+pub fn run(config: Config) -> Result<(), Error> {
+    let plan = plan::plan(config)?;
     let running = start::start(plan)?;
     report::report(running)
 }

@@ -4,9 +4,10 @@
 //! limit is short of the requests in flight, and the metrics scrape before the run.
 
 use super::plan::Plan;
-use crate::cli::Args;
+use crate::config::Config;
 use crate::discover::{self, Discovery};
 use crate::dispatch::{Dispatch, Policy};
+use crate::error::Error;
 use crate::http::{self, HttpClient};
 use crate::scrape::Scraper;
 use crate::selfcheck::{self, ThreadCpu};
@@ -37,25 +38,25 @@ pub(super) struct Network {
 impl Network {
     /// The runtime, the client with its connections, the model and the first scrape, in that
     /// order; `Err` is bad input or a server that cannot be reached.
-    pub(super) fn ready(plan: &Plan) -> anyhow::Result<Self> {
-        let args = &plan.args;
+    pub(super) fn ready(plan: &Plan) -> Result<Self, Error> {
+        let config = &plan.config;
         let network_cpu = Arc::new(ThreadCpu::default());
-        let runtime = runtime(args.threads, &network_cpu)?;
+        let runtime = runtime(config.threads, &network_cpu)?;
         let (client, preconnected) = start_client(
-            args,
+            config,
             &runtime,
             &*plan.schedule.policy,
             &plan.uri,
             &plan.stop,
         )?;
-        let model = match &args.model {
+        let model = match &config.model {
             Some(m) => Some(m.clone()),
             None => discover_model(plan, &runtime, &client)?,
         };
         warn_if_fds_short(plan.schedule.policy.in_flight_limit());
-        let scraper = match &args.server_metrics {
+        let scraper = match &config.server_metrics {
             Some(given) => Some(runtime.block_on(async {
-                Scraper::new(&plan.url, given, &plan.headers, &args.transport)
+                Scraper::new(&config.url, given, &plan.headers, &config.transport)
             })?),
             None => None,
         };
@@ -97,23 +98,23 @@ fn runtime(threads: u16, network_cpu: &Arc<ThreadCpu>) -> std::io::Result<Runtim
 /// connections: before the clock starts, so that no request waits on them. Returns the client
 /// and the connections it opened.
 fn start_client(
-    args: &Args,
+    config: &Config,
     runtime: &Runtime,
     policy: &dyn Policy,
     uri: &Uri,
     stop: &Stop,
-) -> anyhow::Result<(HttpClient, u64)> {
+) -> Result<(HttpClient, u64), Error> {
     let (closed, in_flight) = match policy.in_flight_limit() {
         Some(Dispatch::Limit(n)) => (true, Some(n)),
         Some(Dispatch::Cap(n)) => (false, Some(n)),
         _ => (false, None),
     };
     let https = uri.scheme_str() == Some("https");
-    args.transport.warn(https);
-    let mut options = args.transport.options(https, in_flight);
-    options.connect_timeout = Some(args.connect_timeout);
+    config.transport.warn(https);
+    let mut options = config.transport.options(https, in_flight);
+    options.connect_timeout = Some(config.connect_timeout);
     let client = runtime.block_on(async { HttpClient::new(&options) })?;
-    if let Some(n) = args.transport.preconnect(closed, in_flight) {
+    if let Some(n) = config.transport.to_preconnect(closed, in_flight) {
         let done = runtime.block_on(http::preconnect::preconnect(&client, uri, n, stop));
         if let (Some(problem), None) = (&done.problem, stop.reason()) {
             eprintln!(
@@ -132,24 +133,22 @@ fn discover_model(
     plan: &Plan,
     runtime: &Runtime,
     client: &HttpClient,
-) -> anyhow::Result<Option<String>> {
+) -> Result<Option<String>, Error> {
     let found = runtime.block_on(discover::model(
         client,
         plan.models_uri.clone(),
         &plan.headers,
-        plan.args.timeout,
+        plan.config.timeout,
         &plan.stop,
     ));
     match found {
         Discovery::Found(m) => Ok(Some(m)),
         Discovery::Unknown | Discovery::Stopped => Ok(None),
-        Discovery::Unreachable(why) => Err(tokenpipe_cli::failure(
-            tokenpipe_cli::EXIT_FAILURE,
-            format!(
-                "cannot connect to {} (GET {}: {why}); is the server up and --url right? Nothing was sent",
-                plan.url, plan.models_uri
-            ),
-        )),
+        Discovery::Unreachable(why) => Err(Error::Unreachable {
+            url: plan.config.url.clone(),
+            models: plan.models_uri.to_string(),
+            why,
+        }),
     }
 }
 

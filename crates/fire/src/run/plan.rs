@@ -4,8 +4,9 @@
 //! starts before the schedule is read, since reading it may wait on an upstream `arrivals`.
 
 use crate::api::BodyOptions;
-use crate::cli::{self, Args};
+use crate::config::Config;
 use crate::dispatch::{self, Policy};
+use crate::error::Error;
 use crate::input;
 use crate::job::credit::Gate;
 use crate::signals::{self, LastResort};
@@ -14,6 +15,7 @@ use hyper::header::HeaderMap;
 use hyper::Uri;
 use std::fs::File;
 use std::io::BufRead;
+use std::path::Path;
 use std::sync::Arc;
 use tokenpipe_format::{Header, ReadError, Record, RecordReader, RecordType, Salt};
 
@@ -22,10 +24,8 @@ pub(super) type ScheduleReader = RecordReader<Box<dyn BufRead + Send>>;
 
 /// What a run is to do, before anything runs.
 pub(super) struct Plan {
-    /// The parsed flags.
-    pub args: Args,
-    /// `--url` as given, for messages and the metrics URL.
-    pub url: String,
+    /// The run's settings.
+    pub config: Config,
     /// Where the requests go: `--url` with the API's path, or `--endpoint`.
     pub uri: Uri,
     /// Where model discovery asks: `{url}/models`.
@@ -65,18 +65,16 @@ pub(super) struct Schedule {
 }
 
 /// Works out the run's plan; `Err` is bad input, or a stop before the schedule's head came.
-pub(super) fn plan(args: Args) -> anyhow::Result<Plan> {
-    let url = args.url.clone().unwrap_or_default();
-    let (uri, models_uri) = cli::endpoint(&url, args.api, args.endpoint.as_deref())?;
-    let headers = cli::request_headers(&args)?;
-    let body_options = cli::body_options(&args)?;
+pub(super) fn plan(config: Config) -> Result<Plan, Error> {
+    let (uri, models_uri) = config.endpoints()?;
+    let headers = config.request_headers()?;
+    let body_options = config.body_options()?;
     let stop = Arc::new(Stop::default());
     let last_resort = signals::watch(stop.clone());
-    let saved = cli::save_file(&args)?;
-    let schedule = Schedule::read(&args, &stop)?;
+    let saved = save_file(&config)?;
+    let schedule = Schedule::read(&config, &stop)?;
     Ok(Plan {
-        args,
-        url,
+        config,
         uri,
         models_uri,
         headers,
@@ -91,8 +89,8 @@ pub(super) fn plan(args: Args) -> anyhow::Result<Plan> {
 impl Schedule {
     /// Opens the schedule (FILE or stdin) and reads its head: the policy, the salt, the
     /// request count and the time bound all come from its first record.
-    fn read(args: &Args, stop: &Arc<Stop>) -> anyhow::Result<Self> {
-        let input = input::open(args.file.as_deref(), stop.clone())?;
+    fn read(config: &Config, stop: &Arc<Stop>) -> Result<Self, Error> {
+        let input = input::open(config.schedule.as_deref(), stop.clone())?;
         let mut reader = RecordReader::new(input.reader, input.name)
             .keep(&[RecordType::Schedule, RecordType::Request])
             .reject(
@@ -109,23 +107,20 @@ impl Schedule {
         let (upstream, first) = match read_ahead(&mut reader) {
             Ok(found) => found,
             Err(e) => {
-                if let Some((code, _)) = stop.reason().and_then(StopReason::exit) {
-                    return Err(tokenpipe_cli::failure(
-                        code,
-                        "stopped before a schedule was read; nothing was sent",
-                    ));
+                if let Some((ending, _)) = stop.reason().and_then(StopReason::exit) {
+                    return Err(Error::StoppedBeforeSchedule { ending });
                 }
                 return Err(e.into());
             }
         };
         let policy = match &first {
-            Some(r) => dispatch::policy_for(r, args.concurrency).map_err(|m| {
-                tokenpipe_cli::bad_input(format!(
-                    "{}: line {}: {m}",
-                    reader.source_name(),
-                    reader.line()
-                ))
-            })?,
+            Some(r) => {
+                dispatch::policy_for(r, config.concurrency).map_err(|problem| Error::Schedule {
+                    input: reader.source_name().to_string(),
+                    line: reader.line(),
+                    problem,
+                })?
+            }
             None => Box::new(dispatch::Open { cap: None }),
         };
         let (salt, requests) = match &first {
@@ -148,6 +143,35 @@ impl Schedule {
     }
 }
 
+/// Opens the `--save` file, refusing to truncate the schedule it would overwrite.
+fn save_file(config: &Config) -> Result<Option<(String, File)>, Error> {
+    let Some(path) = &config.save else {
+        return Ok(None);
+    };
+    if let Some(input) = &config.schedule {
+        if same_file(path, input) {
+            return Err(Error::Flag(format!(
+                "--save {}: that is the schedule being read; name another file",
+                path.display()
+            )));
+        }
+    }
+    let file = File::create(path).map_err(|source| Error::Save {
+        path: path.clone(),
+        source,
+    })?;
+    Ok(Some((path.display().to_string(), file)))
+}
+
+/// True when both paths exist and name the same file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
 /// Reads the schedule's header and then up to its first `schedule` or `request` record, so that
 /// nothing is written before the input is known to be a schedule (and not, say, fire's own
 /// events, which the reader refuses naming the tool that reads them).
@@ -160,5 +184,39 @@ fn read_ahead<R: BufRead>(
             Some(Record::Header(_)) => continue,
             other => return Ok((header, other)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+    use tokenpipe_cli::{Ending, ToolError};
+
+    #[test]
+    fn save_never_overwrites_the_schedule() {
+        let dir = std::env::temp_dir().join(format!("tokenpipe-fire-plan-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let sched = dir.join("sched.ndjson");
+        std::fs::write(&sched, "schedule").unwrap();
+        let config = |save: PathBuf| Config {
+            save: Some(save),
+            schedule: Some(sched.clone()),
+            ..Config::new("http://x/v1")
+        };
+        let same = save_file(&config(dir.join("./sched.ndjson"))).unwrap_err();
+        assert_eq!(same.ending(), Ending::BadInput);
+        assert!(same
+            .to_string()
+            .ends_with("that is the schedule being read; name another file"));
+        assert_eq!(std::fs::read_to_string(&sched).unwrap(), "schedule");
+        assert!(save_file(&config(dir.join("events.ndjson")))
+            .unwrap()
+            .is_some());
+        let unwritable = save_file(&config(dir.join("no/such/dir/events.ndjson"))).unwrap_err();
+        assert_eq!(unwritable.ending(), Ending::BadInput);
+        assert!(tokenpipe_cli::message(&unwritable)
+            .contains("/no/such/dir/events.ndjson: No such file"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

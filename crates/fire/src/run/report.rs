@@ -4,9 +4,10 @@
 //! of the run is told on stderr, and how the run ended becomes fire's exit status.
 
 use super::start::Running;
-use crate::cli::Args;
+use crate::config::Config;
 use crate::discover;
 use crate::dispatch::{self, Inbox};
+use crate::error::Error;
 use crate::exchange::Ctx;
 use crate::live::Snapshot;
 use crate::scrape::Scraper;
@@ -17,12 +18,11 @@ use std::time::Duration;
 use tokenpipe_format::{Client, Record, ScrapePhase};
 use tokio::runtime::Runtime;
 
-/// Waits for the run to end and gives its account; `Err` carries fire's exit status when it is
-/// not 0.
-pub(super) fn report(running: Running) -> anyhow::Result<()> {
+/// Waits for the run to end and gives its account; `Err` says how the run failed or was
+/// stopped.
+pub(super) fn report(running: Running) -> Result<(), Error> {
     let Running {
-        args,
-        url,
+        config,
         runtime,
         ctx,
         inbox,
@@ -36,9 +36,7 @@ pub(super) fn report(running: Running) -> anyhow::Result<()> {
     // network work too (all of it with one thread).
     drop(runtime);
     network_cpu.add_current_thread();
-    let dispatched = dispatcher
-        .join()
-        .map_err(|_| anyhow::anyhow!("dispatcher thread panicked"))?;
+    let dispatched = dispatcher.join().map_err(|_| Error::DispatcherPanicked)?;
     if let Some(progress) = progress {
         progress.finish();
     }
@@ -47,14 +45,14 @@ pub(super) fn report(running: Running) -> anyhow::Result<()> {
         &counts,
         ctx.clock.now_ns(),
         network_cpu.total_ns(),
-        u32::from(args.threads),
+        u32::from(config.threads),
         selfcheck::process_usage(),
     );
     ctx.sink.record(&Record::Client(client.clone()));
     ctx.sink.finish()?;
-    print_end(&args, &ctx.stop, &counts, &client);
+    print_end(&config, &ctx.stop, &counts, &client);
     if ctx.stop.reason() != Some(StopReason::OutputClosed) && ctx.verdict.saw_not_found() {
-        if let Some(hint) = discover::v1_hint(&url) {
+        if let Some(hint) = discover::v1_hint(&config.url) {
             eprintln!("fire: requests were answered 404 Not Found: {hint}");
         }
     }
@@ -92,11 +90,11 @@ fn send_all(runtime: &Runtime, ctx: &Arc<Ctx>, inbox: Inbox, scraper: Option<&Sc
 /// The end of the run on stderr: the counts (unless `--quiet`), then why the client did not
 /// keep up, if it did not (even with `--quiet`: the numbers it wrote may be distorted). Nothing
 /// when the reader of the output went away: a `fire | head` ends without chatter.
-fn print_end(args: &Args, stop: &Stop, counts: &Snapshot, client: &Client) {
+fn print_end(config: &Config, stop: &Stop, counts: &Snapshot, client: &Client) {
     if stop.reason() == Some(StopReason::OutputClosed) {
         return;
     }
-    if !args.quiet {
+    if !config.quiet {
         eprintln!("fire: {}", selfcheck::counts_line(counts));
     }
     for warning in &client.warnings {
@@ -104,23 +102,17 @@ fn print_end(args: &Args, stop: &Stop, counts: &Snapshot, client: &Client) {
     }
 }
 
-/// How the run ended, as fire's exit: a stop's own status (none when the reader went away),
-/// the early stop's message for a server that could not be reached, and otherwise the
-/// verdict on the requests that ended.
-fn outcome(ctx: &Ctx) -> anyhow::Result<()> {
+/// How the run ended: a stop's own ending (none when the reader went away), the early stop
+/// for a server that could not be reached, and otherwise the verdict on the requests that
+/// ended.
+fn outcome(ctx: &Ctx) -> Result<(), Error> {
     match ctx.stop.reason() {
-        Some(StopReason::Unreachable) => Err(tokenpipe_cli::failure(
-            tokenpipe_cli::EXIT_FAILURE,
-            ctx.verdict.early_stop_message(&ctx.uri.to_string()),
-        )),
+        Some(StopReason::Unreachable) => Err(ctx.verdict.early_stop(&ctx.uri.to_string())),
         Some(StopReason::OutputClosed) => Ok(()),
         Some(other) => match other.exit() {
-            Some((code, message)) => Err(tokenpipe_cli::failure(code, message)),
+            Some((ending, message)) => Err(Error::Stopped { ending, message }),
             None => Ok(()),
         },
-        None => ctx
-            .verdict
-            .outcome()
-            .map_err(|m| tokenpipe_cli::failure(tokenpipe_cli::EXIT_FAILURE, m)),
+        None => ctx.verdict.outcome(),
     }
 }

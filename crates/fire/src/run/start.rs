@@ -6,8 +6,9 @@
 use super::network::Network;
 use super::plan::{Plan, Schedule};
 use crate::api::BodyOptions;
-use crate::cli::{self, Args};
+use crate::config::Config;
 use crate::dispatch::{self, Dispatcher, Inbox, Pace};
+use crate::error::Error;
 use crate::exchange::Ctx;
 use crate::http::HttpClient;
 use crate::limits::Limits;
@@ -18,7 +19,6 @@ use crate::selfcheck::ThreadCpu;
 use crate::sink::{Output, Sink};
 use crate::stop::{Stop, StopReason};
 use crate::verdict::Verdict;
-use anyhow::Context;
 use hyper::header::HeaderMap;
 use hyper::Uri;
 use std::io::IsTerminal;
@@ -30,10 +30,8 @@ use tokio::runtime::Runtime;
 
 /// A run under way: what the last step waits on and gives account of.
 pub(super) struct Running {
-    /// The parsed flags.
-    pub args: Args,
-    /// `--url` as given, for the hint after 404 answers.
-    pub url: String,
+    /// The run's settings.
+    pub config: Config,
     /// The network runtime, which the send loop runs on.
     pub runtime: Runtime,
     /// What every request task shares: client, output, clock, limits, stop, verdict, counts.
@@ -43,7 +41,7 @@ pub(super) struct Running {
     /// The `--server-metrics` scraper, for the scrape after the run.
     pub scraper: Option<Scraper>,
     /// The dispatcher thread; it ends with the error of a malformed schedule line, if any.
-    pub dispatcher: JoinHandle<anyhow::Result<()>>,
+    pub dispatcher: JoinHandle<Result<(), Error>>,
     /// The progress view, on a terminal.
     pub progress: Option<Progress>,
     /// CPU time of the network threads, each adding its own as it ends.
@@ -52,12 +50,11 @@ pub(super) struct Running {
 
 /// Starts everything `plan` needs; `Err` is bad input, a server that cannot be reached, or a
 /// thread or runtime that could not be started.
-pub(super) fn start(mut plan: Plan) -> anyhow::Result<Running> {
+pub(super) fn start(mut plan: Plan) -> Result<Running, Error> {
     let mut network = Network::ready(&plan)?;
     let mut recorder = Recorder::start(&mut plan, &network)?;
     let Plan {
-        args,
-        url,
+        config,
         uri,
         headers,
         body_options,
@@ -66,14 +63,17 @@ pub(super) fn start(mut plan: Plan) -> anyhow::Result<Running> {
         ..
     } = plan;
     let counters = Arc::new(Counters::default());
-    let progress = if live::wanted(args.progress, args.quiet, std::io::stderr().is_terminal()) {
+    let progress = if live::wanted(
+        config.progress,
+        config.quiet,
+        std::io::stderr().is_terminal(),
+    ) {
         Progress::start(counters.clone(), schedule.requests).ok()
     } else {
         None
     };
     let body = BodyOptions {
         model: network.model.take(),
-        ignore_eos: !args.no_ignore_eos,
         ..body_options
     };
     let pace = Pace {
@@ -82,7 +82,7 @@ pub(super) fn start(mut plan: Plan) -> anyhow::Result<Running> {
     };
     let (dispatcher, inbox) = start_dispatcher(
         schedule,
-        &args,
+        &config,
         body,
         recorder.salt.take(),
         pace,
@@ -90,7 +90,7 @@ pub(super) fn start(mut plan: Plan) -> anyhow::Result<Running> {
         &counters,
     )?;
     let ctx = request_context(
-        &args,
+        &config,
         uri,
         headers,
         network.client,
@@ -99,8 +99,7 @@ pub(super) fn start(mut plan: Plan) -> anyhow::Result<Running> {
         counters,
     );
     Ok(Running {
-        args,
-        url,
+        config,
         runtime: network.runtime,
         ctx: Arc::new(ctx),
         inbox,
@@ -124,9 +123,9 @@ struct Recorder {
 impl Recorder {
     /// Starts the clock and the output, and writes the header (with the salt, when there is
     /// one) and the scrape before the run.
-    fn start(plan: &mut Plan, network: &Network) -> anyhow::Result<Self> {
+    fn start(plan: &mut Plan, network: &Network) -> Result<Self, Error> {
         let clock = RunClock::start();
-        let sink = open_output(&plan.args, plan.saved.take(), clock, &plan.stop)?;
+        let sink = open_output(&plan.config, plan.saved.take(), clock, &plan.stop)?;
         plan.last_resort.arm(sink.clone());
         let run_hash = tokenpipe_format::ids::unique_run_hash(clock.origin_ns());
         let salt = plan
@@ -134,14 +133,10 @@ impl Recorder {
             .salt
             .as_ref()
             .map(|spec| RunSalt::new(spec, run_hash));
-        let mut header = cli::header(
-            &plan.args,
-            &plan.schedule.upstream,
-            &clock,
-            run_hash,
-            &network.model,
-        );
-        plan.args
+        let mut header =
+            plan.config
+                .header(&plan.schedule.upstream, &clock, run_hash, &network.model);
+        plan.config
             .transport
             .record(&mut header.params, network.preconnected);
         if let Some(salt) = &salt {
@@ -166,7 +161,7 @@ impl Recorder {
 
 /// What every request task shares, for requests to `uri` through `client`.
 fn request_context(
-    args: &Args,
+    config: &Config,
     uri: Uri,
     headers: HeaderMap,
     client: HttpClient,
@@ -177,32 +172,32 @@ fn request_context(
     Ctx {
         client,
         uri,
-        dialect: args.api.dialect(),
+        dialect: config.api.dialect(),
         headers,
         clock: recorder.clock,
         sink: recorder.sink,
         limits: Limits {
-            first_token: args.first_token_timeout,
-            idle: cli::idle_timeout(args),
-            whole: Some(args.timeout),
+            first_token: config.first_token_timeout,
+            idle: config.idle_timeout,
+            whole: Some(config.timeout),
         },
-        connect_timeout: args.connect_timeout,
+        connect_timeout: config.connect_timeout,
         stop,
         run_hash: recorder.run_hash,
-        verdict: Verdict::new(args.keep_going),
+        verdict: Verdict::new(config.keep_going),
         live,
-        record_text: args.record_text,
+        record_text: config.record_text,
     }
 }
 
 /// Starts the output's writer threads: stdout, whose reader going away stops the run, and the
 /// `--save` file, whose failure only ends what is saved.
 fn open_output(
-    args: &Args,
+    config: &Config,
     saved: Option<(String, std::fs::File)>,
     clock: RunClock,
     stop: &Arc<Stop>,
-) -> anyhow::Result<Arc<Sink>> {
+) -> Result<Arc<Sink>, Error> {
     let stop_on_close = stop.clone();
     let mut outputs = vec![Output {
         name: "<stdout>".into(),
@@ -223,20 +218,23 @@ fn open_output(
             })),
         });
     }
-    Sink::start(outputs, args.output_buffer, clock).context("starting the output writer threads")
+    Sink::start(outputs, config.output_buffer, clock).map_err(|source| Error::Thread {
+        what: "output writer threads",
+        source,
+    })
 }
 
 /// Starts the schedule reader and the dispatcher threads, which release `schedule`'s requests
 /// with bodies encoded in the API's dialect; returns the dispatcher and the send loop's inbox.
 fn start_dispatcher(
     schedule: Schedule,
-    args: &Args,
+    config: &Config,
     body: BodyOptions,
     salt: Option<RunSalt>,
     pace: Pace,
     sink: &Arc<Sink>,
     live: &Arc<Counters>,
-) -> anyhow::Result<(JoinHandle<anyhow::Result<()>>, Inbox)> {
+) -> Result<(JoinHandle<Result<(), Error>>, Inbox), Error> {
     let (queue_tx, queue_rx) = tokio::sync::mpsc::unbounded_channel();
     let (priority_tx, priority_rx) = tokio::sync::mpsc::unbounded_channel();
     let (events_tx, events_rx) = dispatch::feed::channel();
@@ -247,7 +245,10 @@ fn start_dispatcher(
         schedule.gate.clone(),
         events_tx.clone(),
     )
-    .context("starting the schedule reader thread")?;
+    .map_err(|source| Error::Thread {
+        what: "schedule reader thread",
+        source,
+    })?;
     let dispatcher = Dispatcher {
         pace,
         queue: queue_tx,
@@ -255,7 +256,7 @@ fn start_dispatcher(
         events: events_rx,
         gate: schedule.gate,
         sink: sink.clone(),
-        dialect: args.api.dialect(),
+        dialect: config.api.dialect(),
         body,
         policy: schedule.policy,
         salt,
@@ -266,7 +267,10 @@ fn start_dispatcher(
     let dispatcher = std::thread::Builder::new()
         .name("fire-dispatch".into())
         .spawn(move || dispatcher.run())
-        .context("starting the dispatcher thread")?;
+        .map_err(|source| Error::Thread {
+            what: "dispatcher thread",
+            source,
+        })?;
     let inbox = Inbox {
         queue: queue_rx,
         priority: priority_rx,

@@ -1,47 +1,41 @@
-//! fire's transport flags (`--cacert`, `--insecure`, `--http2`, `--connections`,
-//! `--preconnect`), their checks, and what of them the output header records.
+//! How fire is to connect, as plain values (`cli` fills them from `--cacert`, `--insecure`,
+//! `--http2`, `--connections`, `--preconnect`): the client's options they make, the warnings
+//! they call for, and what of them the output header records.
 
 use super::{Options, Trust};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// How fire connects to the server.
-#[derive(Debug, Clone, Default, clap::Args)]
-#[command(next_help_heading = "Transport")]
-pub struct TransportArgs {
-    /// Trust only the CA certificates in FILE (PEM) for an https:// URL, instead of the system's
-    /// (as curl's --cacert).
-    #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
+/// How fire connects to the server: one value for the run, so that the client, the pre-connect
+/// and the header agree on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transport {
+    /// Trust only the CA certificates in this PEM file over https, instead of the system's.
     pub cacert: Option<PathBuf>,
-
-    /// Accept any certificate over https (a self-signed test server); prints a warning.
-    #[arg(long)]
+    /// Accept any certificate over https (a self-signed test server).
     pub insecure: bool,
-
-    /// Speak HTTP/2 only: h2c with prior knowledge for http://, ALPN h2 for https://. Requests
-    /// are multiplexed on --connections connections. Without it, fire speaks HTTP/1.1, one
-    /// connection per request in flight.
-    #[arg(long)]
+    /// Speak HTTP/2 only (h2c with prior knowledge for http://, ALPN h2 for https://).
     pub http2: bool,
-
-    /// HTTP/2 connections to spread requests over, in turn (a server's limit on streams per
-    /// connection, often 100 to 250, makes requests beyond it wait inside the client).
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "http2",
-          value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    /// HTTP/2 connections to spread requests over, in turn.
     pub connections: u32,
-
-    /// Open the connections before the run's clock starts (as many as can be in flight, or
-    /// --connections with --http2), so the first wave of requests does not wait on connects
-    /// [default: on for closed loops, off for open loops].
-    #[arg(long, overrides_with = "no_preconnect")]
-    pub preconnect: bool,
-
-    /// Do not pre-open connections: the first requests connect as they are sent.
-    #[arg(long, overrides_with = "preconnect")]
-    pub no_preconnect: bool,
+    /// Whether to open connections before the clock starts; `None` leaves it to the loop
+    /// (on for a closed loop, off for an open one).
+    pub preconnect: Option<bool>,
 }
 
-impl TransportArgs {
+impl Default for Transport {
+    fn default() -> Self {
+        Self {
+            cacert: None,
+            insecure: false,
+            http2: false,
+            connections: 1,
+            preconnect: None,
+        }
+    }
+}
+
+impl Transport {
     /// The client's options for a run that keeps at most `in_flight` requests in flight
     /// (`None`: an open loop without a cap).
     pub fn options(&self, https: bool, in_flight: Option<u64>) -> Options {
@@ -69,9 +63,8 @@ impl TransportArgs {
     /// requests arrive spread out, and connections opened long before use would meet the
     /// server's idle timeout (a few seconds on some servers). Needs a bound on requests in
     /// flight; without one it is refused with a warning.
-    pub fn preconnect(&self, closed: bool, in_flight: Option<u64>) -> Option<usize> {
-        let wanted = self.preconnect || (closed && !self.no_preconnect);
-        if !wanted {
+    pub fn to_preconnect(&self, closed: bool, in_flight: Option<u64>) -> Option<usize> {
+        if !self.preconnect.unwrap_or(closed) {
             return None;
         }
         if self.http2 {
@@ -88,7 +81,7 @@ impl TransportArgs {
         }
     }
 
-    /// Warnings the flags call for, said once before the run.
+    /// Warnings the settings call for, said once before the run.
     pub fn warn(&self, https: bool) {
         if self.insecure {
             eprintln!(
@@ -119,37 +112,39 @@ impl TransportArgs {
 mod tests {
     use super::*;
 
-    fn args(flags: &[&str]) -> TransportArgs {
-        #[derive(clap::Parser)]
-        struct Wrap {
-            #[command(flatten)]
-            t: TransportArgs,
+    fn with(preconnect: Option<bool>) -> Transport {
+        Transport {
+            preconnect,
+            ..Transport::default()
         }
-        let mut argv = vec!["fire"];
-        argv.extend_from_slice(flags);
-        <Wrap as clap::Parser>::try_parse_from(argv)
-            .map(|w| w.t)
-            .unwrap()
     }
 
     #[test]
     fn preconnect_defaults_to_closed_loops() {
-        assert_eq!(args(&[]).preconnect(true, Some(8)), Some(8));
-        assert_eq!(args(&[]).preconnect(false, Some(8)), None);
-        assert_eq!(args(&["--preconnect"]).preconnect(false, Some(8)), Some(8));
-        assert_eq!(args(&["--no-preconnect"]).preconnect(true, Some(8)), None);
-        assert_eq!(args(&["--preconnect"]).preconnect(false, None), None);
-        let h2 = args(&["--http2", "--connections", "3"]);
-        assert_eq!(h2.preconnect(true, Some(1000)), Some(3));
+        assert_eq!(with(None).to_preconnect(true, Some(8)), Some(8));
+        assert_eq!(with(None).to_preconnect(false, Some(8)), None);
+        assert_eq!(with(Some(true)).to_preconnect(false, Some(8)), Some(8));
+        assert_eq!(with(Some(false)).to_preconnect(true, Some(8)), None);
+        assert_eq!(with(Some(true)).to_preconnect(false, None), None);
+        let h2 = Transport {
+            http2: true,
+            connections: 3,
+            ..Transport::default()
+        };
+        assert_eq!(h2.to_preconnect(true, Some(1000)), Some(3));
     }
 
     #[test]
     fn the_pool_is_sized_to_what_can_be_in_flight() {
-        assert_eq!(args(&[]).options(false, Some(16)).max_idle, 16);
-        assert_eq!(args(&[]).options(false, None).max_idle, usize::MAX);
+        assert_eq!(Transport::default().options(false, Some(16)).max_idle, 16);
         assert_eq!(
-            args(&["--insecure"]).options(true, None).trust,
-            Trust::Insecure
+            Transport::default().options(false, None).max_idle,
+            usize::MAX
         );
+        let insecure = Transport {
+            insecure: true,
+            ..Transport::default()
+        };
+        assert_eq!(insecure.options(true, None).trust, Trust::Insecure);
     }
 }

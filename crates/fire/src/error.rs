@@ -1,0 +1,250 @@
+//! What can end a run of `fire` other than success, in its own words, and which exit status each
+//! means. A bad setting or schedule fails before anything is sent; a server that cannot be used
+//! fails the run; a signal ends it after everything measured was written.
+//! [`ToolError::ending`] below is the one place that decides which is which.
+//!
+//! A failed request is not an error here: it is a `done` record with its kind (`failure`).
+
+use crate::api::BodyError;
+use std::io;
+use std::path::PathBuf;
+use tokenpipe_cli::{Ending, OpenError, ToolError};
+use tokenpipe_format::ReadError;
+
+/// Why a run of `fire` failed, or how it was stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A setting cannot be used as given, or settings contradict each other: a URL without
+    /// http(s)://, a `--temperature` below zero, a `-H` without a colon, an `--extra-body` that
+    /// is no object, a `--save` that names the schedule. The message names the flag.
+    #[error("{0}")]
+    Flag(String),
+    /// A URL setting (`--url`, `--endpoint`, `--server-metrics`) that does not parse.
+    #[error("{flag} {value}")]
+    Url {
+        /// The flag, as the user knows it.
+        flag: &'static str,
+        /// The URL as it was put together.
+        value: String,
+        /// Why it does not parse.
+        source: hyper::http::uri::InvalidUri,
+    },
+    /// `--extra-body` is not JSON.
+    #[error("--extra-body: not valid JSON")]
+    ExtraBody(#[source] serde_json::Error),
+    /// The `--save` file cannot be created.
+    #[error("--save {}", path.display())]
+    Save {
+        /// The path as given.
+        path: PathBuf,
+        /// Why the system refused.
+        source: io::Error,
+    },
+    /// The `--cacert` file cannot be used.
+    #[error("--cacert {}", path.display())]
+    CaFile {
+        /// The path as given.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: CaFileError,
+    },
+    /// An https URL without `--cacert` on a system whose trusted roots cannot be found.
+    #[error(
+        "no trusted root certificates found on this system{}; give the server's CA with --cacert FILE",
+        why.as_ref().map(|w| format!(" ({w})")).unwrap_or_default()
+    )]
+    NoSystemRoots {
+        /// The first problem met looking for them, if any.
+        why: Option<String>,
+    },
+    /// rustls refused its own default protocol versions: the build, not the input, is at fault.
+    #[error("TLS settings")]
+    Tls(#[source] rustls::Error),
+    /// The schedule file cannot be opened.
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// The schedule cannot be read: a line that is not a record, a newer format, another
+    /// stage's stream, or a failed read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// A schedule record fire cannot send as written: its loop mode, a missing offset or
+    /// batch, an id given twice, a session's turns out of order, a header fire refuses.
+    #[error("{input}: line {line}: {problem}")]
+    Schedule {
+        /// The schedule's name (`<stdin>` or the path).
+        input: String,
+        /// 1-based line of the record.
+        line: usize,
+        /// What is wrong, naming the field.
+        problem: String,
+    },
+    /// A schedule request the API's dialect cannot encode.
+    #[error("{input}: line {line}")]
+    Body {
+        /// The schedule's name (`<stdin>` or the path).
+        input: String,
+        /// 1-based line of the request.
+        line: usize,
+        /// Why the dialect cannot encode it.
+        source: BodyError,
+    },
+    /// The model list could not be asked for at all (the server is down, or `--url` is wrong),
+    /// so nothing was sent.
+    #[error(
+        "cannot connect to {url} (GET {models}: {why}); is the server up and --url right? Nothing was sent"
+    )]
+    Unreachable {
+        /// `--url` as given.
+        url: String,
+        /// The model list's URL.
+        models: String,
+        /// The connection error.
+        why: String,
+    },
+    /// The first requests to end all failed to connect, so the run stopped early.
+    #[error(
+        "stopped: the first {after} requests all failed to connect to {uri} ({first_error}); is the server up and --url right? (--keep-going runs every request anyway)"
+    )]
+    EarlyStop {
+        /// How many requests failed to connect before the stop.
+        after: u64,
+        /// Where the requests went.
+        uri: String,
+        /// The first connection error, or "no connection".
+        first_error: String,
+    },
+    /// Requests were sent and none succeeded.
+    #[error("none of the {ended} requests sent succeeded")]
+    NoneSucceeded {
+        /// The requests that ended as a success or a failure of the server or the network.
+        ended: u64,
+    },
+    /// A signal (or an unreachable server) stopped the run after everything measured was
+    /// written.
+    #[error("{message}")]
+    Stopped {
+        /// How the stop ends the process.
+        ending: Ending,
+        /// What the run did before it ended.
+        message: &'static str,
+    },
+    /// A signal came before the schedule's head was read: nothing was sent.
+    #[error("stopped before a schedule was read; nothing was sent")]
+    StoppedBeforeSchedule {
+        /// How the stop ends the process.
+        ending: Ending,
+    },
+    /// A thread the run needs could not be started.
+    #[error("starting the {what}")]
+    Thread {
+        /// Which thread, in words.
+        what: &'static str,
+        /// Why the system refused.
+        source: io::Error,
+    },
+    /// The dispatcher thread panicked: a bug in fire, not in the input.
+    #[error("dispatcher thread panicked")]
+    DispatcherPanicked,
+    /// Any other I/O: stdin cannot be taken, the network runtime cannot be built, the
+    /// output cannot be written. (A closed stdout never gets here: the output's writers and
+    /// `main` take it as a normal end, since a transparent variant hides it from
+    /// [`tokenpipe_cli::closed_pipe`].)
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// What is wrong with a `--cacert` file.
+#[derive(Debug, thiserror::Error)]
+pub enum CaFileError {
+    /// It cannot be read, or is not PEM.
+    #[error(transparent)]
+    Pem(#[from] rustls::pki_types::pem::Error),
+    /// rustls refuses one of its certificates.
+    #[error("certificate {index}")]
+    Certificate {
+        /// 1-based place of the certificate in the file.
+        index: usize,
+        /// Why rustls refuses it.
+        source: rustls::Error,
+    },
+    /// It holds no certificate at all.
+    #[error("no PEM certificate (BEGIN CERTIFICATE) in the file")]
+    Empty,
+}
+
+impl ToolError for Error {
+    fn ending(&self) -> Ending {
+        match self {
+            Error::Flag(_)
+            | Error::Url { .. }
+            | Error::ExtraBody(_)
+            | Error::Save { .. }
+            | Error::CaFile { .. }
+            | Error::NoSystemRoots { .. }
+            | Error::Schedule { .. }
+            | Error::Body { .. } => Ending::BadInput,
+            Error::Open(e) => e.ending(),
+            Error::Read(e) => e.ending(),
+            Error::Tls(_)
+            | Error::Unreachable { .. }
+            | Error::EarlyStop { .. }
+            | Error::NoneSucceeded { .. }
+            | Error::Thread { .. }
+            | Error::DispatcherPanicked
+            | Error::Io(_) => Ending::Failure,
+            Error::Stopped { ending, .. } | Error::StoppedBeforeSchedule { ending } => *ending,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_error_ends_as_its_kind() {
+        let flag = Error::Flag("--url x: expected an http:// or https:// URL".into());
+        assert_eq!(flag.ending(), Ending::BadInput);
+        let schedule = Error::Schedule {
+            input: "<stdin>".into(),
+            line: 3,
+            problem: "field \"id\": request 1 appears twice".into(),
+        };
+        assert_eq!(schedule.ending(), Ending::BadInput);
+        let unreachable = Error::Unreachable {
+            url: "http://h/v1".into(),
+            models: "http://h/v1/models".into(),
+            why: "connection refused".into(),
+        };
+        assert_eq!(unreachable.ending(), Ending::Failure);
+        assert_eq!(Error::NoneSucceeded { ended: 3 }.ending(), Ending::Failure);
+        let stopped = Error::StoppedBeforeSchedule {
+            ending: Ending::Terminated,
+        };
+        assert_eq!(stopped.ending(), Ending::Terminated);
+        let missing =
+            tokenpipe_cli::open_file(std::path::Path::new("/nonexistent/schedule.ndjson"))
+                .unwrap_err();
+        assert_eq!(Error::from(missing).ending(), Ending::BadInput);
+    }
+
+    #[test]
+    fn messages_name_the_setting_then_the_cause() {
+        let bad = "http://exa mple/v1".parse::<hyper::Uri>().unwrap_err();
+        let e = Error::Url {
+            flag: "--url",
+            value: "http://exa mple/v1".into(),
+            source: bad,
+        };
+        assert!(tokenpipe_cli::message(&e).starts_with("--url http://exa mple/v1: "));
+        let e = Error::CaFile {
+            path: "ca.pem".into(),
+            source: CaFileError::Empty,
+        };
+        assert_eq!(
+            tokenpipe_cli::message(&e),
+            "--cacert ca.pem: no PEM certificate (BEGIN CERTIFICATE) in the file"
+        );
+        assert_eq!(e.ending(), Ending::BadInput);
+    }
+}
