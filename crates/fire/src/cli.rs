@@ -16,12 +16,8 @@ use transport::TransportArgs;
 
 /// Parses the process arguments and runs (or writes what `--generate` asks for).
 pub fn main() -> Result<(), Error> {
-    let args = match tokenpipe_cli::parse_or_generate::<Args>() {
-        Ok(Some(args)) => args,
-        Ok(None) => return Ok(()),
-        // `fire --generate man | head`: the reader took what it wanted, a normal end.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
-        Err(e) => return Err(Error::Io(e)),
+    let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
+        return Ok(());
     };
     tokenpipe_cli::raise_fd_limit();
     crate::run(args.into_config(tokenpipe_cli::argv()))

@@ -146,9 +146,8 @@ pub enum Error {
     #[error("dispatcher thread panicked")]
     DispatcherPanicked,
     /// Any other I/O: stdin cannot be taken, the network runtime cannot be built, the
-    /// output cannot be written. (A closed stdout never gets here: the output's writers and
-    /// `main` take it as a normal end, since a transparent variant hides it from
-    /// [`tokenpipe_cli::closed_pipe`].)
+    /// output cannot be written. A closed stdout (`fire --generate man | head`) is the
+    /// io::Error's own `Ending::ClosedPipe`.
     #[error(transparent)]
     Io(#[from] io::Error),
 }
@@ -190,8 +189,8 @@ impl ToolError for Error {
             | Error::EarlyStop { .. }
             | Error::NoneSucceeded { .. }
             | Error::Thread { .. }
-            | Error::DispatcherPanicked
-            | Error::Io(_) => Ending::Failure,
+            | Error::DispatcherPanicked => Ending::Failure,
+            Error::Io(e) => e.ending(),
             Error::Stopped { ending, .. } | Error::StoppedBeforeSchedule { ending } => *ending,
         }
     }
