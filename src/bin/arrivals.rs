@@ -1,3 +1,3 @@
 fn main() {
-    tokenpipe_cli::run_anyhow("arrivals", tokenpipe_arrivals::main)
+    tokenpipe_cli::run("arrivals", tokenpipe_arrivals::main)
 }

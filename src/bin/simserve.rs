@@ -1,3 +1,3 @@
 fn main() {
-    tokenpipe_cli::run_anyhow("simserve", tokenpipe_sim::main)
+    tokenpipe_cli::run("simserve", tokenpipe_sim::main)
 }

@@ -5,37 +5,39 @@
 //! `request` record per prompt. Arrival times and prompt text are drawn from two independent
 //! ChaCha8 streams of the seed, so changing the prompt length does not move the arrival times.
 //!
-//! [`cli`] owns the flags and `main`; [`process`] decides when each request goes (one file per
-//! arrival process); [`prompts`] says what each request asks (one file per prompt source);
-//! [`signals`] and the private `sink` end an interrupted schedule after a whole line. This file
-//! wires them together: [`Plan`] is a schedule described without a command line.
+//! [`cli`] owns the flags, `main`, and the step from flags to a [`Plan`]; [`process`] decides
+//! when each request goes (one file per arrival process); [`prompts`] says what each request
+//! asks (one file per prompt source); [`signals`] and [`sink`] end an interrupted schedule after
+//! a whole line; [`error`] says how each failure ends the process. This file wires them
+//! together: [`Plan`] is a schedule described without a command line.
 
-pub mod cli;
-pub mod numpy;
-pub mod process;
-pub mod prompts;
-pub mod session;
-mod setup;
-pub mod shard;
-pub mod signals;
-mod sink;
+pub(crate) mod cli;
+pub(crate) mod error;
+pub(crate) mod numpy;
+pub(crate) mod process;
+pub(crate) mod prompts;
+pub(crate) mod session;
+pub(crate) mod shard;
+pub(crate) mod signals;
+pub(crate) mod sink;
 
-pub use cli::{main, Args};
+pub use cli::{main, write_schedule, Args};
+pub use error::Error;
+pub use signals::Signal;
 
 use process::ArrivalProcess;
 use prompts::{Ask, PromptSource, SaltAlphabet};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use session::Sessions;
-use shard::ShardSpec;
-use signals::Signal;
+use shard::{ShardError, ShardSpec};
 use sink::{LineSink, SinkError};
 use std::io::Write;
 use tokenpipe_format::{Grouping, Header, LoopMode, Phase, Record, Salt, Schedule};
 
 /// The seed's independent ChaCha8 streams: one per kind of draw, so that changing one kind
 /// (the prompts, the think times) never moves another (the arrivals).
-pub mod streams {
+pub(crate) mod streams {
     /// Arrival times.
     pub const ARRIVALS: u64 = 0;
     /// Prompt lengths and content.
@@ -52,19 +54,19 @@ pub mod streams {
 }
 
 /// The seed's stream `stream` (see [`streams`]).
-pub fn seed_stream(seed: u64, stream: u64) -> ChaCha8Rng {
+pub(crate) fn seed_stream(seed: u64, stream: u64) -> ChaCha8Rng {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(stream);
     rng
 }
 
 /// The seed's stream for arrival times.
-pub fn arrival_rng(seed: u64) -> ChaCha8Rng {
+pub(crate) fn arrival_rng(seed: u64) -> ChaCha8Rng {
     seed_stream(seed, streams::ARRIVALS)
 }
 
 /// The seed's stream for prompt content, independent of [`arrival_rng`].
-pub fn prompt_rng(seed: u64) -> ChaCha8Rng {
+pub(crate) fn prompt_rng(seed: u64) -> ChaCha8Rng {
     seed_stream(seed, streams::PROMPTS)
 }
 
@@ -108,45 +110,40 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The plan the command line describes; bad input when the flags describe no process or
-    /// no prompt source.
-    pub fn from_args(args: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
-        setup::plan(args, argv)
-    }
-
-    /// Writes the header, the `schedule` record and every request to `out`. When a process or
-    /// a source fails part way, the records before the failure are still written.
-    pub fn write(self, out: impl Write) -> anyhow::Result<()> {
+    /// Writes the header, the `schedule` record and every request to `out`: the library's
+    /// entry point. When a process or a source fails part way, the records before the failure
+    /// are still written.
+    pub fn write(self, out: impl Write) -> Result<(), Error> {
         self.write_until(out, || None)
     }
 
     /// As [`Plan::write`], but ends early, after a whole line, once `stop` returns a signal
-    /// (asked between records and after every `write` call); the error then carries the
-    /// signal's exit status. `out` should be unbuffered, so that a `write` blocked on a full
-    /// pipe is one system call that a signal interrupts.
+    /// (asked between records and after every `write` call); the error is then
+    /// [`Error::Stopped`]. `out` should be unbuffered, so that a `write` blocked on a full pipe
+    /// is one system call that a signal interrupts.
     pub fn write_until(
         mut self,
         out: impl Write,
         stop: impl FnMut() -> Option<Signal>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), Error> {
         let mut sink = LineSink::new(out, stop);
         match self.write_records(&mut sink) {
-            Ok(()) => sink.flush().map_err(SinkError::into_anyhow),
+            Ok(()) => Ok(sink.flush()?),
             // A stop drops the lines still buffered; a failed write has nowhere to put them.
-            Err(Ended::Sink(e)) => Err(e.into_anyhow()),
+            Err(Ended::Sink(e)) => Err(e.into()),
             // The lines made before a failed input go out; the input's error is the one to
             // report, unless a signal came meanwhile.
             Err(Ended::Input(e)) => match sink.flush() {
-                Err(SinkError::Stopped(signal)) => Err(signal.failure()),
+                Err(SinkError::Stopped(signal)) => Err(Error::Stopped(signal)),
                 _ => Err(e),
             },
         }
     }
 
     /// The `schedule` record: the process's pacing, this shard's share of it, the bounds and
-    /// the salt.
-    pub fn schedule(&self) -> Result<Schedule, String> {
-        let shard = |total: Option<u64>, what: &str| -> Result<Option<u64>, String> {
+    /// the salt. An error when a shard would get no share of a limit.
+    pub(crate) fn schedule(&self) -> Result<Schedule, ShardError> {
+        let shard = |total: Option<u64>, what: &'static str| -> Result<Option<u64>, ShardError> {
             match (total, self.shard) {
                 (Some(t), Some(s)) => s.share(t, what).map(Some),
                 (t, _) => Ok(t),
@@ -209,12 +206,9 @@ impl Plan {
         &mut self,
         sink: &mut LineSink<W, S>,
     ) -> Result<(), Ended> {
-        let schedule = self
-            .schedule()
-            .map_err(|e| Ended::Input(tokenpipe_cli::bad_input(e)))?;
+        let schedule = self.schedule().map_err(|e| Ended::Input(e.into()))?;
         sink.write(&Record::Header(self.header.clone()))?;
         sink.write(&Record::Schedule(schedule))?;
-        let input = |e: String| Ended::Input(tokenpipe_cli::bad_input(e));
         let turns = self.sessions.turns.max(1);
         let batch_size = self.batch_size();
         let mut id = 0u64;
@@ -226,7 +220,7 @@ impl Plan {
             let Some(arrival) = self
                 .process
                 .next_arrival()
-                .map_err(|e| input(e.to_string()))?
+                .map_err(|e| Ended::Input(e.into()))?
             else {
                 break;
             };
@@ -255,7 +249,7 @@ impl Plan {
                 let prompt = self
                     .prompts
                     .next_prompt(&ask, &mut self.prompt_rng)
-                    .map_err(|e| input(e.to_string()))?;
+                    .map_err(|e| Ended::Input(e.into()))?;
                 let think_time_ns = (turn > 0).then(|| self.sessions.think_ns());
                 if mine {
                     let offset = if turn == 0 { arrival.offset_ns } else { None };
@@ -283,7 +277,7 @@ impl Plan {
 /// that overflowed, a source that failed), which still lets the lines before it out.
 enum Ended {
     Sink(SinkError),
-    Input(anyhow::Error),
+    Input(Error),
 }
 
 impl From<SinkError> for Ended {
@@ -292,15 +286,11 @@ impl From<SinkError> for Ended {
     }
 }
 
-/// Writes the whole schedule for `args` to `out`.
-pub fn write_schedule(args: &Args, argv: Vec<String>, out: impl Write) -> anyhow::Result<()> {
-    Plan::from_args(args, argv)?.write(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
+    use tokenpipe_cli::{Ending, ToolError};
 
     fn run(cmd: &[&str]) -> Vec<u8> {
         let args = Args::try_parse_from(cmd).unwrap();
@@ -495,11 +485,7 @@ mod tests {
 
     fn plan(cmd: &[&str]) -> Plan {
         let args = Args::try_parse_from(cmd).unwrap();
-        Plan::from_args(&args, cmd.iter().map(|s| s.to_string()).collect()).unwrap()
-    }
-
-    fn exit_code(e: &anyhow::Error) -> i32 {
-        e.downcast_ref::<tokenpipe_cli::Failure>().unwrap().code
+        cli::plan(&args, cmd.iter().map(|s| s.to_string()).collect()).unwrap()
     }
 
     #[test]
@@ -508,7 +494,8 @@ mod tests {
         let err = plan(&["arrivals", "--rate", "1e-300", "-n", "3"])
             .write(&mut out)
             .unwrap_err();
-        assert_eq!(exit_code(&err), tokenpipe_cli::EXIT_BAD_INPUT);
+        assert!(matches!(err, Error::Process(_)), "{err:?}");
+        assert_eq!(err.ending(), Ending::BadInput);
         assert!(err.to_string().contains("2^64 ns"), "{err}");
         let text = String::from_utf8(out).unwrap();
         let types: Vec<&str> = text
@@ -545,7 +532,8 @@ mod tests {
         ])
         .write_until(&mut out, stop)
         .unwrap_err();
-        assert_eq!(exit_code(&err), tokenpipe_cli::EXIT_INTERRUPTED);
+        assert!(matches!(err, Error::Stopped(Signal::Interrupt)), "{err:?}");
+        assert_eq!(err.ending(), Ending::Interrupted);
         assert_eq!(err.to_string(), "interrupted");
         assert!(!out.is_empty() && out.ends_with(b"\n"));
         let mut reader = tokenpipe_format::RecordReader::new(&out[..], "t");

@@ -18,27 +18,65 @@ pub struct ShardSpec {
     pub count: u64,
 }
 
+/// A shard that is not `I/N` with `0 ≤ I < N`, or that would get no share of a limit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    /// The text is not `I/N`.
+    #[error("expected I/N (say 0/4), got `{0}`")]
+    Syntax(String),
+    /// `I` or `N` is not a whole number.
+    #[error("{what} in `{text}` is not a whole number")]
+    NotNumber {
+        /// `I` or `N`.
+        what: &'static str,
+        /// The shard as given.
+        text: String,
+    },
+    /// `N` is 0.
+    #[error("N must be at least 1 in `{0}`")]
+    NoParts(String),
+    /// `I` is not below `N`.
+    #[error("shard {index}/{count} does not exist: I counts from 0 and must be below N")]
+    NoSuchShard {
+        /// `I`.
+        index: u64,
+        /// `N`.
+        count: u64,
+    },
+    /// The limit `flag` gives is smaller than the number of shards.
+    #[error("{flag} {total} split over {count} shards leaves shard {index} with none; use at most {total} shards")]
+    NoShare {
+        /// The flag whose limit is split.
+        flag: &'static str,
+        /// Its value.
+        total: u64,
+        /// The number of shards.
+        count: u64,
+        /// The shard left without a share.
+        index: u64,
+    },
+}
+
 impl FromStr for ShardSpec {
-    type Err = String;
+    type Err = ShardError;
 
     /// `I/N` with `0 ≤ I < N`.
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, ShardError> {
         let (i, n) = s
             .split_once('/')
-            .ok_or_else(|| format!("expected I/N (say 0/4), got `{s}`"))?;
-        let parse = |x: &str, what: &str| {
-            x.trim()
-                .parse::<u64>()
-                .map_err(|_| format!("{what} in `{s}` is not a whole number"))
+            .ok_or_else(|| ShardError::Syntax(s.to_owned()))?;
+        let parse = |x: &str, what: &'static str| {
+            x.trim().parse::<u64>().map_err(|_| ShardError::NotNumber {
+                what,
+                text: s.to_owned(),
+            })
         };
         let (index, count) = (parse(i, "I")?, parse(n, "N")?);
         if count == 0 {
-            return Err(format!("N must be at least 1 in `{s}`"));
+            return Err(ShardError::NoParts(s.to_owned()));
         }
         if index >= count {
-            return Err(format!(
-                "shard {index}/{count} does not exist: I counts from 0 and must be below N"
-            ));
+            return Err(ShardError::NoSuchShard { index, count });
         }
         Ok(Self { index, count })
     }
@@ -73,13 +111,15 @@ impl ShardSpec {
 
     /// This shard's part of a limit `total` (a concurrency); an error naming `flag` when the
     /// part would be 0.
-    pub fn share(&self, total: u64, flag: &str) -> Result<u64, String> {
+    pub fn share(&self, total: u64, flag: &'static str) -> Result<u64, ShardError> {
         let part = self.count_below(total);
         if part == 0 {
-            return Err(format!(
-                "{flag} {total} split over {} shards leaves shard {} with none; use at most {total} shards",
-                self.count, self.index
-            ));
+            return Err(ShardError::NoShare {
+                flag,
+                total,
+                count: self.count,
+                index: self.index,
+            });
         }
         Ok(part)
     }
@@ -133,6 +173,9 @@ mod tests {
         let err = ShardSpec { index: 2, count: 3 }
             .share(2, "--concurrency")
             .unwrap_err();
-        assert!(err.contains("shard 2"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "--concurrency 2 split over 3 shards leaves shard 2 with none; use at most 2 shards"
+        );
     }
 }

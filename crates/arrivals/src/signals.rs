@@ -13,6 +13,7 @@
 
 use std::io;
 use std::sync::atomic::{AtomicI32, Ordering};
+use tokenpipe_cli::Ending;
 
 /// The first stop signal received, as its number; 0 until one arrives.
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
@@ -27,11 +28,11 @@ pub enum Signal {
 }
 
 impl Signal {
-    /// The exit status shells expect after this signal: 128 plus its number.
-    pub fn exit_code(self) -> i32 {
+    /// How a run stopped by this signal ends: the status shells expect, 128 plus its number.
+    pub fn ending(self) -> Ending {
         match self {
-            Signal::Interrupt => tokenpipe_cli::EXIT_INTERRUPTED,
-            Signal::Terminate => tokenpipe_cli::EXIT_TERMINATED,
+            Signal::Interrupt => Ending::Interrupted,
+            Signal::Terminate => Ending::Terminated,
         }
     }
 
@@ -41,11 +42,6 @@ impl Signal {
             Signal::Interrupt => "interrupted",
             Signal::Terminate => "terminated",
         }
-    }
-
-    /// The error that ends the process with this signal's status and message.
-    pub fn failure(self) -> anyhow::Error {
-        tokenpipe_cli::failure(self.exit_code(), self.message())
     }
 
     fn from_raw(signal: i32) -> Option<Signal> {
@@ -103,10 +99,9 @@ mod tests {
         assert_eq!(Signal::from_raw(libc::SIGINT), Some(Signal::Interrupt));
         assert_eq!(Signal::from_raw(libc::SIGTERM), Some(Signal::Terminate));
         assert_eq!(Signal::from_raw(0), None);
-        assert_eq!(Signal::Interrupt.exit_code(), 128 + libc::SIGINT);
-        assert_eq!(Signal::Terminate.exit_code(), 128 + libc::SIGTERM);
-        let f = Signal::Interrupt.failure();
-        let f = f.downcast_ref::<tokenpipe_cli::Failure>().unwrap();
-        assert_eq!((f.code, f.message.as_str()), (130, "interrupted"));
+        assert_eq!(Signal::Interrupt.ending().code(), 128 + libc::SIGINT);
+        assert_eq!(Signal::Terminate.ending().code(), 128 + libc::SIGTERM);
+        assert_eq!(Signal::Interrupt.message(), "interrupted");
+        assert_eq!(Signal::Terminate.message(), "terminated");
     }
 }

@@ -25,17 +25,6 @@ pub enum SinkError {
     Io(#[from] io::Error),
 }
 
-impl SinkError {
-    /// The error to end the process with: the signal's status, or the I/O error itself (so
-    /// that a closed pipe still counts as a normal end).
-    pub fn into_anyhow(self) -> anyhow::Error {
-        match self {
-            SinkError::Stopped(signal) => signal.failure(),
-            SinkError::Io(e) => e.into(),
-        }
-    }
-}
-
 /// Writes records as whole lines to `out`, asking `stop` between records and between writes.
 pub struct LineSink<W, S> {
     out: W,

@@ -93,7 +93,8 @@ pub fn parse(kind: Kind, body: &[u8]) -> Result<GenerationRequest, ApiError> {
             .unwrap_or(false),
         Some(_) => return Err(ApiError::new("'stream_options' must be an object")),
     };
-    let fault = fault_kind::asked(&obj, MAX_TOKENS_LIMIT).map_err(ApiError::new)?;
+    let fault =
+        fault_kind::asked(&obj, MAX_TOKENS_LIMIT).map_err(|e| ApiError::new(e.to_string()))?;
     Ok(GenerationRequest {
         kind,
         max_tokens,

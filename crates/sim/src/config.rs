@@ -1,245 +1,21 @@
-//! The command line of `simserve` and the validated settings the server runs with.
+//! The validated settings simserve runs with, as plain values: [`Config`], what the server needs
+//! to answer requests, and [`Settings`], where and how the process serves it. The command line
+//! builds them in [`crate::cli`]; a library caller builds them itself.
 //!
-//! `Args` is what clap parses (its doc comment is the long help); `Config` is what the server
-//! needs, with the millisecond floats turned into whole nanoseconds once, so every deadline is
-//! computed in exact integer arithmetic.
+//! `Config` holds the millisecond floats of the flags as whole nanoseconds, turned once, so
+//! every deadline is computed in exact integer arithmetic.
 
 use crate::access::Access;
-use crate::fault::select::{self, FaultFlag, FaultPlan};
-use clap::Parser;
+use crate::engine::profile::EngineSettings;
+use crate::error::{DelayError, Error};
+use crate::fault::select::FaultPlan;
+use crate::transport::TransportOptions;
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// The longest TTFT or inter-token latency accepted: one hour. Anything longer is a typo, and the
 /// bound keeps every deadline far from overflow.
 const MAX_DELAY_MS: f64 = 3_600_000.0;
-
-/// Serve a simulated OpenAI-compatible LLM endpoint with exact, deadline-driven token timing.
-///
-/// simserve answers /v1/completions and /v1/chat/completions the way vLLM does, streaming or
-/// not, without a model: every request generates exactly `max_tokens` tokens, the first one
-/// TTFT after the request body was read and each next one ITL after the previous deadline
-/// (absolute deadlines, so errors never accumulate). It is the reference that `fire` measures
-/// its own timing error against: with --stamps it writes, per request, the instants at which it
-/// handed its first and last token to the network stack, as a tokenpipe stream (a header, then
-/// `stamp` records; see docs/format.md).
-///
-/// On start it prints one line on stdout, the base URL (http://127.0.0.1:PORT/v1), and runs
-/// until SIGINT or SIGTERM. Tokens are timed on a shared high-resolution timer (a Linux
-/// timerfd): a token leaves at its deadline or a fraction of a millisecond later (about 0.1 to
-/// 0.3 ms at the median on a busy two-core machine), never earlier; the stamps record when it
-/// really left.
-///
-/// With --fault it fails chosen requests the way real servers fail (an error status, a reset
-/// or stalled connection, a broken event, an in-stream error, a stream cut short), so that a
-/// client's handling of each failure can be checked end to end. A request can also ask for
-/// its own fault with "tokenpipe_fault": "KIND" in its JSON body, or with the header
-/// `x-tokenpipe-fault: KIND[;after=N]`, so one run can mix them.
-///
-/// Other routes: GET /v1/models lists the one model, GET /health answers 200, GET /metrics
-/// answers in Prometheus text format with vLLM's metric names, POST /tokenize counts a
-/// prompt's tokens as vLLM's /tokenize does (docs/simserve.md).
-///
-/// Every port speaks HTTP/1.1 and HTTP/2 (h2c with prior knowledge on plain TCP). With
-/// --tls-cert and --tls-key it serves https instead, offering h2 and http/1.1 by ALPN, and
-/// prints an https:// URL.
-///
-/// Examples:
-///   # a server on a free port, 50 ms to the first token, then 100 tokens per second
-///   simserve --port 0 --ttft-ms 50 --itl-ms 10
-///
-///   # https with a certificate for 127.0.0.1, one stderr line per connection
-///   simserve --port 8443 --tls-cert cert.pem --tls-key key.pem --log-connections
-///
-///   # record the server's own send times to compare with what the client saw
-///   simserve --port 8000 --stamps server-stamps.ndjson
-///
-///   # learn the port from the first line, then stream a chat answer
-///   simserve --port 0 > url.txt & sleep 0.2
-///   curl -sN "$(head -1 url.txt)/chat/completions" -H 'content-type: application/json' \
-///     -d '{"model":"x","messages":[{"role":"user","content":"hi"}],"max_tokens":5,"stream":true}'
-///
-///   # one request in ten answered 503, one in twenty cut off after 3 tokens, same ones each run
-///   simserve --port 0 --fault http=503:0.1 --fault reset:0.05 --fault-after 3 --fault-seed 1
-///
-///   # make exactly this request fail: a stream that ends without finish_reason or `[DONE]`
-///   curl -sN "$(head -1 url.txt)/completions" -H 'content-type: application/json' \
-///     -d '{"prompt":"hi","max_tokens":8,"stream":true,"tokenpipe_fault":"truncate"}'
-#[derive(Debug, Parser)]
-#[command(name = "simserve", version, verbatim_doc_comment)]
-pub struct Args {
-    /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1")]
-    pub host: String,
-
-    /// Port to listen on; 0 picks a free port (printed on stdout).
-    #[arg(long, default_value_t = 8000)]
-    pub port: u16,
-
-    /// Milliseconds from receiving a request's body to sending its first token, with the fixed
-    /// timetable (giving it selects `--profile fixed`) [default: 50].
-    #[arg(long, value_name = "MS", value_parser = parse_delay_ms,
-          allow_negative_numbers = true)]
-    pub ttft_ms: Option<f64>,
-
-    /// Milliseconds between consecutive tokens, with the fixed timetable (giving it selects
-    /// `--profile fixed`) [default: 10].
-    #[arg(long, value_name = "MS", value_parser = parse_delay_ms,
-          allow_negative_numbers = true)]
-    pub itl_ms: Option<f64>,
-
-    // --- engine: continuous batching and its profiles ---
-    /// The engine's profile: small-gpu (default), spark-gpt-oss-120b, multinode-tp4, or fixed
-    ///
-    /// A batching profile runs a continuous-batching engine (docs/simserve.md): steps of one
-    /// token per running sequence plus chunked prefill, a KV-cache capacity, a prefix cache.
-    /// `fixed` is the timetable of --ttft-ms and --itl-ms, which giving either of them selects.
-    #[arg(long, value_name = "NAME")]
-    pub profile: Option<String>,
-
-    /// Most sequences running at once [default: the profile's].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub max_num_seqs: Option<u64>,
-
-    /// Tokens one step may process, prefill chunks and decodes together [default: the
-    /// profile's].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_num_batched_tokens: Option<u64>,
-
-    /// KV-cache capacity in tokens; also the longest prompt + completion served [default: the
-    /// profile's].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub kv_cache_tokens: Option<u64>,
-
-    /// Time of a step by sequences in it, in ms: `A+B` (A + B·batch, e.g. `8+0.5`) or points
-    /// BATCH:MS (`1:17.5,8:53.1,64:141.4`) [default: the profile's].
-    #[arg(long, value_name = "CURVE", value_parser = crate::engine::batching::curve::Curve::parse_cost)]
-    pub decode_step_ms: Option<crate::engine::batching::curve::Curve>,
-
-    /// Prefill tokens per second: a number, or points TOKENS_IN_STEP:TPS
-    /// (`1024:3500,8192:7100`) [default: the profile's].
-    #[arg(long, value_name = "CURVE", value_parser = crate::engine::batching::curve::Curve::parse_rate)]
-    pub prefill_tps: Option<crate::engine::batching::curve::Curve>,
-
-    /// Prompts that share leading 16-token blocks with recent ones skip their prefill (vLLM's
-    /// automatic prefix caching) [default: on].
-    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
-    pub prefix_cache: Option<bool>,
-    // --- end engine ---
-    /// The name of the one model served (listed by /v1/models, echoed in every answer).
-    #[arg(long, default_value = "tokenpipe-sim")]
-    pub model: String,
-
-    /// Write the server's own send stamps to FILE as a tokenpipe stream: a header (whose
-    /// monotonic_origin_ns lines the stamps up with fire's), then one `stamp` record per finished
-    /// request: request_id, received_ns, first_token_ns, last_token_ns, tokens, and late_max_ns
-    /// and late_sum_ns, how far after their instants its tokens were handed over.
-    #[arg(long, value_name = "FILE")]
-    pub stamps: Option<PathBuf>,
-
-    /// Write every generation request to FILE as it arrives, one JSON line each:
-    /// {"request_id": …, "headers": {name: value, …}, "body": <the JSON body as received>}.
-    /// Lines are written whole and unbuffered, so the file can be read while the server runs.
-    #[arg(long, value_name = "FILE")]
-    pub log_requests: Option<PathBuf>,
-
-    /// Make a FRACTION of the requests fail as KIND (repeatable; the kinds are in --help)
-    ///
-    /// Fails chosen generation requests the way real servers fail, to check that a client sees
-    /// and classifies each failure. KIND is one of:
-    ///   http[=STATUS]  answer STATUS (400 to 599, default 500) with an OpenAI-style JSON error
-    ///   reset          close the connection mid-stream, without ending the chunked body
-    ///   stall          stop sending mid-stream and keep the connection open
-    ///   garbage        send one SSE data event that is not JSON, then go on
-    ///   error          send `data: {"error":{...}}`, then `data: [DONE]` (as vLLM does)
-    ///   truncate       end the body cleanly mid-answer: no finish_reason, no `[DONE]`
-    ///   bare-done      send `data: [DONE]` without any finish_reason (as llama-cpp-python)
-    ///   json           answer the whole JSON (application/json), ignoring `stream: true`
-    ///   html           answer 200 with a text/html page at once (a proxy's, a login page)
-    ///   stall=MS       pause MS ms mid-stream, then go on (the later tokens MS ms late)
-    ///   slow-headers=MS  hold the status and headers back MS ms (tokens keep their schedule)
-    ///   endless        never end: tokens keep coming past max_tokens, no finish_reason
-    ///   long[=N]       answer N tokens (default 10000) whatever max_tokens says
-    /// http=429 and http=503 carry `Retry-After: --retry-after`. The mid-stream kinds act after
-    /// --fault-after tokens. FRACTION (0 to 1, default 1) of the requests fail; which ones is a
-    /// hash of each request's number and --fault-seed, so the same seed fails the same
-    /// requests. Repeatable; the fractions must add up to at most 1. A request can choose for
-    /// itself with the body members "tokenpipe_fault": "KIND" (or "none") and
-    /// "tokenpipe_fault_after": N, or with the header `x-tokenpipe-fault: KIND[;after=N]`,
-    /// which beats the body members; both override these flags.
-    #[arg(long, value_name = "KIND[:FRACTION]", value_parser = select::parse_flag,
-          verbatim_doc_comment)]
-    pub fault: Vec<FaultFlag>,
-
-    /// Seed of the hash that picks the requests --fault fails.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub fault_seed: u64,
-
-    /// Tokens sent before a mid-stream fault acts [default: half of max_tokens, at least 1;
-    /// at most max_tokens].
-    #[arg(long, value_name = "N")]
-    pub fault_after: Option<u64>,
-
-    // --- faults: per request, through a header; the kinds that reshape an answer ---
-    /// Seconds the `Retry-After` header of an http=429 or http=503 fault says.
-    #[arg(long, value_name = "S", default_value_t = select::DEFAULT_RETRY_AFTER_S)]
-    pub retry_after: u64,
-
-    /// Require `Authorization: Bearer KEY` on every /v1 route (GET /health stays open);
-    /// other requests get 401 with an OpenAI-style error body.
-    #[arg(
-        long,
-        value_name = "KEY",
-        env = "SIMSERVE_API_KEY",
-        hide_env_values = true
-    )]
-    pub api_key: Option<String>,
-
-    /// Milliseconds a generation answer's status and headers are held back, as a server slow to
-    /// answer at all (tokens stay on their own schedule and leave together once it is over).
-    #[arg(long, value_name = "MS", default_value_t = 0.0, value_parser = parse_delay_ms)]
-    pub headers_delay_ms: f64,
-
-    /// TLS and the connection log (see the transport module).
-    #[command(flatten)]
-    pub transport: crate::transport::TransportArgs,
-
-    /// Tokio worker threads.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
-    pub workers: u16,
-}
-
-/// `on` or `off` (also true/false, yes/no, 1/0).
-fn parse_on_off(s: &str) -> Result<bool, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "on" | "true" | "yes" | "1" => Ok(true),
-        "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err(format!("expected on or off, got `{s}`")),
-    }
-}
-
-/// Accepts a finite, non-negative number of milliseconds up to an hour.
-fn parse_delay_ms(s: &str) -> Result<f64, String> {
-    let ms: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("expected a number of milliseconds, got `{s}`"))?;
-    check_delay_ms(ms)
-}
-
-fn check_delay_ms(ms: f64) -> Result<f64, String> {
-    if !ms.is_finite() || ms < 0.0 {
-        return Err(format!(
-            "must be a finite, non-negative number of milliseconds, got `{ms}`"
-        ));
-    }
-    if ms > MAX_DELAY_MS {
-        return Err(format!(
-            "must be at most {MAX_DELAY_MS} ms (one hour), got `{ms}`"
-        ));
-    }
-    Ok(ms)
-}
 
 /// What the server needs to answer requests: the model name, the two delays (in whole
 /// nanoseconds so that deadlines are exact sums) and which requests fail.
@@ -259,44 +35,42 @@ pub struct Config {
     /// Which engine times the tokens (`--profile` and its overrides): the fixed timetable for
     /// a `Config` built by [`Config::from_ms`], the default batching profile on a command line
     /// without timing flags.
-    pub engine: crate::engine::profile::EngineSettings,
+    pub engine: EngineSettings,
 }
 
 impl Config {
     /// Builds the settings from milliseconds, rounding to the nanosecond; rejects negative,
     /// non-finite or absurd (over an hour) delays.
-    pub fn from_ms(model: impl Into<String>, ttft_ms: f64, itl_ms: f64) -> anyhow::Result<Self> {
-        let ttft =
-            delay(ttft_ms).map_err(|e| tokenpipe_cli::bad_input(format!("--ttft-ms {e}")))?;
-        let itl = delay(itl_ms).map_err(|e| tokenpipe_cli::bad_input(format!("--itl-ms {e}")))?;
+    pub fn from_ms(model: impl Into<String>, ttft_ms: f64, itl_ms: f64) -> Result<Self, Error> {
         Ok(Self {
             model: model.into(),
-            ttft,
-            itl,
+            ttft: delay("--ttft-ms", ttft_ms)?,
+            itl: delay("--itl-ms", itl_ms)?,
             faults: FaultPlan::default(),
             access: Access::default(),
-            engine: crate::engine::profile::EngineSettings::Fixed,
+            engine: EngineSettings::Fixed,
         })
     }
+}
 
-    /// The settings for parsed arguments.
-    pub fn from_args(args: &Args) -> anyhow::Result<Self> {
-        let mut config = Self::from_ms(
-            args.model.clone(),
-            args.ttft_ms.unwrap_or(DEFAULT_TTFT_MS),
-            args.itl_ms.unwrap_or(DEFAULT_ITL_MS),
-        )?;
-        config.engine = engine_settings(args)?;
-        config.faults = FaultPlan::new(&args.fault, args.fault_seed, args.fault_after)
-            .map_err(tokenpipe_cli::bad_input)?
-            .with_retry_after(args.retry_after);
-        config.access = Access {
-            api_key: args.api_key.clone(),
-            headers_delay: delay(args.headers_delay_ms)
-                .map_err(|e| tokenpipe_cli::bad_input(format!("--headers-delay-ms {e}")))?,
-        };
-        Ok(config)
-    }
+/// Everything [`crate::run`] needs: the server's [`Config`], and where and how the process
+/// serves it, so that a caller runs a whole simserve without a command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// How requests are answered.
+    pub config: Config,
+    /// The address to listen on.
+    pub host: String,
+    /// The port; 0 picks a free one (the printed URL says which).
+    pub port: u16,
+    /// Tokio worker threads, at least 1.
+    pub workers: u16,
+    /// Where to write the server's own send stamps, if anywhere.
+    pub stamps: Option<PathBuf>,
+    /// Where to write every generation request as it arrives, if anywhere.
+    pub log_requests: Option<PathBuf>,
+    /// TLS and the connection log.
+    pub transport: TransportOptions,
 }
 
 /// The fixed timetable's TTFT when only --itl-ms is given.
@@ -304,25 +78,24 @@ pub const DEFAULT_TTFT_MS: f64 = 50.0;
 /// The fixed timetable's ITL when only --ttft-ms is given.
 pub const DEFAULT_ITL_MS: f64 = 10.0;
 
-/// The engine the flags ask for (see [`crate::engine::profile::choose`]).
-fn engine_settings(args: &Args) -> anyhow::Result<crate::engine::profile::EngineSettings> {
-    let overrides = crate::engine::profile::Overrides {
-        max_num_seqs: args
-            .max_num_seqs
-            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-        max_batched_tokens: args.max_num_batched_tokens,
-        kv_tokens: args.kv_cache_tokens,
-        decode_ms: args.decode_step_ms.clone(),
-        prefill_tps: args.prefill_tps.clone(),
-        prefix_cache: args.prefix_cache,
-    };
-    let timing_flags = args.ttft_ms.is_some() || args.itl_ms.is_some();
-    crate::engine::profile::choose(args.profile.as_deref(), timing_flags, &overrides)
-        .map_err(tokenpipe_cli::bad_input)
+/// `ms` when it is a finite, non-negative number of milliseconds up to an hour.
+pub(crate) fn check_delay_ms(ms: f64) -> Result<f64, DelayError> {
+    if !ms.is_finite() || ms < 0.0 {
+        return Err(DelayError::Negative { ms });
+    }
+    if ms > MAX_DELAY_MS {
+        return Err(DelayError::TooLong {
+            ms,
+            max: MAX_DELAY_MS,
+        });
+    }
+    Ok(ms)
 }
 
-fn delay(ms: f64) -> Result<Duration, String> {
-    check_delay_ms(ms)?;
+/// The delay `flag` gives, in whole nanoseconds; bad input naming the flag when it is out of
+/// range.
+pub(crate) fn delay(flag: &'static str, ms: f64) -> Result<Duration, Error> {
+    check_delay_ms(ms).map_err(|problem| Error::Delay { flag, problem })?;
     // Exact for every value a person types: 0.1 ms is 100_000 ns after rounding.
     Ok(Duration::from_nanos((ms * 1e6).round() as u64))
 }
@@ -330,54 +103,7 @@ fn delay(ms: f64) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
-
-    #[test]
-    fn clap_definition_is_consistent() {
-        Args::command().debug_assert();
-    }
-
-    #[test]
-    fn defaults() {
-        let args = Args::try_parse_from(["simserve"]).unwrap();
-        assert_eq!(args.host, "127.0.0.1");
-        assert_eq!(args.port, 8000);
-        assert_eq!(args.workers, 1);
-        let config = Config::from_args(&args).unwrap();
-        assert_eq!(config.model, "tokenpipe-sim");
-        assert_eq!(config.ttft, Duration::from_millis(50));
-        assert_eq!(config.itl, Duration::from_millis(10));
-        assert!(config.faults.is_empty());
-    }
-
-    #[test]
-    fn faults_are_parsed_and_checked() {
-        let args = Args::try_parse_from([
-            "simserve",
-            "--fault",
-            "http=503:0.25",
-            "--fault=reset:0.5",
-            "--fault-seed",
-            "9",
-            "--fault-after",
-            "3",
-        ])
-        .unwrap();
-        assert_eq!(args.fault.len(), 2);
-        assert_eq!(args.fault[0].fraction, 0.25);
-        let config = Config::from_args(&args).unwrap();
-        assert!(!config.faults.is_empty());
-        for bad in ["boom", "reset:2", "http=200", "stall:0"] {
-            assert!(
-                Args::try_parse_from(["simserve", "--fault", bad]).is_err(),
-                "{bad} accepted"
-            );
-        }
-        let args =
-            Args::try_parse_from(["simserve", "--fault", "stall", "--fault", "reset:0.5"]).unwrap();
-        let e = Config::from_args(&args).unwrap_err().to_string();
-        assert!(e.contains("more than 1"), "{e}");
-    }
+    use tokenpipe_cli::{Ending, ToolError};
 
     #[test]
     fn fractional_milliseconds_are_exact_nanoseconds() {
@@ -387,37 +113,19 @@ mod tests {
     }
 
     #[test]
-    fn bad_values_are_refused() {
-        for bad in [
-            ["--ttft-ms", "-1"],
-            ["--itl-ms", "nan"],
-            ["--itl-ms", "inf"],
-            ["--ttft-ms", "abc"],
-            ["--ttft-ms", "1e12"],
-            ["--workers", "0"],
-            ["--port", "70000"],
-        ] {
-            let args = ["simserve", bad[0], bad[1]];
-            assert!(Args::try_parse_from(args).is_err(), "{args:?} accepted");
-        }
-        assert!(Config::from_ms("m", -1.0, 1.0).is_err());
-        assert!(Config::from_ms("m", 1.0, f64::NAN).is_err());
-    }
-
-    #[test]
-    fn long_help_has_examples() {
-        let help = Args::command().render_long_help().to_string();
-        assert!(help.contains("Examples:"), "{help}");
-        assert!(help.contains("simserve --port 0 --ttft-ms 50 --itl-ms 10"));
-        let example = "simserve --port 0 --fault http=503:0.1 --fault reset:0.05 --fault-after 3";
-        assert!(help.contains(example), "{help}");
-        // The example's flags parse as written.
-        let words: Vec<_> = example
-            .split_whitespace()
-            .chain(["--fault-seed", "1"])
-            .collect();
-        let args = Args::try_parse_from(words).unwrap();
-        assert!(Config::from_args(&args).is_ok());
-        assert!(help.contains(r#""tokenpipe_fault":"truncate""#), "{help}");
+    fn bad_delays_are_bad_input_naming_the_flag() {
+        let e = Config::from_ms("m", -1.0, 1.0).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--ttft-ms must be a finite, non-negative number of milliseconds, got `-1`"
+        );
+        assert_eq!(e.ending(), Ending::BadInput);
+        let e = Config::from_ms("m", 1.0, f64::NAN).unwrap_err();
+        assert!(e.to_string().starts_with("--itl-ms "), "{e}");
+        let e = Config::from_ms("m", 1.0, 5e6).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--itl-ms must be at most 3600000 ms (one hour), got `5000000`"
+        );
     }
 }

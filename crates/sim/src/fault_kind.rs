@@ -57,7 +57,7 @@ bare-done, json, html, slow-headers=MS, endless, long[=N]";
 
 impl FaultKind {
     /// Parses a kind's name, one of [`KIND_NAMES`] (`http=STATUS` takes 400 to 599).
-    pub fn parse(name: &str) -> Result<Self, String> {
+    pub fn parse(name: &str) -> Result<Self, KindError> {
         let kind = match name {
             "http" => FaultKind::Http(DEFAULT_HTTP_STATUS),
             "reset" => FaultKind::Reset,
@@ -77,14 +77,19 @@ impl FaultKind {
 
     /// Parses the kinds that carry a number: `http=STATUS`, `stall=MS`, `slow-headers=MS`,
     /// `long=N`.
-    fn parse_valued(name: &str) -> Result<Self, String> {
-        let unknown = || format!("unknown fault `{name}`; expected {KIND_NAMES}");
+    fn parse_valued(name: &str) -> Result<Self, KindError> {
+        let unknown = || KindError::Unknown {
+            name: name.to_owned(),
+        };
         let (kind, value) = name.split_once('=').ok_or_else(unknown)?;
-        let number = |lo: u64, hi: u64, what: &str| match value.parse::<u64>() {
+        let number = |lo: u64, hi: u64, what: &'static str| match value.parse::<u64>() {
             Ok(n) if (lo..=hi).contains(&n) => Ok(n),
-            _ => Err(format!(
-                "`{name}`: {what} must be a number from {lo} to {hi}"
-            )),
+            _ => Err(KindError::OutOfRange {
+                name: name.to_owned(),
+                what,
+                lo,
+                hi,
+            }),
         };
         Ok(match kind {
             "http" => FaultKind::Http(number(400, 599, "the status")? as u16),
@@ -94,6 +99,29 @@ impl FaultKind {
             _ => return Err(unknown()),
         })
     }
+}
+
+/// A fault's name that is not one of [`KIND_NAMES`], or whose number is out of range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KindError {
+    /// No kind has this name.
+    #[error("unknown fault `{name}`; expected {KIND_NAMES}")]
+    Unknown {
+        /// The name as given.
+        name: String,
+    },
+    /// The kind takes a number in `lo..=hi`, and this is not one.
+    #[error("`{name}`: {what} must be a number from {lo} to {hi}")]
+    OutOfRange {
+        /// The name as given.
+        name: String,
+        /// What the number is (`the status`, `MS`, `N`).
+        what: &'static str,
+        /// The smallest accepted.
+        lo: u64,
+        /// The largest accepted.
+        hi: u64,
+    },
 }
 
 impl fmt::Display for FaultKind {
@@ -143,28 +171,42 @@ pub enum Choice {
     Kind(FaultKind),
 }
 
+/// What is wrong with a request body's fault members, for its 400 answer; each names the member.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MemberError {
+    /// `tokenpipe_fault` names no kind.
+    #[error("'{MEMBER}': {0}, or none")]
+    Kind(KindError),
+    /// `tokenpipe_fault` is not a string.
+    #[error("'{MEMBER}' must be a string ({KIND_NAMES} or none), got {0}")]
+    NotString(Value),
+    /// `tokenpipe_fault_after` is not an integer from 0 to the most tokens a request may ask.
+    #[error("'{AFTER_MEMBER}' must be an integer from 0 to {max}, got {value}")]
+    After {
+        /// The value given.
+        value: Value,
+        /// The largest accepted.
+        max: u64,
+    },
+}
+
 /// Reads the two members from a request body; an error names the member at fault.
-pub fn asked(obj: &Map<String, Value>, max_after: u64) -> Result<Asked, String> {
+pub fn asked(obj: &Map<String, Value>, max_after: u64) -> Result<Asked, MemberError> {
     let choice = match obj.get(MEMBER) {
         None | Some(Value::Null) => Choice::Flags,
         Some(Value::String(s)) if s == "none" => Choice::Spared,
-        Some(Value::String(s)) => {
-            Choice::Kind(FaultKind::parse(s).map_err(|e| format!("'{MEMBER}': {e}, or none"))?)
-        }
-        Some(v) => {
-            return Err(format!(
-                "'{MEMBER}' must be a string ({KIND_NAMES} or none), got {v}"
-            ))
-        }
+        Some(Value::String(s)) => Choice::Kind(FaultKind::parse(s).map_err(MemberError::Kind)?),
+        Some(v) => return Err(MemberError::NotString(v.clone())),
     };
     let after = match obj.get(AFTER_MEMBER) {
         None | Some(Value::Null) => None,
         Some(v) => match v.as_u64() {
             Some(n) if n <= max_after => Some(n),
             _ => {
-                return Err(format!(
-                    "'{AFTER_MEMBER}' must be an integer from 0 to {max_after}, got {v}"
-                ))
+                return Err(MemberError::After {
+                    value: v.clone(),
+                    max: max_after,
+                })
             }
         },
     };

@@ -14,7 +14,8 @@
 //! Tokens are timed on one shared Linux `timerfd` ([`timer`]), not on tokio's millisecond timer,
 //! so they leave within microseconds of their deadline, never before it.
 //!
-//! Modules: [`config`] (command line), [`access`] (API key, slow response heads), [`api`]
+//! Modules: [`cli`] (command line), [`config`] (the settings it becomes), [`error`] (what stops
+//! the server, and its exit status), [`access`] (API key, slow response heads), [`api`]
 //! (request parsing), [`engine`] (when tokens are
 //! due: the seam and its implementations), [`prompt_blocks`] (prompt block hashes for the
 //! prefix cache), [`fault`] (simulated failures: which requests fail,
@@ -31,10 +32,12 @@
 
 pub mod access;
 pub(crate) mod api;
+pub(crate) mod cli;
 pub(crate) mod config;
 pub mod engine;
+pub(crate) mod error;
 pub mod fault;
-pub mod fault_kind;
+pub(crate) mod fault_kind;
 pub(crate) mod metrics;
 pub(crate) mod prompt_blocks;
 pub(crate) mod render;
@@ -48,55 +51,65 @@ pub(crate) mod tokenize;
 pub(crate) mod transport;
 pub(crate) mod waiter;
 
-pub use config::{Args, Config};
+pub use config::{Config, Settings};
+pub use error::{DelayError, Error};
 pub use request_log::RequestLog;
 pub use server::Server;
 pub use stamps::StampLog;
+pub use transport::{TlsError, TlsFiles, TransportOptions};
 pub use waiter::TokenTimer;
 
-use anyhow::Context as _;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::signal::unix::{signal, SignalKind};
 
-/// Parses the process arguments and serves until SIGINT or SIGTERM.
-pub fn main() -> anyhow::Result<()> {
-    let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
-        return Ok(());
+/// simserve's command line: parses the process arguments and serves until SIGINT or SIGTERM.
+/// A reader that closed stdout (`simserve --generate man | head`) is a normal end.
+pub fn main() -> Result<(), Error> {
+    let settings = match cli::parse() {
+        Ok(Some(settings)) => settings,
+        Ok(None) => return Ok(()),
+        Err(e) if e.is_closed_pipe() => return Ok(()),
+        Err(e) => return Err(e),
     };
     tokenpipe_cli::raise_fd_limit();
-    run(&args)
+    run(&settings)
 }
 
-/// Runs the server described by `args`: binds, prints the base URL on stdout, serves until a
-/// signal, then flushes the stamps file.
-pub fn run(args: &Args) -> anyhow::Result<()> {
-    let config = Config::from_args(args)?;
-    let transport = transport::Transport::from_args(&args.transport)?;
-    let stamps = match &args.stamps {
+/// Runs the server `settings` describe: binds, prints the base URL on stdout, serves until a
+/// signal, then flushes the stamps file. The library's entry point: a caller that wants the
+/// whole process without a command line builds the [`Settings`] itself.
+pub fn run(settings: &Settings) -> Result<(), Error> {
+    let config = settings.config.clone();
+    let transport = transport::Transport::from_options(&settings.transport)?;
+    let create = |path: &std::path::Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Create { path, source }
+    };
+    let stamps = match &settings.stamps {
         Some(path) => Some(Arc::new(
-            StampLog::create(path, stamp_params(args, &config)).map_err(|e| {
-                tokenpipe_cli::bad_input(format!("cannot create {}: {e}", path.display()))
-            })?,
+            StampLog::create(path, stamp_params(&config)).map_err(create(path))?,
         )),
         None => None,
     };
-    let request_log = match &args.log_requests {
-        Some(path) => Some(Arc::new(RequestLog::create(path).map_err(|e| {
-            tokenpipe_cli::bad_input(format!("cannot create {}: {e}", path.display()))
-        })?)),
+    let request_log = match &settings.log_requests {
+        Some(path) => Some(Arc::new(RequestLog::create(path).map_err(create(path))?)),
         None => None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(usize::from(args.workers))
+        .worker_threads(usize::from(settings.workers.max(1)))
         .enable_all()
         .build()
-        .context("cannot start the tokio runtime")?;
+        .map_err(Error::Runtime)?;
+    let (host, port) = (settings.host.as_str(), settings.port);
     let served = runtime.block_on(async {
-        let mut server = Server::bind((args.host.as_str(), args.port), config, stamps.clone())
+        let mut server = Server::bind((host, port), config, stamps.clone())
             .await
-            .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?
+            .map_err(|source| Error::Listen {
+                addr: format!("{host}:{port}"),
+                source,
+            })?
             .with_transport(transport);
         if let Some(log) = request_log.clone() {
             server = server.with_request_log(log);
@@ -104,26 +117,23 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let shutdown = shutdown_signal()?;
         announce(&server.base_url()?)?;
         server.run(shutdown).await;
-        anyhow::Ok(())
+        Ok(())
     });
     // Dropping the runtime drops the connections still open; their stamps are written then,
     // so the file is flushed only afterwards.
     runtime.shutdown_timeout(Duration::from_secs(1));
     if let Some(stamps) = &stamps {
-        stamps.flush().context("cannot write the stamps file")?;
+        stamps.flush().map_err(Error::Stamps)?;
     }
     served
 }
 
 /// The settings a stamps file keeps in its header, so that it says what the server was asked to
 /// do.
-fn stamp_params(
-    args: &Args,
-    config: &Config,
-) -> std::collections::BTreeMap<String, serde_json::Value> {
+fn stamp_params(config: &Config) -> std::collections::BTreeMap<String, serde_json::Value> {
     use engine::profile::{EngineSettings, FIXED_PROFILE};
     let mut params = std::collections::BTreeMap::new();
-    params.insert("model".into(), args.model.clone().into());
+    params.insert("model".into(), config.model.clone().into());
     match &config.engine {
         EngineSettings::Fixed => {
             params.insert("profile".into(), FIXED_PROFILE.into());
@@ -140,21 +150,25 @@ fn stamp_params(
 
 /// Prints the one line scripts read to learn the port. A reader that already went away is not
 /// an error: the server keeps serving.
-fn announce(url: &str) -> anyhow::Result<()> {
+fn announce(url: &str) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();
     match writeln!(out, "{url}").and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(e).context("cannot write the URL on stdout")
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Announce(e)),
         _ => Ok(()),
     }
 }
 
 /// Completes on the first SIGINT or SIGTERM. The handlers are installed before the URL is
 /// printed, so a script that signals right after reading it is never lost.
-fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
-    let mut interrupt = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
-    let mut terminate = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>, Error> {
+    let handler = |kind: SignalKind, name: &'static str| {
+        signal(kind).map_err(|source| Error::Signal {
+            signal: name,
+            source,
+        })
+    };
+    let mut interrupt = handler(SignalKind::interrupt(), "SIGINT")?;
+    let mut terminate = handler(SignalKind::terminate(), "SIGTERM")?;
     Ok(async move {
         tokio::select! {
             _ = interrupt.recv() => {}

@@ -329,7 +329,13 @@ async fn answer<B: RequestBody>(
     let mut stamps = RequestStamps::new(app.stamps.clone(), request_id, received_ns);
     let (mut parsed, header_fault) = match (api::parse(kind, &body), header_fault) {
         (Ok(parsed), Ok(asked)) => (parsed, asked),
-        (Err(api::ApiError { message }), _) | (_, Err(message)) => {
+        // The body's error first, then the header's.
+        (Err(api::ApiError { message }), _) => {
+            let bad = error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
+            return Ok(bad);
+        }
+        (_, Err(header)) => {
+            let message = header.to_string();
             let bad = error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
             return Ok(bad);
         }

@@ -9,13 +9,13 @@
 //! in hyper, and each token's DATA frame is written and flushed as soon as the body yields it,
 //! so token timing is the same as on HTTP/1.1.
 //!
-//! With `--log-connections` each accepted connection is one line on stderr, stamped on the
+//! With `--log-connections` ([`TransportOptions::log_connections`]) each accepted connection is one line on stderr, stamped on the
 //! monotonic clock that fire's header and the stamps file use, so a test (or a person) can see
 //! how many connections a client opened and when.
 
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
-use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::pem::{self, PemObject};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -26,22 +26,62 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsAcceptor;
 
-/// The transport flags of simserve's command line.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct TransportArgs {
-    /// Serve https with this certificate chain (PEM, the server's certificate first); needs
-    /// --tls-key. ALPN offers h2 and http/1.1.
-    #[arg(long, value_name = "FILE", requires = "tls_key")]
-    pub tls_cert: Option<PathBuf>,
-
-    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
-    #[arg(long, value_name = "FILE", requires = "tls_cert")]
-    pub tls_key: Option<PathBuf>,
-
+/// How the server speaks on its port, as plain values: TLS or not, and the connection log.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TransportOptions {
+    /// Serve https with these files; plain TCP when `None`.
+    pub tls: Option<TlsFiles>,
     /// Print one line on stderr per accepted connection: its number, peer, protocol, and
-    /// accept instant on the monotonic clock (the one fire's header and --stamps use).
-    #[arg(long)]
+    /// accept instant on the monotonic clock (the one fire's header and stamps use).
     pub log_connections: bool,
+}
+
+/// A PEM certificate chain (the server's certificate first) and its private key (PKCS#8,
+/// PKCS#1 or SEC1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The certificate chain.
+    pub cert: PathBuf,
+    /// The private key of the chain's first certificate.
+    pub key: PathBuf,
+}
+
+/// Why the TLS files cannot serve https; each names the file (and the flag that gave it).
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// The certificate file cannot be read, or is not PEM.
+    #[error("{}: --tls-cert", path.display())]
+    Cert {
+        /// The file.
+        path: PathBuf,
+        /// What reading it found.
+        source: pem::Error,
+    },
+    /// The certificate file holds no certificate.
+    #[error("{}: --tls-cert: no PEM certificate in the file", path.display())]
+    NoCert {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The key file cannot be read, or holds no PEM private key.
+    #[error("{}: --tls-key", path.display())]
+    Key {
+        /// The file.
+        path: PathBuf,
+        /// What reading it found.
+        source: pem::Error,
+    },
+    /// rustls refuses its own default protocol versions (a build without them).
+    #[error("TLS settings")]
+    Settings(#[source] rustls::Error),
+    /// The key is not the certificate's, or of a kind rustls cannot sign with.
+    #[error("{}: --tls-key does not fit --tls-cert", path.display())]
+    Mismatch {
+        /// The key file.
+        path: PathBuf,
+        /// What rustls said.
+        source: rustls::Error,
+    },
 }
 
 /// Any stream hyper can serve: a TCP stream or a TLS stream over one.
@@ -77,13 +117,13 @@ impl Transport {
         }
     }
 
-    /// The transport the flags ask for; `Err` names the file that could not be used.
-    pub fn from_args(args: &TransportArgs) -> anyhow::Result<Self> {
+    /// The transport `options` describe; `Err` names the file that could not be used.
+    pub fn from_options(options: &TransportOptions) -> Result<Self, TlsError> {
         let mut transport = Self::plain();
-        if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
-            transport = transport.with_tls(tls_acceptor(cert, key)?);
+        if let Some(files) = &options.tls {
+            transport = transport.with_tls(tls_acceptor(&files.cert, &files.key)?);
         }
-        transport.log_connections = args.log_connections;
+        transport.log_connections = options.log_connections;
         Ok(transport)
     }
 
@@ -154,27 +194,32 @@ impl Transport {
 }
 
 /// A TLS acceptor for a PEM certificate chain and key, offering h2 and http/1.1 by ALPN.
-pub fn tls_acceptor(cert: &Path, key: &Path) -> anyhow::Result<TlsAcceptor> {
-    let bad =
-        |path: &Path, what: String| tokenpipe_cli::bad_input(format!("{}: {what}", path.display()));
+pub fn tls_acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, TlsError> {
     let chain = CertificateDer::pem_file_iter(cert)
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| bad(cert, format!("--tls-cert: {e}")))?;
+        .map_err(|source| TlsError::Cert {
+            path: cert.to_path_buf(),
+            source,
+        })?;
     if chain.is_empty() {
-        return Err(bad(
-            cert,
-            "--tls-cert: no PEM certificate in the file".into(),
-        ));
+        return Err(TlsError::NoCert {
+            path: cert.to_path_buf(),
+        });
     }
-    let key_der =
-        PrivateKeyDer::from_pem_file(key).map_err(|e| bad(key, format!("--tls-key: {e}")))?;
+    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|source| TlsError::Key {
+        path: key.to_path_buf(),
+        source,
+    })?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| tokenpipe_cli::bad_input(format!("TLS settings: {e}")))?
+        .map_err(TlsError::Settings)?
         .with_no_client_auth()
         .with_single_cert(chain, key_der)
-        .map_err(|e| bad(key, format!("--tls-key does not fit --tls-cert: {e}")))?;
+        .map_err(|source| TlsError::Mismatch {
+            path: key.to_path_buf(),
+            source,
+        })?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(TlsAcceptor::from(Arc::new(config)))
 }

@@ -109,6 +109,26 @@ pub enum Scenario {
     D,
 }
 
+/// `--input-dist` and `--output-dist` take the library's families by these names, each with its
+/// doc comment as help (as clap's derive would give it: `make generated` checks the words).
+impl clap::ValueEnum for DistKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &DistKind::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let (name, help) = match self {
+            DistKind::Uniform => (
+                "uniform",
+                "Uniform within mean × (1 ± spread) (vLLM's range ratio)",
+            ),
+            DistKind::Normal => ("normal", "Normal, spread = standard deviation / mean"),
+            DistKind::Lognormal => ("lognormal", "Lognormal, spread = standard deviation / mean"),
+        };
+        Some(clap::builder::PossibleValue::new(name).help(help))
+    }
+}
+
 impl Content {
     /// The spread of prompt lengths, from --input-range or --range-ratio.
     pub fn input_spread(&self) -> f64 {
@@ -203,5 +223,19 @@ mod tests {
             Ok((Duration::from_secs(2), Duration::from_secs(2)))
         );
         assert!(parse_think("3s..1s").is_err());
+    }
+
+    #[test]
+    fn length_families_keep_their_names() {
+        use clap::ValueEnum;
+        let names: Vec<_> = DistKind::value_variants()
+            .iter()
+            .map(|k| k.to_possible_value().unwrap().get_name().to_owned())
+            .collect();
+        assert_eq!(names, ["uniform", "normal", "lognormal"]);
+        assert_eq!(
+            DistKind::from_str("lognormal", false),
+            Ok(DistKind::Lognormal)
+        );
     }
 }

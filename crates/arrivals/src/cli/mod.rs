@@ -1,14 +1,20 @@
-//! The command line of `arrivals`: its flags, its help, and `main`. Everything clap knows about
-//! lives here (pacing flags in [`pacing`], request flags in [`content`], the
-//! dataset flag in [`dataset`]); the rest of the crate
-//! is a library that takes a [`crate::Plan`], not a command line.
+//! The command line of `arrivals`: its flags, its help, `main`, and the step from flags to a
+//! [`crate::Plan`] ([`setup`]). Everything clap knows about lives here (pacing flags in
+//! [`pacing`], request flags in [`content`], trace flags in [`trace`], the dataset flag in
+//! [`dataset`]); the rest of the crate is a library that takes a [`crate::Plan`], not a command
+//! line.
 
-pub mod content;
-pub mod dataset;
-pub mod pacing;
-pub mod trace;
+pub(crate) mod content;
+pub(crate) mod dataset;
+pub(crate) mod pacing;
+mod setup;
+pub(crate) mod trace;
 
+pub(crate) use setup::plan;
+
+use crate::Error;
 use clap::Parser;
+use std::io::Write;
 
 /// Write a reproducible schedule of LLM requests as NDJSON, for `fire` to execute.
 ///
@@ -80,19 +86,34 @@ Examples:
   # look at the timetable
   arrivals --rate 5 --num-prompts 10 | jq -c 'select(.type==\"request\") | [.id, .offset_ns]'";
 
-/// Parses the arguments and writes the schedule to stdout. SIGINT and SIGTERM end it after a
-/// whole line, with status 130 or 143.
-pub fn main() -> anyhow::Result<()> {
+/// arrivals' command line: parses the arguments and writes the schedule to stdout. SIGINT and
+/// SIGTERM end it after a whole line, with status 130 or 143; a reader that closed stdout
+/// (`arrivals | head`) is a normal end.
+pub fn main() -> Result<(), Error> {
+    match write_stdout() {
+        Err(e) if e.is_closed_pipe() => Ok(()),
+        done => done,
+    }
+}
+
+fn write_stdout() -> Result<(), Error> {
     let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
         return Ok(());
     };
-    let plan = crate::Plan::from_args(&args, tokenpipe_cli::argv())?;
+    let plan = plan(&args, tokenpipe_cli::argv())?;
     if let Err(e) = crate::signals::install() {
         eprintln!(
             "arrivals: warning: cannot watch for SIGINT/SIGTERM ({e}); an interrupted run may end in half a line"
         );
     }
     plan.write_until(raw_stdout(), crate::signals::received)
+}
+
+/// Writes the whole schedule that `args` (parsed from `argv`, which the header records)
+/// describe to `out`, as `arrivals` would, without signals: for tests and callers that start
+/// from the words of a command line.
+pub fn write_schedule(args: &Args, argv: Vec<String>, out: impl Write) -> Result<(), Error> {
+    plan(args, argv)?.write(out)
 }
 
 /// Stdout as a plain file, so that each write is one `write(2)` whose interruption the writer

@@ -45,7 +45,7 @@ impl GapSampler {
         rng: ChaCha8Rng,
     ) -> Result<Self, ProcessError> {
         let bad = ProcessError::Parameters;
-        rate.check().map_err(bad)?;
+        rate.check()?;
         let (mut fixed, mut unit) = (None, None);
         if let UnitGaps::Gamma { burstiness: k } = gaps {
             if !(k.is_finite() && k > 0.0) {

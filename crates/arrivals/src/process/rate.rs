@@ -8,6 +8,8 @@
 //! Poisson gaps this is the time-rescaling theorem; with gamma gaps it keeps the burstiness
 //! shape along the ramp. After the ramp the rate stays at its end value.
 
+use super::ProcessError;
+
 /// Linear or exponential interpolation between a start and an end rate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RampShape {
@@ -58,7 +60,7 @@ impl Ramp {
         }
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), ProcessError> {
         let ok = |r: f64| r.is_finite() && r > 0.0;
         let start_ok = match self.shape {
             RampShape::Linear => self.start.is_finite() && self.start >= 0.0,
@@ -69,16 +71,16 @@ impl Ramp {
                 RampShape::Linear => "zero or more",
                 RampShape::Exponential => "positive (an exponential ramp cannot start at 0)",
             };
-            return Err(format!(
+            return Err(ProcessError::Parameters(format!(
                 "the ramp's start rate must be {need}, got {}",
                 self.start
-            ));
+            )));
         }
         if !ok(self.end) {
-            return Err(format!(
+            return Err(ProcessError::Parameters(format!(
                 "the ramp's end rate must be positive, got {}",
                 self.end
-            ));
+            )));
         }
         Ok(())
     }
@@ -126,18 +128,18 @@ impl Ramp {
 
 impl RateShape {
     /// Checks the rates; the message names what is wrong.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ProcessError> {
         match *self {
-            RateShape::Fixed(r) if !(r.is_finite() && r > 0.0) => {
-                Err(format!("--rate must be a positive number or inf, got {r}"))
-            }
+            RateShape::Fixed(r) if !(r.is_finite() && r > 0.0) => Err(ProcessError::Parameters(
+                format!("--rate must be a positive number or inf, got {r}"),
+            )),
             RateShape::Fixed(_) => Ok(()),
             RateShape::ByIndex { ramp, .. } => ramp.check(),
             RateShape::OverTime { ramp, over_s } => {
                 if !(over_s.is_finite() && over_s > 0.0) {
-                    return Err(format!(
+                    return Err(ProcessError::Parameters(format!(
                         "--ramp must be a positive duration, got {over_s} s"
-                    ));
+                    )));
                 }
                 ramp.check()
             }
@@ -236,12 +238,12 @@ mod tests {
             ramp: ramp(0.0, 5.0, RampShape::Exponential),
             requests: 3,
         };
-        assert!(bad.check().unwrap_err().contains("exponential"));
+        assert!(bad.check().unwrap_err().to_string().contains("exponential"));
         let bad = RateShape::OverTime {
             ramp: ramp(1.0, 5.0, RampShape::Linear),
             over_s: 0.0,
         };
-        assert!(bad.check().unwrap_err().contains("--ramp"));
+        assert!(bad.check().unwrap_err().to_string().contains("--ramp"));
         assert!(RateShape::Fixed(-1.0).check().is_err());
     }
 }

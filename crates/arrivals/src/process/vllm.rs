@@ -68,7 +68,7 @@ impl VllmCompatible {
                     .into(),
             ));
         }
-        rate.check().map_err(ProcessError::Parameters)?;
+        rate.check()?;
         if let UnitGaps::Gamma { burstiness: k } = gaps {
             if !(k.is_finite() && k > 0.0) {
                 return Err(ProcessError::Parameters(format!(

@@ -39,7 +39,7 @@ pub enum LengthDist {
 }
 
 /// The family of a length distribution, as the `--input-dist` flag names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DistKind {
     /// Uniform within mean × (1 ± spread) (vLLM's range ratio).
     Uniform,
@@ -49,21 +49,33 @@ pub enum DistKind {
     Lognormal,
 }
 
+impl DistKind {
+    /// Every family, in the order the help lists them.
+    pub const ALL: [DistKind; 3] = [DistKind::Uniform, DistKind::Normal, DistKind::Lognormal];
+}
+
+/// A spread no distribution can take.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum LengthError {
+    /// Negative, NaN or infinite.
+    #[error("the spread must be 0 or more, got {0}")]
+    Negative(f64),
+    /// Over 1 for a uniform draw, which would reach below zero.
+    #[error("a uniform range ratio must be at most 1, got {0}")]
+    UniformRatio(f64),
+}
+
 impl LengthDist {
     /// The distribution `kind` around `mean` with `spread`; fixed when the spread is 0.
-    pub fn new(mean: u64, kind: DistKind, spread: f64) -> Result<Self, String> {
+    pub fn new(mean: u64, kind: DistKind, spread: f64) -> Result<Self, LengthError> {
         if !(spread.is_finite() && spread >= 0.0) {
-            return Err(format!("the spread must be 0 or more, got {spread}"));
+            return Err(LengthError::Negative(spread));
         }
         if spread == 0.0 {
             return Ok(LengthDist::Fixed(mean));
         }
         Ok(match kind {
-            DistKind::Uniform if spread > 1.0 => {
-                return Err(format!(
-                    "a uniform range ratio must be at most 1, got {spread}"
-                ))
-            }
+            DistKind::Uniform if spread > 1.0 => return Err(LengthError::UniformRatio(spread)),
             DistKind::Uniform => LengthDist::Uniform {
                 mean,
                 ratio: spread,
@@ -71,16 +83,6 @@ impl LengthDist {
             DistKind::Normal => LengthDist::Normal { mean, cv: spread },
             DistKind::Lognormal => LengthDist::Lognormal { mean, cv: spread },
         })
-    }
-
-    /// The mean length.
-    pub fn mean(&self) -> u64 {
-        match *self {
-            LengthDist::Fixed(m)
-            | LengthDist::Uniform { mean: m, .. }
-            | LengthDist::Normal { mean: m, .. }
-            | LengthDist::Lognormal { mean: m, .. } => m,
-        }
     }
 
     /// One length, clamped to `[min, max]`; a fixed length draws nothing.

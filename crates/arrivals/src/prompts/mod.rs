@@ -16,8 +16,8 @@ mod synthetic;
 pub mod tokenizer;
 
 pub use jsonl::Jsonl;
-pub use lengths::{DistKind, LengthDist};
-pub use maker::{approx_tokens, SaltAlphabet, TokenIds, TokenMaker, Words};
+pub use lengths::{DistKind, LengthDist, LengthError};
+pub use maker::{SaltAlphabet, TokenIds, TokenMaker, Words};
 pub use sharegpt::ShareGpt;
 pub use synthetic::{Prefixes, Shape, Synthetic, VllmLengths, MAX_TOKENS};
 pub use tokenizer::TokenizerMaker;

@@ -56,16 +56,16 @@ impl TokenizerMaker {
         let tokenizer = Tokenizer::from_bytes(&bytes).map_err(|e| {
             PromptError::new(format!("{name}: not a Hugging Face tokenizer.json: {e}"))
         })?;
-        Self::new(tokenizer).map_err(|e| PromptError::new(format!("{name}: {e}")))
+        Self::new(tokenizer).map_err(|e| PromptError::new(format!("{name}: {}", e.message)))
     }
 
     /// A maker for `tokenizer`, already loaded; fails where it gives fewer than [`MIN_WORDS`]
     /// usable words or does not add up the tokens of words put side by side.
-    pub fn new(mut tokenizer: Tokenizer) -> Result<Self, String> {
+    pub fn new(mut tokenizer: Tokenizer) -> Result<Self, PromptError> {
         // A file's own truncation or padding would change every count.
         tokenizer
             .with_truncation(None)
-            .map_err(|e| format!("cannot turn off truncation: {e}"))?;
+            .map_err(|e| PromptError::new(format!("cannot turn off truncation: {e}")))?;
         tokenizer.with_padding(None);
         let salt = usable(&tokenizer, ONE_TOKEN_WORDS.iter().copied());
         let mut words = salt.clone();
@@ -74,10 +74,10 @@ impl TokenizerMaker {
             words.extend(usable(&tokenizer, own.iter().map(String::as_str)));
         }
         if words.len() < MIN_WORDS {
-            return Err(format!(
+            return Err(PromptError::new(format!(
                 "only {} words encode as one token each (at least {MIN_WORDS} are needed)",
                 words.len()
-            ));
+            )));
         }
         let maker = Self {
             tokenizer,
@@ -86,18 +86,12 @@ impl TokenizerMaker {
         };
         let all = maker.words.join(" ");
         if maker.tokens(&all) != Some(maker.words.len() as u64) {
-            return Err(
+            return Err(PromptError::new(
                 "the tokens of words side by side do not add up: this tokenizer does not split \
-                 text at spaces"
-                    .to_string(),
-            );
+                 text at spaces",
+            ));
         }
         Ok(maker)
-    }
-
-    /// The words prompts are made of, each one token with or without a leading space.
-    pub fn words(&self) -> &[String] {
-        &self.words
     }
 
     /// Tokens in `text`, special tokens left out; `None` where the tokenizer fails on it.
@@ -307,7 +301,7 @@ mod tests {
         let m = maker();
         let kept = usable(&m.tokenizer, ["the", "xylophone", "of", "the"].into_iter());
         assert_eq!(kept, ["the", "of"]);
-        assert!(!m.words().iter().any(|w| w == "xylophone"));
+        assert!(!m.words.iter().any(|w| w == "xylophone"));
     }
 
     #[test]
@@ -359,6 +353,6 @@ mod tests {
         );
         let tokenizer = Tokenizer::from_bytes(json.as_bytes()).expect("a word-level tokenizer");
         let e = TokenizerMaker::new(tokenizer).unwrap_err();
-        assert!(e.contains("only 3 words"), "{e}");
+        assert!(e.message.contains("only 3 words"), "{e}");
     }
 }

@@ -6,7 +6,7 @@
 //! The table is text, parsed as a person would type the flags, so the docs, the flags and the
 //! table read alike; a test parses every row.
 
-use super::batching::curve::Curve;
+use super::batching::curve::{Curve, CurveError};
 use super::batching::model::Params;
 
 /// The profile a command line without timing flags gets.
@@ -247,15 +247,58 @@ pub fn names() -> Vec<&'static str> {
         .collect()
 }
 
+/// Why the engine flags describe no engine: each message names the flags to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// A batching override (`flag`) given with the fixed timetable.
+    #[error(
+        "{flag} applies to a batching profile, not to the fixed timetable ({fix}, or drop {flag})"
+    )]
+    NotBatching {
+        /// The first override given.
+        flag: &'static str,
+        /// How to choose a batching profile instead.
+        fix: &'static str,
+    },
+    /// `--ttft-ms` or `--itl-ms` given with a batching profile.
+    #[error("--ttft-ms and --itl-ms apply to --profile fixed, not to {profile}")]
+    NotFixed {
+        /// The batching profile named.
+        profile: String,
+    },
+    /// No profile has this name.
+    #[error("--profile: unknown profile `{name}`; known: {}", names().join(", "))]
+    Unknown {
+        /// The name as given.
+        name: String,
+    },
+    /// A row of [`PROFILES`] does not parse: a mistake in this file, which a test catches.
+    #[error("profile {profile}: {part}")]
+    Curve {
+        /// The row's name.
+        profile: &'static str,
+        /// `decode` or `prefill`.
+        part: &'static str,
+        /// What is wrong with its text.
+        source: CurveError,
+    },
+}
+
 impl Profile {
     /// The profile's settings, before any override.
-    pub fn settings(&self) -> Result<BatchingSettings, String> {
-        let bad = |what: &str, e: String| format!("profile {}: {what}: {e}", self.name);
+    pub fn settings(&self) -> Result<BatchingSettings, EngineError> {
+        let bad = |part: &'static str| {
+            move |source| EngineError::Curve {
+                profile: self.name,
+                part,
+                source,
+            }
+        };
         Ok(BatchingSettings {
             profile: self.name.to_owned(),
             params: Params {
-                decode_ms: Curve::parse_cost(self.decode_ms).map_err(|e| bad("decode", e))?,
-                prefill_tps: Curve::parse_rate(self.prefill_tps).map_err(|e| bad("prefill", e))?,
+                decode_ms: Curve::parse_cost(self.decode_ms).map_err(bad("decode"))?,
+                prefill_tps: Curve::parse_rate(self.prefill_tps).map_err(bad("prefill"))?,
                 max_num_seqs: self.max_num_seqs,
                 max_batched_tokens: self.max_batched_tokens,
                 kv_tokens: self.kv_tokens,
@@ -274,7 +317,7 @@ pub fn choose(
     profile: Option<&str>,
     timing_flags: bool,
     overrides: &Overrides,
-) -> Result<EngineSettings, String> {
+) -> Result<EngineSettings, EngineError> {
     let name = match profile {
         Some(name) => name,
         None if timing_flags => FIXED_PROFILE,
@@ -287,23 +330,19 @@ pub fn choose(
             } else {
                 "name a batching --profile"
             };
-            return Err(format!(
-                "{flag} applies to a batching profile, not to the fixed timetable ({fix}, or \
-                 drop {flag})"
-            ));
+            return Err(EngineError::NotBatching { flag, fix });
         }
         return Ok(EngineSettings::Fixed);
     }
     if timing_flags {
-        return Err(format!(
-            "--ttft-ms and --itl-ms apply to --profile fixed, not to {name}"
-        ));
+        return Err(EngineError::NotFixed {
+            profile: name.to_owned(),
+        });
     }
     let Some(found) = find(name) else {
-        return Err(format!(
-            "--profile: unknown profile `{name}`; known: {}",
-            names().join(", ")
-        ));
+        return Err(EngineError::Unknown {
+            name: name.to_owned(),
+        });
     };
     let mut settings = found.settings()?;
     let params = &mut settings.params;

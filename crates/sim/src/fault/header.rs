@@ -12,48 +12,80 @@
 //! keeps the body's `tokenpipe_fault_after`.
 
 use super::select::{Asked, Choice};
-use super::{FaultKind, KIND_NAMES};
+use super::{FaultKind, KindError, KIND_NAMES};
 use hyper::HeaderMap;
 
 /// The header's name.
 pub const NAME: &str = "x-tokenpipe-fault";
 
+/// What is wrong with a request's header, for its 400 answer; each message names the header.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    /// The header appears more than once.
+    #[error("header {NAME}: given more than once")]
+    Repeated,
+    /// The value is not visible ASCII.
+    #[error("header {NAME}: not ASCII text")]
+    NotText,
+    /// The kind is not one `--fault` names, nor `none`.
+    #[error("header {NAME}: {0}, or none")]
+    Kind(KindError),
+    /// A part after the kind is not `after=N`.
+    #[error("header {NAME}: `{part}`: expected KIND[;after=N] (KIND one of {KIND_NAMES})")]
+    Part {
+        /// The part as given.
+        part: String,
+    },
+    /// `after` is given twice.
+    #[error("header {NAME}: `after` given twice")]
+    AfterTwice,
+    /// `after` is not an integer from 0 to the most tokens a request may ask.
+    #[error("header {NAME}: `{part}`: after must be an integer from 0 to {max}")]
+    After {
+        /// The part as given.
+        part: String,
+        /// The largest accepted.
+        max: u64,
+    },
+}
+
 /// Reads the header from `headers` (`Asked::default()` when absent); an error names the header
 /// and what was wrong, for a 400 answer.
-pub fn asked(headers: &HeaderMap, max_after: u64) -> Result<Asked, String> {
+pub fn asked(headers: &HeaderMap, max_after: u64) -> Result<Asked, HeaderError> {
     let mut values = headers.get_all(NAME).iter();
     let Some(value) = values.next() else {
         return Ok(Asked::default());
     };
     if values.next().is_some() {
-        return Err(format!("header {NAME}: given more than once"));
+        return Err(HeaderError::Repeated);
     }
-    let text = value
-        .to_str()
-        .map_err(|_| format!("header {NAME}: not ASCII text"))?;
-    parse(text, max_after).map_err(|e| format!("header {NAME}: {e}"))
+    let text = value.to_str().map_err(|_| HeaderError::NotText)?;
+    parse(text, max_after)
 }
 
 /// Parses a value, `KIND[;after=N]` (spaces around the parts are ignored).
-fn parse(text: &str, max_after: u64) -> Result<Asked, String> {
+fn parse(text: &str, max_after: u64) -> Result<Asked, HeaderError> {
     let mut parts = text.split(';').map(str::trim);
     let kind = parts.next().unwrap_or_default();
     let choice = match kind {
         "none" => Choice::Spared,
-        _ => Choice::Kind(FaultKind::parse(kind).map_err(|e| format!("{e}, or none"))?),
+        _ => Choice::Kind(FaultKind::parse(kind).map_err(HeaderError::Kind)?),
     };
     let mut after = None;
     for part in parts {
-        let value = part.strip_prefix("after=").ok_or_else(|| {
-            format!("`{part}`: expected KIND[;after=N] (KIND one of {KIND_NAMES})")
-        })?;
+        let value = part
+            .strip_prefix("after=")
+            .ok_or_else(|| HeaderError::Part {
+                part: part.to_owned(),
+            })?;
         match value.trim().parse::<u64>() {
             Ok(n) if n <= max_after && after.is_none() => after = Some(n),
-            Ok(_) if after.is_some() => return Err("`after` given twice".to_string()),
+            Ok(_) if after.is_some() => return Err(HeaderError::AfterTwice),
             _ => {
-                return Err(format!(
-                    "`{part}`: after must be an integer from 0 to {max_after}"
-                ))
+                return Err(HeaderError::After {
+                    part: part.to_owned(),
+                    max: max_after,
+                })
             }
         }
     }
@@ -120,12 +152,16 @@ mod tests {
             ("reset;at=1", "expected KIND[;after=N]"),
             ("reset;after=1;after=2", "twice"),
         ] {
-            let e = asked(&with(&[bad]), 10).unwrap_err();
+            let e = asked(&with(&[bad]), 10).unwrap_err().to_string();
             assert!(e.starts_with("header x-tokenpipe-fault: "), "{e}");
             assert!(e.contains(want), "{bad}: {e}");
         }
         let e = asked(&with(&["reset", "stall"]), 10).unwrap_err();
-        assert!(e.contains("more than once"), "{e}");
+        assert_eq!(e, HeaderError::Repeated);
+        assert_eq!(
+            e.to_string(),
+            "header x-tokenpipe-fault: given more than once"
+        );
     }
 
     #[test]

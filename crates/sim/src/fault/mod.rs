@@ -44,7 +44,8 @@ pub mod select;
 pub use reshape::Reshape;
 
 pub use crate::fault_kind::{
-    FaultKind, DEFAULT_HTTP_STATUS, DEFAULT_LONG_TOKENS, KIND_NAMES, MAX_LONG_TOKENS, MAX_PAUSE_MS,
+    FaultKind, KindError, DEFAULT_HTTP_STATUS, DEFAULT_LONG_TOKENS, KIND_NAMES, MAX_LONG_TOKENS,
+    MAX_PAUSE_MS,
 };
 
 use crate::api::GenerationRequest;
@@ -309,7 +310,7 @@ mod tests {
             "long=1000001",
             "endless=3",
         ] {
-            let e = FaultKind::parse(bad).unwrap_err();
+            let e = FaultKind::parse(bad).unwrap_err().to_string();
             assert!(e.contains(bad), "{e}");
         }
     }

@@ -12,9 +12,9 @@
 //! is part of any real API: they let a test make exactly request 3 fail. The request's
 //! `x-tokenpipe-fault` header ([`super::header`]) does the same and beats both.
 
-pub use crate::fault_kind::{asked, Asked, Choice, AFTER_MEMBER, MEMBER};
+pub use crate::fault_kind::{asked, Asked, Choice, MemberError, AFTER_MEMBER, MEMBER};
 
-use super::{Fault, FaultKind};
+use super::{Fault, FaultKind, KindError};
 
 /// One `--fault KIND[:FRACTION]` flag.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -25,17 +25,39 @@ pub struct FaultFlag {
     pub fraction: f64,
 }
 
-/// Parses `KIND[:FRACTION]` (clap's value parser for `--fault`).
-pub fn parse_flag(s: &str) -> Result<FaultFlag, String> {
+/// Why a `--fault` value is not `KIND[:FRACTION]`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FlagError {
+    /// What follows the `:` is not a number.
+    #[error("`{0}`: expected KIND[:FRACTION], FRACTION a number")]
+    NotNumber(String),
+    /// The fraction is not in (0, 1].
+    #[error("`{0}`: FRACTION must be more than 0 and at most 1")]
+    Fraction(String),
+    /// The kind is unknown or its number out of range.
+    #[error(transparent)]
+    Kind(#[from] KindError),
+}
+
+/// The `--fault` fractions add up to more than 1, so that no draw could honour them all.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("--fault fractions add up to {sum}, more than 1")]
+pub struct FractionsError {
+    /// The sum as far as the flag that passed 1.
+    pub sum: f64,
+}
+
+/// Parses `KIND[:FRACTION]` (also the value parser of the `--fault` flag).
+pub fn parse_flag(s: &str) -> Result<FaultFlag, FlagError> {
     let (name, fraction) = match s.split_once(':') {
         None => (s, 1.0),
         Some((name, f)) => {
             let fraction: f64 = f
                 .trim()
                 .parse()
-                .map_err(|_| format!("`{s}`: expected KIND[:FRACTION], FRACTION a number"))?;
+                .map_err(|_| FlagError::NotNumber(s.to_owned()))?;
             if !(fraction > 0.0 && fraction <= 1.0) {
-                return Err(format!("`{s}`: FRACTION must be more than 0 and at most 1"));
+                return Err(FlagError::Fraction(s.to_owned()));
             }
             (name, fraction)
         }
@@ -67,14 +89,14 @@ impl FaultPlan {
     /// The plan for `flags`, drawn with `seed`, with `after` tokens before a mid-stream fault
     /// (`None`: half of the request's `max_tokens`, at least 1). Refuses fractions that add
     /// up to more than 1.
-    pub fn new(flags: &[FaultFlag], seed: u64, after: Option<u64>) -> Result<Self, String> {
+    pub fn new(flags: &[FaultFlag], seed: u64, after: Option<u64>) -> Result<Self, FractionsError> {
         let mut sum = 0.0;
         let mut shares = Vec::with_capacity(flags.len());
         for flag in flags {
             sum += flag.fraction;
             // Rounding may carry 0.7 + 0.3 a hair past 1.
             if sum > 1.0 + 1e-9 {
-                return Err(format!("--fault fractions add up to {sum}, more than 1"));
+                return Err(FractionsError { sum });
             }
             shares.push((flag.kind, ((sum * ONE as f64).round() as u64).min(ONE)));
         }
@@ -178,7 +200,7 @@ mod tests {
         }
         assert!(FaultPlan::new(&flags(&["stall:0.7", "reset:0.3"]), 0, None).is_ok());
         let e = FaultPlan::new(&flags(&["stall", "reset:0.1"]), 0, None).unwrap_err();
-        assert!(e.contains("more than 1"), "{e}");
+        assert!(e.to_string().contains("more than 1"), "{e}");
     }
 
     #[test]
@@ -247,7 +269,7 @@ mod tests {
             ),
             (json!({"tokenpipe_fault_after": 101}), "from 0 to 100"),
         ] {
-            let e = body(bad).unwrap_err();
+            let e = body(bad).unwrap_err().to_string();
             assert!(e.contains(want), "{e}");
         }
     }

@@ -189,31 +189,50 @@ pub(super) fn members(container: Container, first_line: &str) -> Vec<String> {
     }
 }
 
+/// Why a `time=COL,input=COL,output=COL` text names no columns.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ColumnsError {
+    /// A part has no `=`.
+    #[error("expected ROLE=COLUMN, got `{0}`")]
+    NotPair(String),
+    /// A part's column name is empty.
+    #[error("`{0}` names no column")]
+    NoColumn(String),
+    /// A part's role is not `time`, `input` or `output`.
+    #[error("unknown role `{role}`; the roles are {}", ROLES.join(", "))]
+    UnknownRole {
+        /// The role as given.
+        role: String,
+    },
+    /// A role is named twice.
+    #[error("`{0}` is given twice")]
+    Twice(String),
+}
+
 /// Parses `time=COL,input=COL,output=COL` (any subset, any order); a column name may hold
 /// spaces but not commas.
-pub fn parse_columns(s: &str) -> Result<Columns, String> {
+pub fn parse_columns(s: &str) -> Result<Columns, ColumnsError> {
     let mut columns = Columns::default();
     for part in s.split(',') {
         let (key, name) = part
             .split_once('=')
-            .ok_or_else(|| format!("expected ROLE=COLUMN, got `{part}`"))?;
+            .ok_or_else(|| ColumnsError::NotPair(part.to_owned()))?;
         let name = name.trim();
         if name.is_empty() {
-            return Err(format!("`{part}` names no column"));
+            return Err(ColumnsError::NoColumn(part.to_owned()));
         }
         let slot = match key.trim() {
             "time" => &mut columns.time,
             "input" => &mut columns.input,
             "output" => &mut columns.output,
             other => {
-                return Err(format!(
-                    "unknown role `{other}`; the roles are {}",
-                    ROLES.join(", ")
-                ))
+                return Err(ColumnsError::UnknownRole {
+                    role: other.to_owned(),
+                })
             }
         };
         if slot.replace(name.to_string()).is_some() {
-            return Err(format!("`{}` is given twice", key.trim()));
+            return Err(ColumnsError::Twice(key.trim().to_owned()));
         }
     }
     Ok(columns)
@@ -280,9 +299,10 @@ mod tests {
 
     #[test]
     fn columns_parse_by_role() {
-        assert!(parse_columns("time=a,when=b")
-            .unwrap_err()
-            .contains("unknown role"));
+        assert_eq!(
+            parse_columns("time=a,when=b").unwrap_err().to_string(),
+            "unknown role `when`; the roles are time, input, output"
+        );
         assert!(parse_columns("time=a,time=b").is_err());
         assert!(parse_columns("time").is_err());
         assert!(parse_columns("time=").is_err());

@@ -26,46 +26,103 @@ pub enum Beyond {
     Flat,
 }
 
+/// Why a curve cannot be built or read from its text; the parse errors quote the text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CurveError {
+    /// No point at all.
+    #[error("a curve needs at least one point")]
+    Empty,
+    /// A point is negative, NaN or infinite.
+    #[error("curve points must be finite and not negative")]
+    NotFinite,
+    /// Two points share a size.
+    #[error("curve points must have distinct sizes")]
+    SameSize,
+    /// A part of `X:Y,…` has no `:`.
+    #[error("`{part}`: expected SIZE:VALUE")]
+    NotPoint {
+        /// The part as given.
+        part: String,
+    },
+    /// A point's size or value is not a number.
+    #[error("`{part}`: `{word}` is not a number")]
+    PointNumber {
+        /// The point as given.
+        part: String,
+        /// The word that is not a number.
+        word: String,
+    },
+    /// A side of `A+B` is not a number.
+    #[error("`{text}`: `{word}` is not a number (want A+B)")]
+    LineNumber {
+        /// The whole cost as given.
+        text: String,
+        /// The side that is not a number.
+        word: String,
+    },
+    /// A single value is not a number.
+    #[error("`{text}`: expected a number or SIZE:VALUE points")]
+    NotNumber {
+        /// The text as given.
+        text: String,
+    },
+    /// A step takes longer than [`MAX_STEP_MS`].
+    #[error("`{text}`: a step of more than {MAX_STEP_MS} ms (an hour)")]
+    StepTooLong {
+        /// The cost as given.
+        text: String,
+    },
+    /// A rate is zero, which would never finish a prefill.
+    #[error("`{text}`: every rate must be above 0")]
+    ZeroRate {
+        /// The rate as given.
+        text: String,
+    },
+}
+
 // Points are finite (checked by `new`), so equality is an equivalence.
 impl Eq for Curve {}
 
 impl Curve {
     /// A curve through `points` (any order). Needs at least one point, finite values, distinct
     /// x and y ≥ 0.
-    pub fn new(mut points: Vec<(f64, f64)>, beyond: Beyond) -> Result<Self, String> {
+    pub fn new(mut points: Vec<(f64, f64)>, beyond: Beyond) -> Result<Self, CurveError> {
         if points.is_empty() {
-            return Err("a curve needs at least one point".into());
+            return Err(CurveError::Empty);
         }
         if points
             .iter()
             .any(|(x, y)| !x.is_finite() || !y.is_finite() || *x < 0.0 || *y < 0.0)
         {
-            return Err("curve points must be finite and not negative".into());
+            return Err(CurveError::NotFinite);
         }
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
         if points.windows(2).any(|w| w[0].0 == w[1].0) {
-            return Err("curve points must have distinct sizes".into());
+            return Err(CurveError::SameSize);
         }
         Ok(Self { points, beyond })
     }
 
     /// `a + b·x`: the straight line of a decode step, `a` its fixed part and `b` its cost per
     /// sequence.
-    pub fn linear(a: f64, b: f64) -> Result<Self, String> {
+    pub fn linear(a: f64, b: f64) -> Result<Self, CurveError> {
         Self::new(vec![(0.0, a), (1.0, a + b)], Beyond::Extend)
     }
 
     /// Parses `X:Y,X:Y,…` (`1:17.5,8:53.1,64:141.4`).
-    pub fn parse(text: &str, beyond: Beyond) -> Result<Self, String> {
+    pub fn parse(text: &str, beyond: Beyond) -> Result<Self, CurveError> {
         let mut points = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (x, y) = part
-                .split_once(':')
-                .ok_or_else(|| format!("`{part}`: expected SIZE:VALUE"))?;
+            let (x, y) = part.split_once(':').ok_or_else(|| CurveError::NotPoint {
+                part: part.to_owned(),
+            })?;
             let num = |s: &str| {
                 s.trim()
                     .parse::<f64>()
-                    .map_err(|_| format!("`{part}`: `{s}` is not a number"))
+                    .map_err(|_| CurveError::PointNumber {
+                        part: part.to_owned(),
+                        word: s.to_owned(),
+                    })
             };
             points.push((num(x)?, num(y)?));
         }
@@ -74,7 +131,7 @@ impl Curve {
 
     /// A step cost as a person types it: `A+B` (`8+0.5`: 8 ms plus 0.5 ms per sequence), a
     /// single number (a constant), or points (`1:17.5,8:53.1`), continued past the last one.
-    pub fn parse_cost(text: &str) -> Result<Self, String> {
+    pub fn parse_cost(text: &str) -> Result<Self, CurveError> {
         let text = text.trim();
         // The `+` of `A+B`, not one of an exponent (`1e+3`).
         let plus = text
@@ -84,18 +141,19 @@ impl Curve {
         let curve = match plus.filter(|_| !text.contains(':')) {
             Some(i) => {
                 let num = |s: &str| {
-                    s.trim()
-                        .parse::<f64>()
-                        .map_err(|_| format!("`{text}`: `{}` is not a number (want A+B)", s.trim()))
+                    s.trim().parse::<f64>().map_err(|_| CurveError::LineNumber {
+                        text: text.to_owned(),
+                        word: s.trim().to_owned(),
+                    })
                 };
                 Self::linear(num(&text[..i])?, num(&text[i + 1..])?)?
             }
             None => Self::parse_rate_or_points(text, Beyond::Extend)?,
         };
         if curve.points.iter().any(|&(_, ms)| ms > MAX_STEP_MS) {
-            return Err(format!(
-                "`{text}`: a step of more than {MAX_STEP_MS} ms (an hour)"
-            ));
+            return Err(CurveError::StepTooLong {
+                text: text.to_owned(),
+            });
         }
         Ok(curve)
     }
@@ -103,21 +161,23 @@ impl Curve {
     /// A rate as a person types it: one number (`5000`), or points (`1024:3500,16384:7100`)
     /// that stay at the last value past the last one. Every rate must be above zero: a zero
     /// rate would never finish a prefill.
-    pub fn parse_rate(text: &str) -> Result<Self, String> {
+    pub fn parse_rate(text: &str) -> Result<Self, CurveError> {
         let curve = Self::parse_rate_or_points(text.trim(), Beyond::Flat)?;
         if curve.points.iter().any(|&(_, rate)| rate <= 0.0) {
-            return Err(format!("`{}`: every rate must be above 0", text.trim()));
+            return Err(CurveError::ZeroRate {
+                text: text.trim().to_owned(),
+            });
         }
         Ok(curve)
     }
 
-    fn parse_rate_or_points(text: &str, beyond: Beyond) -> Result<Self, String> {
+    fn parse_rate_or_points(text: &str, beyond: Beyond) -> Result<Self, CurveError> {
         if text.contains(':') {
             return Self::parse(text, beyond);
         }
-        let value = text
-            .parse::<f64>()
-            .map_err(|_| format!("`{text}`: expected a number or SIZE:VALUE points"))?;
+        let value = text.parse::<f64>().map_err(|_| CurveError::NotNumber {
+            text: text.to_owned(),
+        })?;
         Self::new(vec![(1.0, value)], beyond)
     }
 
@@ -177,7 +237,10 @@ mod tests {
         let rate = Curve::parse_rate("1024:100,2048:200").unwrap();
         assert_eq!(rate.at(1e6), 200.0);
         assert_eq!(Curve::parse_rate(" 5000 ").unwrap().at(3.0), 5000.0);
-        assert!(Curve::parse_cost("8+x").unwrap_err().contains("`x`"));
+        assert_eq!(
+            Curve::parse_cost("8+x").unwrap_err().to_string(),
+            "`8+x`: `x` is not a number (want A+B)"
+        );
         assert!(Curve::parse_rate("fast").is_err());
         assert!(Curve::parse_cost("-1+2").is_err());
     }
@@ -198,10 +261,12 @@ mod tests {
         assert!(Curve::parse("1:2,1:3", Beyond::Flat).is_err());
         assert!(Curve::parse("1-2", Beyond::Flat)
             .unwrap_err()
+            .to_string()
             .contains("SIZE:VALUE"));
-        assert!(Curve::parse("1:x", Beyond::Flat)
-            .unwrap_err()
-            .contains("`x`"));
+        assert_eq!(
+            Curve::parse("1:x", Beyond::Flat).unwrap_err().to_string(),
+            "`1:x`: `x` is not a number"
+        );
         assert!(Curve::parse("1:-2", Beyond::Flat).is_err());
         assert!(Curve::parse("1:inf", Beyond::Flat).is_err());
     }

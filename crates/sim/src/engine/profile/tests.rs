@@ -112,20 +112,22 @@ fn timing_flags_choose_the_fixed_timetable_and_nothing_else_does() {
         panic!("the default is a batching profile");
     };
     assert_eq!(default.profile, DEFAULT_PROFILE);
-    let err = choose(Some("spark-gpt-oss-120b"), true, &none).unwrap_err();
+    let err = choose(Some("spark-gpt-oss-120b"), true, &none)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("--ttft-ms"), "{err}");
     let seqs = Overrides {
         max_num_seqs: Some(4),
         prefix_cache: Some(false),
         ..Overrides::default()
     };
-    let err = choose(None, true, &seqs).unwrap_err();
+    let err = choose(None, true, &seqs).unwrap_err().to_string();
     assert!(err.contains("--max-num-seqs"), "{err}");
     let EngineSettings::Batching(s) = choose(Some("multinode-tp4"), false, &seqs).unwrap() else {
         panic!("multinode-tp4 is a batching profile");
     };
     assert_eq!((s.params.max_num_seqs, s.params.prefix_cache), (4, false));
-    let err = choose(Some("h100"), false, &none).unwrap_err();
+    let err = choose(Some("h100"), false, &none).unwrap_err().to_string();
     assert!(
         err.contains("unknown profile `h100`") && err.contains("small-gpu"),
         "{err}"

@@ -10,7 +10,7 @@ use crate::prompts::{
     VllmLengths, Words,
 };
 use crate::session::{Sessions, ThinkTime};
-use crate::{seed_stream, streams, Bounds, Plan};
+use crate::{seed_stream, streams, Bounds, Error, Plan};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -28,12 +28,12 @@ const DEFAULT_OUTPUT_TOKENS: u64 = 128;
 /// reproduced (or checked) by another implementation.
 const GENERATOR: &str = "ChaCha8 (rand_chacha 0.10), one stream per kind of draw; rand_distr 0.6";
 
-pub(crate) fn plan(args: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
-    let bad = |e: String| tokenpipe_cli::bad_input(e);
+/// The plan the command line describes (`argv` is recorded in its header); bad input when the
+/// flags describe no process or no prompt source.
+pub(crate) fn plan(args: &Args, argv: Vec<String>) -> Result<Plan, Error> {
     let settings = Settings::from(args);
-    let spec = settings.process_spec(args).map_err(bad)?;
-    let process =
-        process::build(spec, crate::arrival_rng(args.seed)).map_err(|e| bad(e.to_string()))?;
+    let spec = settings.process_spec(args)?;
+    let process = process::build(spec, crate::arrival_rng(args.seed))?;
     let bounds = settings.bounds(args, process.mode());
     let needed = bounds
         .count
@@ -42,8 +42,7 @@ pub(crate) fn plan(args: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
             Some(limit) => n.min(limit),
             None => n,
         });
-    let prompts = prompts::build(settings.prompt_spec(args, needed).map_err(bad)?)
-        .map_err(|e| bad(e.to_string()))?;
+    let prompts = prompts::build(settings.prompt_spec(args, needed)?)?;
     let (low, high) = args.content.think_time.unwrap_or_default();
     let think = if low == high {
         ThinkTime::Fixed(ns(low))
@@ -78,7 +77,7 @@ pub(crate) fn plan(args: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
     };
     // The schedule record is checked now, so that a shard with no share fails before any
     // output.
-    plan.schedule().map_err(bad)?;
+    plan.schedule()?;
     let mut plan = plan;
     plan.header.params = settings.params(args, &plan);
     Ok(plan)
@@ -120,7 +119,7 @@ impl From<&Args> for Settings {
 }
 
 impl Settings {
-    fn process_spec(&self, args: &Args) -> Result<ProcessSpec, String> {
+    fn process_spec(&self, args: &Args) -> Result<ProcessSpec, Error> {
         let p = &args.pacing;
         let t = &args.trace;
         if let Some(path) = &t.trace {
@@ -157,19 +156,19 @@ impl Settings {
             },
             Some(RampOver::Requests) => RateShape::ByIndex {
                 ramp: ramp(),
-                requests: self.count.ok_or(
+                requests: self.count.ok_or(Error::Flags(
                     "--ramp requests spans the requests: give their number with --num-prompts",
-                )?,
+                ))?,
             },
             None if p.rate.is_infinite() => return Ok(ProcessSpec::AllAtOnce),
             None => RateShape::Fixed(p.rate),
         };
         if p.vllm_compatible {
-            let requests = self.count.ok_or(
+            let requests = self.count.ok_or(Error::Flags(
                 "--vllm-compatible rescales to the last request: give their number with --num-prompts",
-            )?;
+            ))?;
             let seed = u32::try_from(args.seed).map_err(|_| {
-                "--vllm-compatible draws its gaps from numpy's generator as vLLM does, and numpy takes seeds of 0 to 4294967295"
+                Error::Flags("--vllm-compatible draws its gaps from numpy's generator as vLLM does, and numpy takes seeds of 0 to 4294967295")
             })?;
             return Ok(ProcessSpec::Vllm {
                 gaps,
@@ -216,13 +215,13 @@ impl Settings {
 
     /// The prompt source the flags describe; `needed` is the number of sessions the schedule
     /// holds, where known.
-    fn prompt_spec(&self, args: &Args, needed: Option<u64>) -> Result<PromptSpec, String> {
+    fn prompt_spec(&self, args: &Args, needed: Option<u64>) -> Result<PromptSpec, Error> {
         let c = &args.content;
         // Token ids, the model's own tokenizer (exact text and exact counts of a dataset's
         // prompts), or plain words.
         let maker: Box<dyn TokenMaker> = match (c.token_ids, &c.tokenizer) {
             (Some([start, end]), _) => Box::new(TokenIds { start, end }),
-            (None, Some(path)) => Box::new(TokenizerMaker::open(path).map_err(|e| e.message)?),
+            (None, Some(path)) => Box::new(TokenizerMaker::open(path)?),
             (None, None) => Box::new(Words),
         };
         if let Some(dataset) = &args.dataset.dataset {
@@ -243,11 +242,12 @@ impl Settings {
                 },
             });
         }
+        let lengths = |flags| move |source| Error::Lengths { flags, source };
         let input = LengthDist::new(self.input_tokens, c.input_dist, c.input_spread())
-            .map_err(|e| format!("--input-range/--range-ratio: {e}"))?;
+            .map_err(lengths("--input-range/--range-ratio"))?;
         let output_tokens = c.output_tokens.unwrap_or(DEFAULT_OUTPUT_TOKENS);
         let output = LengthDist::new(output_tokens, c.output_dist, c.output_spread())
-            .map_err(|e| format!("--output-range/--range-ratio: {e}"))?;
+            .map_err(lengths("--output-range/--range-ratio"))?;
         // vLLM's random dataset draws its lengths from numpy with the run's seed.
         let vllm = match (args.pacing.vllm_compatible, self.count) {
             (true, Some(n)) => VllmLengths::new(args.seed, n, input, output),
