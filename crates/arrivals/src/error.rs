@@ -53,7 +53,7 @@ impl ToolError for Error {
             | Error::Process(_)
             | Error::Prompts(_) => Ending::BadInput,
             Error::Stopped(signal) => signal.ending(),
-            Error::Io(_) => Ending::Failure,
+            Error::Io(e) => e.ending(),
         }
     }
 }
@@ -64,15 +64,6 @@ impl From<SinkError> for Error {
             SinkError::Stopped(signal) => Error::Stopped(signal),
             SinkError::Io(e) => Error::Io(e),
         }
-    }
-}
-
-impl Error {
-    /// Whether this is stdout closed by its reader (`arrivals | head`), the normal end of a
-    /// pipe. [`tokenpipe_cli::run`] looks for one among an error's sources, where the
-    /// transparent [`Error::Io`] does not put its own.
-    pub(crate) fn is_closed_pipe(&self) -> bool {
-        matches!(self, Error::Io(e) if e.kind() == io::ErrorKind::BrokenPipe)
     }
 }
 
@@ -99,8 +90,8 @@ mod tests {
         assert_eq!(stopped(Signal::Terminate).to_string(), "terminated");
         let full = Error::from(SinkError::Io(io::ErrorKind::StorageFull.into()));
         assert_eq!(full.ending(), Ending::Failure);
-        assert!(!full.is_closed_pipe());
-        assert!(Error::from(io::Error::from(io::ErrorKind::BrokenPipe)).is_closed_pipe());
+        let closed = Error::from(io::Error::from(io::ErrorKind::BrokenPipe));
+        assert_eq!(closed.ending(), Ending::ClosedPipe);
     }
 
     #[test]

@@ -98,18 +98,9 @@ impl ToolError for Error {
             | Error::Listen { .. }
             | Error::Signal { .. }
             | Error::Announce(_)
-            | Error::Stamps(_)
-            | Error::Io(_) => Ending::Failure,
+            | Error::Stamps(_) => Ending::Failure,
+            Error::Io(e) => e.ending(),
         }
-    }
-}
-
-impl Error {
-    /// Whether this is stdout closed by its reader (`simserve --generate man | head`), the
-    /// normal end of a pipe. [`tokenpipe_cli::run`] looks for one among an error's sources,
-    /// where the transparent [`Error::Io`] does not put its own.
-    pub(crate) fn is_closed_pipe(&self) -> bool {
-        matches!(self, Error::Io(e) if e.kind() == io::ErrorKind::BrokenPipe)
     }
 }
 
@@ -137,7 +128,6 @@ mod tests {
         let stamps = Error::Stamps(io::ErrorKind::StorageFull.into());
         assert_eq!(stamps.ending(), Ending::Failure);
         let closed = Error::Io(io::ErrorKind::BrokenPipe.into());
-        assert!(closed.is_closed_pipe());
-        assert!(!stamps.is_closed_pipe());
+        assert_eq!(closed.ending(), Ending::ClosedPipe);
     }
 }

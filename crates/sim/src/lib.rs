@@ -67,11 +67,8 @@ use tokio::signal::unix::{signal, SignalKind};
 /// simserve's command line: parses the process arguments and serves until SIGINT or SIGTERM.
 /// A reader that closed stdout (`simserve --generate man | head`) is a normal end.
 pub fn main() -> Result<(), Error> {
-    let settings = match cli::parse() {
-        Ok(Some(settings)) => settings,
-        Ok(None) => return Ok(()),
-        Err(e) if e.is_closed_pipe() => return Ok(()),
-        Err(e) => return Err(e),
+    let Some(settings) = cli::parse()? else {
+        return Ok(());
     };
     tokenpipe_cli::raise_fd_limit();
     run(&settings)

@@ -90,13 +90,6 @@ Examples:
 /// SIGTERM end it after a whole line, with status 130 or 143; a reader that closed stdout
 /// (`arrivals | head`) is a normal end.
 pub fn main() -> Result<(), Error> {
-    match write_stdout() {
-        Err(e) if e.is_closed_pipe() => Ok(()),
-        done => done,
-    }
-}
-
-fn write_stdout() -> Result<(), Error> {
     let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
         return Ok(());
     };
