@@ -20,6 +20,7 @@
 //! pick it and the refusal of flags it cannot honour. Every format of tables then writes it,
 //! unchanged.
 
+use crate::error::Error;
 use crate::laid_out::LaidOut;
 use crate::report::Report;
 
@@ -36,7 +37,7 @@ pub(crate) mod terminal;
 pub(crate) trait Exporter {
     /// The text of `laid` in this format, without a final newline; `report` is there to draw
     /// charts from.
-    fn export(&self, laid: &LaidOut, report: &Report) -> anyhow::Result<String>;
+    fn export(&self, laid: &LaidOut, report: &Report) -> Result<String, Error>;
 }
 
 /// The output formats of `table`.
