@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::grid::SpreadMode;
 
 /// Whether runs are columns or rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Layout {
     /// Wide while it stays readable, long when `--columns` is given or there are many runs.
     #[default]
@@ -17,6 +17,17 @@ pub enum Layout {
     Wide,
     /// One row per run, one column per field.
     Long,
+}
+
+impl Layout {
+    /// The layout's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Auto => "auto",
+            Layout::Wide => "wide",
+            Layout::Long => "long",
+        }
+    }
 }
 
 /// The layout flags.

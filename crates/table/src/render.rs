@@ -19,7 +19,7 @@ use crate::style;
 const MOST_RUNS_AS_COLUMNS: usize = 6;
 
 /// Whose layout `table` prints (`--style`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Style {
     /// This tool's layouts (runs as columns or rows, pivots, rankings), in the chosen
     /// `--format`.

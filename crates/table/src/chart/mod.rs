@@ -12,7 +12,7 @@ pub(crate) mod timeline;
 use crate::report::Report;
 
 /// The charts `table` draws (`--chart`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChartKind {
     /// Output throughput and latency (TTFT p50/p99, TPOT p50) against the load setting that
     /// differs between runs: concurrency, else request rate, else batch size.

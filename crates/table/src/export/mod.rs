@@ -41,7 +41,7 @@ pub(crate) trait Exporter {
 }
 
 /// The output formats of `table`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
     /// A box-drawn table for a terminal, numbers right-aligned.
     #[default]
@@ -64,6 +64,19 @@ pub enum Format {
 }
 
 impl Format {
+    /// The format's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Terminal => "terminal",
+            Format::Markdown => "markdown",
+            Format::Csv => "csv",
+            Format::Json => "json",
+            Format::Mermaid => "mermaid",
+            Format::Svg => "svg",
+            Format::Html => "html",
+        }
+    }
+
     /// The renderer of this format.
     pub(crate) fn exporter(self) -> Box<dyn Exporter> {
         match self {
