@@ -1,3 +1,3 @@
 fn main() {
-    tokenpipe_cli::run_anyhow("table", tokenpipe_table::main)
+    tokenpipe_cli::run("table", tokenpipe_table::main)
 }

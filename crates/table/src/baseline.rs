@@ -3,6 +3,7 @@
 //! lengths, prompts), a baseline run with itself (`1.00x`); a run with no such baseline run, or
 //! with several, gets `-` and a note on stderr.
 
+use crate::error::Error;
 use crate::grid::Kind;
 use crate::grid::{Cell, Num};
 use crate::report::Report;
@@ -65,7 +66,7 @@ impl Baseline {
         shown: &[usize],
         labels: &[String],
         label: &str,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self, Error> {
         let runs: Vec<usize> = shown
             .iter()
             .copied()
@@ -80,11 +81,14 @@ impl Baseline {
                     known.push(name);
                 }
             }
-            return Err(tokenpipe_cli::bad_input(format!(
-                "--baseline {label}: no run has that label (the labels are: {}; a column's \
-                 full label picks one run)",
-                known.join(", ")
-            )));
+            return Err(Error::Baseline {
+                label: label.to_string(),
+                why: format!(
+                    "no run has that label (the labels are: {}; a column's full label picks \
+                     one run)",
+                    known.join(", ")
+                ),
+            });
         }
         Ok(Self {
             label: label.to_string(),
@@ -149,6 +153,7 @@ impl Baseline {
 mod tests {
     use super::*;
     use crate::report::RunReport;
+    use tokenpipe_cli::{Ending, ToolError};
     use tokenpipe_format::{Header, Summary};
 
     fn run(label: &str, concurrency: u64, osl: u64) -> RunReport {
@@ -249,9 +254,6 @@ mod tests {
         assert!(b.notes(&twice, &shown2, &labels2)[0].contains("2 baseline runs"));
         let e = Baseline::find(&report, &shown, &labels, "trt").unwrap_err();
         assert!(e.to_string().contains("vllm, sglang"), "{e}");
-        assert_eq!(
-            e.downcast_ref::<tokenpipe_cli::Failure>().map(|f| f.code),
-            Some(tokenpipe_cli::EXIT_BAD_INPUT)
-        );
+        assert_eq!(e.ending(), Ending::BadInput);
     }
 }

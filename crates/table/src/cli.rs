@@ -1,13 +1,16 @@
 //! The `table` command line: flags, inputs, and writing what [`crate::render`] rendered to
-//! stdout (coloured on a terminal) and its notes to stderr.
+//! stdout (coloured on a terminal) and its notes to stderr. The only module that knows clap:
+//! the library's value enums get their possible values and help texts here.
 
 use crate::chart::ChartKind;
+use crate::error::Error;
 use crate::export::Format;
 use crate::grid::SpreadMode;
 use crate::input::read_report;
 use crate::options::{Layout, Options};
 use crate::render::Style;
-use clap::Parser;
+use clap::builder::PossibleValue;
+use clap::{Parser, ValueEnum};
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -172,8 +175,90 @@ impl Args {
     }
 }
 
+/// Implements clap's `ValueEnum` for one of the library's value enums: the variants in the order
+/// `--help` lists them, each under the library's `name()`, with the help text clap's derive made
+/// of its doc comment (one line, no final period). The match makes a new variant a compile
+/// error here until it has its help.
+macro_rules! value_enum {
+    ($ty:ident { $($variant:ident => $help:literal,)+ }) => {
+        impl ValueEnum for $ty {
+            fn value_variants<'a>() -> &'a [Self] {
+                &[$($ty::$variant),+]
+            }
+
+            fn to_possible_value(&self) -> Option<PossibleValue> {
+                let help = match self {
+                    $($ty::$variant => $help,)+
+                };
+                Some(PossibleValue::new(self.name()).help(help))
+            }
+        }
+    };
+}
+
+value_enum!(Format {
+    Terminal => "A box-drawn table for a terminal, numbers right-aligned",
+    Markdown => "A GitHub-flavoured Markdown table, for reports and pull requests",
+    Csv => "Comma-separated values: one row per run and a column per summary member, or the \
+            chosen layout's rows (`--columns`, `--sort`, `--baseline`, pivots, rankings) with \
+            raw numbers",
+    Json => "A JSON array of objects with the members of the CSV columns",
+    Mermaid => "Mermaid `xychart-beta` bar or line charts of `--cell` (default output \
+                throughput) in fenced blocks, which GitHub renders: one chart per `--cols` value \
+                with a pivot",
+    Svg => "One chart as an SVG document (`--chart` picks which)",
+    Html => "One self-contained HTML page: the table and every chart the runs have data for",
+});
+
+value_enum!(Style {
+    Default => "This tool's layouts (runs as columns or rows, pivots, rankings), in the chosen \
+                `--format`",
+    Vllm => "Each run as the \"Serving Benchmark Result\" block of `vllm bench serve`, one \
+             after another, the same in every text format (charts are refused)",
+    LlamaBench => "llama-benchy's two Markdown tables: decode and prefill throughput by \
+                   concurrency",
+});
+
+value_enum!(Layout {
+    Auto => "Wide while it stays readable, long when `--columns` is given or there are many runs",
+    Wide => "One column per run, one row per metric (`vllm bench serve`'s block turned sideways)",
+    Long => "One row per run, one column per field",
+});
+
+value_enum!(SpreadMode {
+    Cv => "`mean ± sd (CV %)`: the mean over runs, its sample standard deviation and \
+           coefficient of variation",
+    Sd => "`mean ± sd`, as the arena and hyperfine print it",
+    Ci => "`mean [lo, hi]`: the 95 % Student-t interval of the mean over runs",
+    None => "The mean alone",
+});
+
+value_enum!(ChartKind {
+    Load => "Output throughput and latency (TTFT p50/p99, TPOT p50) against the load setting \
+             that differs between runs: concurrency, else request rate, else batch size",
+    TtftCdf => "The distribution of time to first token, one line per run",
+    ItlCdf => "The distribution of inter-token latency, one line per run",
+    Timeline => "Output tokens/s and requests in flight over a run's time, from `reduce --every`",
+});
+
 /// Runs `table` on the process's arguments, stdin and stdout.
-pub fn main() -> anyhow::Result<()> {
+pub fn main() -> Result<(), Error> {
+    reader_gone_is_the_end(render_args())
+}
+
+/// A reader that closed stdout (`table | head`) is the normal end of a pipe, not a failure.
+/// `tokenpipe_cli::run` finds a closed pipe among an error's sources, but [`Error::Io`] is
+/// transparent (its message is the I/O error's own), so the I/O error is not among them: it is
+/// recognised here.
+fn reader_gone_is_the_end(result: Result<(), Error>) -> Result<(), Error> {
+    match result {
+        Err(Error::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// Reads the inputs the arguments name and writes what the flags ask for.
+fn render_args() -> Result<(), Error> {
     let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
         return Ok(());
     };
@@ -212,6 +297,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_closed_stdout_ends_quietly_and_other_failures_stay() {
+        let closed = Error::Io(io::ErrorKind::BrokenPipe.into());
+        assert!(reader_gone_is_the_end(Err(closed)).is_ok());
+        let full = Error::Io(io::Error::other("No space left on device"));
+        assert!(reader_gone_is_the_end(Err(full)).is_err());
+        assert!(reader_gone_is_the_end(Err(Error::NoSummaries)).is_err());
+    }
+
+    #[test]
     fn clap_definition_is_valid() {
         tokenpipe_cli::command::<Args>().debug_assert();
     }
@@ -245,5 +339,31 @@ mod tests {
         );
         assert!(Args::try_parse_from(["table", "--style", "llama-benchy"]).is_err());
         assert!(Args::try_parse_from(["table", "--style", "sglang"]).is_err());
+    }
+
+    /// Each value is listed once, under the name the library gives it, and parses back to itself.
+    fn names_round_trip<T: ValueEnum + PartialEq + std::fmt::Debug>(name: fn(&T) -> &'static str) {
+        let values = T::value_variants();
+        for (i, v) in values.iter().enumerate() {
+            let shown = v.to_possible_value().unwrap();
+            assert_eq!(shown.get_name(), name(v));
+            assert!(shown.get_help().is_some(), "{v:?} has no help");
+            assert_eq!(T::from_str(name(v), false).as_ref(), Ok(v));
+            assert!(!values[..i].contains(v), "{v:?} listed twice");
+        }
+    }
+
+    #[test]
+    fn value_enums_show_the_library_names() {
+        names_round_trip::<Format>(|v| v.name());
+        names_round_trip::<Style>(|v| v.name());
+        names_round_trip::<Layout>(|v| v.name());
+        names_round_trip::<SpreadMode>(|v| v.name());
+        names_round_trip::<ChartKind>(|v| v.name());
+        assert_eq!(
+            ChartKind::value_variants(),
+            ChartKind::ALL,
+            "--help lists them as HTML does"
+        );
     }
 }

@@ -20,6 +20,7 @@
 //! different kinds name differently (`tg_tps|output_tps`: llama-benchy's decode rate for batch
 //! runs, the output throughput for the others).
 
+use crate::error::Error;
 use crate::grid::Kind;
 use crate::grid::{Cell, Num, Spread};
 use crate::member::{member_num, member_value};
@@ -85,19 +86,15 @@ const BENCHY: &[(&str, &str, &str)] = &[
 impl Field {
     /// Resolves `name` against the runs of `report`; a name no run has is bad input, with a
     /// hint of what names look like.
-    pub fn parse(name: &str, report: &Report) -> anyhow::Result<Self> {
+    pub fn parse(name: &str, report: &Report) -> Result<Self, Error> {
         let name = name.trim();
         if name.contains('|') {
             return Self::first_of(name, report);
         }
         Self::resolve(name, report)
             .filter(|field| field.some_run_has_it(report))
-            .ok_or_else(|| {
-                tokenpipe_cli::bad_input(format!(
-                    "no run has a field `{name}`: fields look like ttft.p99, tpot.mean, \
-                     output_tps, ok, meta.KEY, concurrency, label (`table --list-fields` \
-                     lists those of this input)"
-                ))
+            .ok_or_else(|| Error::UnknownField {
+                name: name.to_string(),
             })
     }
 
@@ -118,11 +115,11 @@ impl Field {
     /// `A|B|…`: each alternative a field some run has; the heading names them all (`Decode
     /// [t/s] or Output [tok/s]`), and how numbers are written and which way is better are the
     /// first's (no direction when the alternatives disagree).
-    fn first_of(name: &str, report: &Report) -> anyhow::Result<Self> {
+    fn first_of(name: &str, report: &Report) -> Result<Self, Error> {
         let alternatives = name
             .split('|')
             .map(|n| Self::parse(n, report))
-            .collect::<anyhow::Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
         let first = &alternatives[0];
         let better = if alternatives.iter().all(|f| f.better == first.better) {
             first.better

@@ -8,7 +8,7 @@
 use tokenpipe_format::vocab::ValueKind;
 
 /// How much of a group summary's spread a cell shows (`--spread`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SpreadMode {
     /// `mean ± sd (CV %)`: the mean over runs, its sample standard deviation and coefficient of
     /// variation.
@@ -20,6 +20,18 @@ pub enum SpreadMode {
     Ci,
     /// The mean alone.
     None,
+}
+
+impl SpreadMode {
+    /// The mode's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpreadMode::Cv => "cv",
+            SpreadMode::Sd => "sd",
+            SpreadMode::Ci => "ci",
+            SpreadMode::None => "none",
+        }
+    }
 }
 
 /// How a number is written.

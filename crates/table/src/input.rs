@@ -4,6 +4,7 @@
 //! `vllm bench serve` result file instead is told apart by its content (see [`sniff`]) and read
 //! by [`crate::vllm_file`].
 
+use crate::error::Error;
 use crate::report::{Report, RunReport};
 use crate::vllm_file::run_from_vllm;
 use serde_json::{Map, Value};
@@ -13,7 +14,7 @@ use tokenpipe_format::vllm::ResultFile;
 use tokenpipe_format::{Record, RecordReader, RecordType};
 
 /// Reads every summary of `inputs`, in order. No summaries at all is bad input.
-pub fn read_report(inputs: Vec<Input>) -> anyhow::Result<Report> {
+pub fn read_report(inputs: Vec<Input>) -> Result<Report, Error> {
     let mut report = Report::default();
     for input in inputs {
         match sniff(input.reader, &input.name)? {
@@ -28,9 +29,7 @@ pub fn read_report(inputs: Vec<Input>) -> anyhow::Result<Report> {
         }
     }
     if report.runs.is_empty() {
-        return Err(tokenpipe_cli::bad_input(
-            "no summary records in input (pipe the output of reduce into table)",
-        ));
+        return Err(Error::NoSummaries);
     }
     Ok(report)
 }
@@ -48,7 +47,7 @@ enum Content {
 /// `duration` and no `type` starts a file of vLLM results, one per line (`--append-result`);
 /// a line `{` alone starts one pretty-printed object, read whole. Anything else is left to the
 /// record reader, whose messages name the line and field.
-fn sniff(mut reader: Box<dyn BufRead + Send>, name: &str) -> anyhow::Result<Content> {
+fn sniff(mut reader: Box<dyn BufRead + Send>, name: &str) -> Result<Content, Error> {
     let mut seen = Vec::new();
     let mut line_no = 0;
     let first = loop {
@@ -86,10 +85,12 @@ fn sniff(mut reader: Box<dyn BufRead + Send>, name: &str) -> anyhow::Result<Cont
             let object = match serde_json::from_str::<Value>(&line) {
                 Ok(Value::Object(o)) => o,
                 Ok(_) => return Err(neither(name, line_no)),
-                Err(e) => {
-                    return Err(tokenpipe_cli::bad_input(format!(
-                        "{name}: line {line_no}: not a JSON object: {e}"
-                    )))
+                Err(source) => {
+                    return Err(Error::NotJson {
+                        input: name.to_string(),
+                        line: line_no,
+                        source,
+                    })
                 }
             };
             objects.push((line_no, checked(object, name, line_no)?));
@@ -113,7 +114,7 @@ fn checked(
     object: Map<String, Value>,
     name: &str,
     line: usize,
-) -> anyhow::Result<Map<String, Value>> {
+) -> Result<Map<String, Value>, Error> {
     if ResultFile::is_result(&object) {
         Ok(object)
     } else {
@@ -121,14 +122,14 @@ fn checked(
     }
 }
 
-fn neither(name: &str, line: usize) -> anyhow::Error {
-    tokenpipe_cli::bad_input(format!(
-        "{name}: line {line}: a JSON object that is neither one of tokenpipe's records (no \
-         \"type\") nor a `vllm bench serve` result (no \"completed\" and \"duration\")"
-    ))
+fn neither(name: &str, line: usize) -> Error {
+    Error::Unrecognised {
+        input: name.to_string(),
+        line,
+    }
 }
 
-fn read_one<R: BufRead>(reader: R, name: String, report: &mut Report) -> anyhow::Result<()> {
+fn read_one<R: BufRead>(reader: R, name: String, report: &mut Report) -> Result<(), Error> {
     let mut reader = RecordReader::new(reader, name.clone())
         .headerless()
         .keep(&[RecordType::Summary, RecordType::Interval])
@@ -168,7 +169,7 @@ fn read_one<R: BufRead>(reader: R, name: String, report: &mut Report) -> anyhow:
 
 /// A stream of another stage, refused with the tools to run first: a schedule goes through
 /// `fire` and `reduce`, fire's events through `reduce`.
-fn with_next_step(e: tokenpipe_format::ReadError) -> anyhow::Error {
+fn with_next_step(e: tokenpipe_format::ReadError) -> Error {
     let next = match &e {
         tokenpipe_format::ReadError::WrongInput { found, .. } if *found == RecordType::Schedule => {
             "send it with fire and summarise the events with reduce: arrivals | fire --url URL | \
@@ -179,5 +180,5 @@ fn with_next_step(e: tokenpipe_format::ReadError) -> anyhow::Error {
         }
         _ => return e.into(),
     };
-    tokenpipe_cli::bad_input(format!("{e}; {next}"))
+    Error::WrongStage { read: e, next }
 }

@@ -20,6 +20,7 @@ pub(crate) mod baseline;
 pub(crate) mod chart;
 pub(crate) mod cli;
 pub(crate) mod colour;
+pub(crate) mod error;
 pub(crate) mod export;
 pub(crate) mod field;
 pub(crate) mod grid;
@@ -38,8 +39,9 @@ pub(crate) mod style;
 pub(crate) mod vllm_file;
 pub(crate) mod workload;
 
-pub use chart::ChartKind;
+pub use chart::{ChartError, ChartKind};
 pub use cli::main;
+pub use error::Error;
 pub use export::Format;
 pub use grid::SpreadMode;
 pub use input::read_report;

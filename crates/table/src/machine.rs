@@ -7,6 +7,7 @@
 //! `<name>_ci95_hi` with `--spread ci`), so that the spread is data too. Values are never the
 //! two-decimal strings people read.
 
+use crate::error::Error;
 use crate::grid::{Cell, Grid, Kind, Spread, SpreadMode};
 use crate::report::Report;
 use serde_json::Value;
@@ -49,12 +50,16 @@ pub struct MachineTable {
 impl MachineTable {
     /// Flattens the scalar members of every summary of `report`; nested members (`llama_benchy`,
     /// `vllm`, `across_runs`, histograms) and lists stay in the NDJSON summary.
-    pub fn from_report(report: &Report) -> anyhow::Result<Self> {
+    pub fn from_report(report: &Report) -> Result<Self, Error> {
         let mut objects = Vec::with_capacity(report.runs.len());
         for run in &report.runs {
-            match serde_json::to_value(&run.summary)? {
+            match serde_json::to_value(&run.summary).map_err(Error::encode)? {
                 Value::Object(map) => objects.push(map),
-                other => anyhow::bail!("a summary serialized as {other}, not an object"),
+                other => {
+                    return Err(Error::encode(format!(
+                        "a summary serialized as {other}, not an object"
+                    )))
+                }
             }
         }
         let stat_names: BTreeSet<&str> = report

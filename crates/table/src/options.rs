@@ -4,10 +4,11 @@
 //! (`--chart`). Kept apart from clap so that the library can be called without a command line.
 
 use crate::chart::ChartKind;
+use crate::error::Error;
 use crate::grid::SpreadMode;
 
 /// Whether runs are columns or rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Layout {
     /// Wide while it stays readable, long when `--columns` is given or there are many runs.
     #[default]
@@ -16,6 +17,17 @@ pub enum Layout {
     Wide,
     /// One row per run, one column per field.
     Long,
+}
+
+impl Layout {
+    /// The layout's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Auto => "auto",
+            Layout::Wide => "wide",
+            Layout::Long => "long",
+        }
+    }
 }
 
 /// The layout flags.
@@ -74,15 +86,14 @@ impl Options {
 
     /// Refuses the layout flags given (bad input, exit 2) for `what`, which has a layout of its
     /// own.
-    pub fn refuse_for(&self, what: &str) -> anyhow::Result<()> {
-        let given = self.given();
-        if given.is_empty() {
+    pub fn refuse_for(&self, what: &str) -> Result<(), Error> {
+        let flags = self.given();
+        if flags.is_empty() {
             return Ok(());
         }
-        Err(tokenpipe_cli::bad_input(format!(
-            "{} {} not apply to {what}, which has a layout of its own",
-            given.join(", "),
-            if given.len() == 1 { "does" } else { "do" }
-        )))
+        Err(Error::FixedLayout {
+            flags,
+            what: what.to_string(),
+        })
     }
 }

@@ -3,6 +3,7 @@
 //! to heavy, then in input order. `--sort FIELD[:desc],...` replaces that order (a stable sort,
 //! numbers by value, text in natural order, missing values last).
 
+use crate::error::Error;
 use crate::field::{compare_cells, Field};
 use crate::report::Report;
 use crate::workload::load;
@@ -15,7 +16,7 @@ pub fn ordered_runs(
     report: &Report,
     sort: &[String],
     labels: &[String],
-) -> anyhow::Result<Vec<usize>> {
+) -> Result<Vec<usize>, Error> {
     let mut shown = report.shown();
     shown.sort_by(|&a, &b| default_order(report, a, b));
     if sort.is_empty() {
@@ -31,7 +32,7 @@ pub fn ordered_runs(
             };
             Ok((Field::parse(name, report)?, desc))
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, Error>>()?;
     let label = |i: usize| labels.get(i).map_or("", String::as_str);
     shown.sort_by(|&a, &b| {
         keys.iter()
@@ -77,6 +78,7 @@ fn default_order(report: &Report, a: usize, b: usize) -> Ordering {
 mod tests {
     use super::*;
     use crate::report::RunReport;
+    use tokenpipe_cli::{Ending, ToolError};
     use tokenpipe_format::{Header, Summary};
 
     fn run(label: &str, key: &str, load: f64, tps: f64) -> RunReport {
@@ -133,9 +135,6 @@ mod tests {
         assert_eq!(sort(&["output_tps"]).unwrap(), [2, 4, 1, 0, 3]);
         assert_eq!(sort(&["concurrency", "label"]).unwrap(), [1, 2, 4, 3, 0]);
         let e = sort(&["nope"]).unwrap_err();
-        assert_eq!(
-            e.downcast_ref::<tokenpipe_cli::Failure>().map(|f| f.code),
-            Some(tokenpipe_cli::EXIT_BAD_INPUT)
-        );
+        assert_eq!(e.ending(), Ending::BadInput);
     }
 }

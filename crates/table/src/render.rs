@@ -6,6 +6,7 @@
 //! ([`crate::export`]); neither knows the other.
 
 use crate::chart::ChartKind;
+use crate::error::Error;
 use crate::export::{Exporter, Format};
 use crate::laid_out::LaidOut;
 use crate::layout;
@@ -18,7 +19,7 @@ use crate::style;
 const MOST_RUNS_AS_COLUMNS: usize = 6;
 
 /// Whose layout `table` prints (`--style`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Style {
     /// This tool's layouts (runs as columns or rows, pivots, rankings), in the chosen
     /// `--format`.
@@ -59,7 +60,7 @@ impl Style {
         report: &Report,
         format: Format,
         opts: &Options,
-    ) -> anyhow::Result<Rendered> {
+    ) -> Result<Rendered, Error> {
         let (view, exporter) = choose(report, self, format, opts)?;
         let laid = view.lay_out(report, opts)?;
         let text = exporter.export(&laid, report)?;
@@ -80,7 +81,7 @@ pub struct Svg {
 
 impl Svg {
     /// The chart of `report`; a chart it has no data for is bad input.
-    pub fn export(&self, report: &Report) -> anyhow::Result<String> {
+    pub fn export(&self, report: &Report) -> Result<String, Error> {
         let opts = Options {
             chart: self.chart,
             ..Options::default()
@@ -128,12 +129,13 @@ fn choose(
     style: Style,
     format: Format,
     opts: &Options,
-) -> anyhow::Result<(View, Box<dyn Exporter>)> {
+) -> Result<(View, Box<dyn Exporter>), Error> {
     if let Some(kind) = opts.chart {
         if format != Format::Svg || style != Style::Default {
-            return Err(tokenpipe_cli::bad_input(
+            return Err(Error::Flags(
                 "--chart picks the chart of --format svg (and takes no --style); --format html \
-                 shows every chart",
+                 shows every chart"
+                    .into(),
             ));
         }
         opts.refuse_for("--format svg --chart")?;
@@ -142,7 +144,7 @@ fn choose(
     if style != Style::Default {
         opts.refuse_for(&format!("--style {}", style.name()))?;
         if matches!(format, Format::Svg | Format::Html | Format::Mermaid) {
-            return Err(tokenpipe_cli::bad_input(format!(
+            return Err(Error::Flags(format!(
                 "--format svg, html and mermaid draw the default layout and its charts; --style {} \
                  reproduces another tool's fixed layout, so drop one of the two",
                 style.name()
@@ -154,9 +156,10 @@ fn choose(
         // Preformatted blocks, which every text format writes as they are.
         Style::Vllm => return Ok((View::Vllm, Format::Terminal.exporter())),
         Style::LlamaBench if format.for_machines() => {
-            return Err(tokenpipe_cli::bad_input(
+            return Err(Error::Flags(
                 "--style llama-bench writes Markdown tables; use --format csv or json without \
-                 --style for machine-readable output",
+                 --style for machine-readable output"
+                    .into(),
             ))
         }
         // Markdown tables, as llama-benchy prints them, on a terminal too.
@@ -181,12 +184,13 @@ fn choose(
 /// The table layout the flags ask for: a pivot or ranking (`--rows`, `--cols`, `--top`) first,
 /// else runs as columns or as rows (`--layout`; machines always get rows, and `auto` gives rows
 /// with `--columns` or many runs).
-fn table(report: &Report, format: Format, opts: &Options) -> anyhow::Result<Table> {
+fn table(report: &Report, format: Format, opts: &Options) -> Result<Table, Error> {
     if opts.is_pivot() {
         if opts.layout != Layout::Auto || !opts.sort.is_empty() {
-            return Err(tokenpipe_cli::bad_input(
+            return Err(Error::Flags(
                 "--sort and --layout do not apply to a pivot or ranking: its rows and columns \
-                 are its keys' values in natural order",
+                 are its keys' values in natural order"
+                    .into(),
             ));
         }
         return Ok(if opts.top.is_some() {
@@ -211,7 +215,7 @@ fn table(report: &Report, format: Format, opts: &Options) -> anyhow::Result<Tabl
 }
 
 impl Table {
-    fn lay_out(self, report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
+    fn lay_out(self, report: &Report, opts: &Options) -> Result<LaidOut, Error> {
         match self {
             Table::Wide => layout::wide::lay_out(report, opts),
             Table::Long => layout::long::lay_out(report, opts),
@@ -222,7 +226,7 @@ impl Table {
 }
 
 impl View {
-    fn lay_out(self, report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
+    fn lay_out(self, report: &Report, opts: &Options) -> Result<LaidOut, Error> {
         match self {
             View::Table(table) => table.lay_out(report, opts),
             View::Page(table) => Ok(layout::charts::every(report, table.lay_out(report, opts)?)),

@@ -1,7 +1,7 @@
 //! Snapshot tests: two summaries rendered in each format, compared with the exact expected text.
 
 use crate::{read_report, Format, Report, RunReport};
-use tokenpipe_cli::{Failure, Input, EXIT_BAD_INPUT};
+use tokenpipe_cli::{Ending, Input, ToolError};
 use tokenpipe_format::Summary;
 
 fn fp8() -> Summary {
@@ -187,10 +187,7 @@ fn events_are_the_wrong_input_and_say_so() {
         msg.contains("summarise the events with reduce first"),
         "{msg}"
     );
-    assert_eq!(
-        err.downcast_ref::<Failure>().map(|f| f.code),
-        Some(EXIT_BAD_INPUT)
-    );
+    assert_eq!(err.ending(), Ending::BadInput);
 }
 
 #[test]
@@ -203,10 +200,7 @@ fn a_schedule_says_to_run_fire_and_reduce() {
         msg.contains("send it with fire and summarise the events with reduce"),
         "{msg}"
     );
-    assert_eq!(
-        err.downcast_ref::<Failure>().map(|f| f.code),
-        Some(EXIT_BAD_INPUT)
-    );
+    assert_eq!(err.ending(), Ending::BadInput);
 }
 
 #[test]
@@ -216,10 +210,7 @@ fn no_summaries_is_bad_input() {
         err.to_string().contains("no summary records in input"),
         "{err}"
     );
-    assert_eq!(
-        err.downcast_ref::<Failure>().map(|f| f.code),
-        Some(EXIT_BAD_INPUT)
-    );
+    assert_eq!(err.ending(), Ending::BadInput);
 }
 
 #[test]
@@ -228,6 +219,9 @@ fn bad_records_name_source_and_line() {
     let err = read_report(vec![input("s.ndjson", &text)]).unwrap_err();
     let msg = err.to_string();
     assert!(msg.starts_with("s.ndjson: line 2:"), "{msg}");
-    let read = err.downcast_ref::<tokenpipe_format::ReadError>();
-    assert!(read.is_some_and(|r| r.is_bad_input()));
+    assert!(
+        matches!(&err, crate::Error::Read(r) if r.is_bad_input()),
+        "{err:?}"
+    );
+    assert_eq!(err.ending(), Ending::BadInput);
 }

@@ -4,6 +4,7 @@
 //! fields get the ones that mean the same thing. The per-request arrays of `--save-detailed`
 //! are not needed and not read (`reduce --from-vllm` recomputes from them).
 
+use crate::error::Error;
 use crate::report::RunReport;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -17,15 +18,15 @@ pub fn run_from_vllm(
     object: Map<String, Value>,
     source: &str,
     line: Option<usize>,
-) -> anyhow::Result<RunReport> {
+) -> Result<RunReport, Error> {
     let at = match line {
         Some(n) => format!("{source}: line {n}"),
         None => source.to_string(),
     };
-    let bad = |key: &str, what: &str| {
-        tokenpipe_cli::bad_input(format!(
-            "{at}: field \"{key}\": expected {what} (reading a `vllm bench serve` result)"
-        ))
+    let bad = |key: &str, expected: &'static str| Error::VllmResult {
+        at: at.clone(),
+        key: key.to_string(),
+        expected,
     };
     let file = ResultFile(object);
     let figures: BTreeMap<String, Value> = file
@@ -99,7 +100,7 @@ pub fn run_from_vllm(
 #[cfg(test)]
 mod tests {
     use crate::read_report;
-    use tokenpipe_cli::{Failure, Input, EXIT_BAD_INPUT};
+    use tokenpipe_cli::{Ending, Input, ToolError};
     use tokenpipe_format::StatName;
 
     fn input(name: &str, text: &str) -> Input {
@@ -202,10 +203,7 @@ mod tests {
                 msg.starts_with("other.json: line 1: a JSON object that is neither"),
                 "{msg}"
             );
-            assert_eq!(
-                err.downcast_ref::<Failure>().map(|f| f.code),
-                Some(EXIT_BAD_INPUT)
-            );
+            assert_eq!(err.ending(), Ending::BadInput);
         }
     }
 
@@ -222,9 +220,6 @@ mod tests {
         assert!(err
             .to_string()
             .contains("field \"completed\": expected a whole number"));
-        assert_eq!(
-            err.downcast_ref::<Failure>().map(|f| f.code),
-            Some(EXIT_BAD_INPUT)
-        );
+        assert_eq!(err.ending(), Ending::BadInput);
     }
 }

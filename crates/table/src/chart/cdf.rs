@@ -8,6 +8,7 @@ use super::ChartError;
 use crate::report::Report;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
+use tokenpipe_format::histogram::HistogramError;
 use tokenpipe_format::{vocab, MetricState};
 
 /// The latency a distribution chart shows.
@@ -48,8 +49,8 @@ impl Metric {
 /// The cumulative distribution of a saved histogram: for each recorded bucket in increasing
 /// order, its value in milliseconds and the fraction of samples at or below it (the last is 1),
 /// preceded by the first value at fraction 0 so that the line starts on the x axis.
-pub fn cdf_points(state: &MetricState) -> Result<Vec<(f64, f64)>, String> {
-    let buckets = state.buckets().map_err(|e| e.to_string())?;
+pub fn cdf_points(state: &MetricState) -> Result<Vec<(f64, f64)>, HistogramError> {
+    let buckets = state.buckets()?;
     let total: u64 = buckets.iter().map(|&(_, n)| n).sum();
     if total == 0 {
         return Ok(Vec::new());

@@ -12,7 +12,7 @@ pub(crate) mod timeline;
 use crate::report::Report;
 
 /// The charts `table` draws (`--chart`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChartKind {
     /// Output throughput and latency (TTFT p50/p99, TPOT p50) against the load setting that
     /// differs between runs: concurrency, else request rate, else batch size.
@@ -56,33 +56,14 @@ impl ChartKind {
 }
 
 /// Why a chart could not be drawn.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ChartError {
     /// The report lacks what the chart plots; the message says what to run to get it.
+    #[error("{0}")]
     NoData(String),
     /// plotters failed to draw (it writes into a string, so this is not expected).
+    #[error("drawing the chart failed: {0}")]
     Draw(String),
-}
-
-impl std::fmt::Display for ChartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ChartError::NoData(m) => f.write_str(m),
-            ChartError::Draw(m) => write!(f, "drawing the chart failed: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for ChartError {}
-
-impl ChartError {
-    /// As a process error: missing data is bad input (exit 2).
-    pub fn into_anyhow(self) -> anyhow::Error {
-        match self {
-            ChartError::NoData(m) => tokenpipe_cli::bad_input(m),
-            other => anyhow::Error::new(other),
-        }
-    }
 }
 
 /// Draws chart `kind` of `report` as one SVG document.

@@ -5,6 +5,7 @@
 use super::markup::MarkupExporter;
 use super::Exporter;
 use crate::chart::render_svg;
+use crate::error::Error;
 use crate::grid::Align;
 use crate::laid_out::LaidOut;
 use crate::report::Report;
@@ -27,7 +28,7 @@ svg { max-width: 100%; height: auto; }";
 
 impl Exporter for Html {
     /// The page: a title naming the runs, the tables, then each chart as a figure.
-    fn export(&self, laid: &LaidOut, report: &Report) -> anyhow::Result<String> {
+    fn export(&self, laid: &LaidOut, report: &Report) -> Result<String, Error> {
         let mut labels: Vec<String> = Vec::new();
         for i in report.shown() {
             let name = report.runs[i].name().to_string();

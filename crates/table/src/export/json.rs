@@ -2,6 +2,7 @@
 //! ordered as the CSV columns, `null` where a run has no value.
 
 use super::Exporter;
+use crate::error::Error;
 use crate::laid_out::LaidOut;
 use crate::report::Report;
 
@@ -10,7 +11,7 @@ pub(crate) struct Json;
 
 impl Exporter for Json {
     /// Written by hand, as serde_json's map would sort the members.
-    fn export(&self, laid: &LaidOut, _: &Report) -> anyhow::Result<String> {
+    fn export(&self, laid: &LaidOut, _: &Report) -> Result<String, Error> {
         let table = &laid.machine;
         let mut objects = Vec::with_capacity(table.rows.len());
         for row in &table.rows {
@@ -18,8 +19,8 @@ impl Exporter for Json {
             for (name, value) in table.columns.iter().zip(row) {
                 members.push(format!(
                     "    {}: {}",
-                    serde_json::to_string(name)?,
-                    serde_json::to_string(value)?
+                    serde_json::to_string(name).map_err(Error::encode)?,
+                    serde_json::to_string(value).map_err(Error::encode)?
                 ));
             }
             objects.push(format!("  {{\n{}\n  }}", members.join(",\n")));

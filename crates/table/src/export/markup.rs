@@ -5,6 +5,7 @@
 //! written) and is an [`Exporter`] of every grid a layout lays out.
 
 use super::Exporter;
+use crate::error::Error;
 use crate::grid::{Align, Grid, SpreadMode};
 use crate::laid_out::LaidOut;
 use crate::report::Report;
@@ -87,7 +88,7 @@ pub(crate) trait MarkupExporter {
 }
 
 impl<T: MarkupExporter> Exporter for T {
-    fn export(&self, laid: &LaidOut, _: &Report) -> anyhow::Result<String> {
+    fn export(&self, laid: &LaidOut, _: &Report) -> Result<String, Error> {
         Ok(self.grids(&laid.grids, laid.spread))
     }
 }

@@ -7,6 +7,7 @@
 //! (<https://mermaid.js.org/syntax/flowchart.html>, "Entity codes to escape characters").
 
 use super::Exporter;
+use crate::error::Error;
 use crate::laid_out::{LaidOut, Mark, Plot};
 use crate::report::Report;
 
@@ -14,7 +15,7 @@ use crate::report::Report;
 pub(crate) struct Mermaid;
 
 impl Exporter for Mermaid {
-    fn export(&self, laid: &LaidOut, _: &Report) -> anyhow::Result<String> {
+    fn export(&self, laid: &LaidOut, _: &Report) -> Result<String, Error> {
         Ok(laid
             .plots
             .iter()

@@ -20,6 +20,7 @@
 //! pick it and the refusal of flags it cannot honour. Every format of tables then writes it,
 //! unchanged.
 
+use crate::error::Error;
 use crate::laid_out::LaidOut;
 use crate::report::Report;
 
@@ -36,11 +37,11 @@ pub(crate) mod terminal;
 pub(crate) trait Exporter {
     /// The text of `laid` in this format, without a final newline; `report` is there to draw
     /// charts from.
-    fn export(&self, laid: &LaidOut, report: &Report) -> anyhow::Result<String>;
+    fn export(&self, laid: &LaidOut, report: &Report) -> Result<String, Error>;
 }
 
 /// The output formats of `table`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
     /// A box-drawn table for a terminal, numbers right-aligned.
     #[default]
@@ -63,6 +64,19 @@ pub enum Format {
 }
 
 impl Format {
+    /// The format's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Terminal => "terminal",
+            Format::Markdown => "markdown",
+            Format::Csv => "csv",
+            Format::Json => "json",
+            Format::Mermaid => "mermaid",
+            Format::Svg => "svg",
+            Format::Html => "html",
+        }
+    }
+
     /// The renderer of this format.
     pub(crate) fn exporter(self) -> Box<dyn Exporter> {
         match self {

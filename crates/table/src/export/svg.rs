@@ -3,6 +3,7 @@
 
 use super::Exporter;
 use crate::chart::render_svg;
+use crate::error::Error;
 use crate::laid_out::LaidOut;
 use crate::report::Report;
 
@@ -11,11 +12,11 @@ pub(crate) struct Svg;
 
 impl Exporter for Svg {
     /// A chart the report has no data for is bad input (exit 2), with what to run to get it.
-    fn export(&self, laid: &LaidOut, report: &Report) -> anyhow::Result<String> {
+    fn export(&self, laid: &LaidOut, report: &Report) -> Result<String, Error> {
         let Some(&kind) = laid.charts.first() else {
-            anyhow::bail!("no chart was laid out for --format svg");
+            return Err(Error::NoChartLaidOut);
         };
-        let svg = render_svg(report, kind).map_err(|e| e.into_anyhow())?;
+        let svg = render_svg(report, kind)?;
         Ok(svg.trim_end().to_string())
     }
 }

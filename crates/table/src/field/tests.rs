@@ -6,6 +6,7 @@ use crate::grid::Kind;
 use crate::grid::{Cell, Num};
 use crate::report::{Report, RunReport};
 use std::cmp::Ordering;
+use tokenpipe_cli::{Ending, ToolError};
 use tokenpipe_format::StatName;
 use tokenpipe_format::{Header, Summary};
 
@@ -69,7 +70,9 @@ fn names_resolve_to_headings_with_units_and_values() {
 #[test]
 fn unknown_names_are_bad_input() {
     let r = report();
-    let e = Field::parse("ttf.p99", &r).unwrap_err().to_string();
+    let err = Field::parse("ttf.p99", &r).unwrap_err();
+    assert_eq!(err.ending(), Ending::BadInput);
+    let e = err.to_string();
     assert!(
         e.contains("`ttf.p99`") && e.contains("--list-fields"),
         "{e}"

@@ -5,6 +5,7 @@
 
 use super::Runs;
 use crate::baseline::{ratio_cell, Baseline};
+use crate::error::Error;
 use crate::field::{Better, Field};
 use crate::grid::{Align, Cell, Grid, SpreadMode};
 use crate::laid_out::LaidOut;
@@ -15,7 +16,7 @@ use crate::report::Report;
 /// Runs as rows, as `opts` asks (`--columns`, `--sort`, `--baseline`, `--spread`): a grid for
 /// people, its units on a second heading line where the format can, and the same figures for
 /// machines under the field names as typed.
-pub(crate) fn lay_out(report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
+pub(crate) fn lay_out(report: &Report, opts: &Options) -> Result<LaidOut, Error> {
     let runs = Runs::of(report, opts)?;
     let notes = runs.notes(report);
     let fields = long_fields(report, &opts.columns)?;
@@ -48,7 +49,7 @@ const DEFAULT_COLUMNS: &[&str] = &[
 
 /// The fields of the long layout: `columns` resolved (a name no run has is bad input), or the
 /// [`DEFAULT_COLUMNS`] some run has a value for (`failed` only when some run had failures).
-pub(super) fn long_fields(report: &Report, columns: &[String]) -> anyhow::Result<Vec<Field>> {
+pub(super) fn long_fields(report: &Report, columns: &[String]) -> Result<Vec<Field>, Error> {
     if !columns.is_empty() {
         return columns
             .iter()

@@ -8,6 +8,7 @@
 //! Which layout a command line asks for is decided in [`crate::render`].
 
 use crate::baseline::Baseline;
+use crate::error::Error;
 use crate::options::Options;
 use crate::order::ordered_runs;
 use crate::report::Report;
@@ -33,7 +34,7 @@ struct Runs {
 impl Runs {
     /// The runs `opts` asks for (`--sort`, `--baseline`); an unknown sort field or baseline
     /// label is bad input.
-    fn of(report: &Report, opts: &Options) -> anyhow::Result<Self> {
+    fn of(report: &Report, opts: &Options) -> Result<Self, Error> {
         let labels = crate::labels::column_labels(report);
         let order = ordered_runs(report, &opts.sort, &labels)?;
         let baseline = opts

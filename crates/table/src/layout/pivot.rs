@@ -10,6 +10,7 @@
 //! keys (`Output [tok/s] by model and profile`).
 
 use crate::baseline::ratio_cell;
+use crate::error::Error;
 use crate::field::{compare_cells, Field};
 use crate::grid::{Align, Cell, Grid, SpreadMode};
 use crate::laid_out::LaidOut;
@@ -76,11 +77,11 @@ fn sorted_keys(mut keys: Vec<Cell>) -> Vec<Cell> {
 impl Pivot {
     /// Lays the shown runs of `report` out by the keys `opts` names. Bad input (exit 2): no runs,
     /// an unknown field, or two runs in one cell.
-    pub fn build(report: &Report, opts: &Options) -> anyhow::Result<Self> {
+    pub fn build(report: &Report, opts: &Options) -> Result<Self, Error> {
         let shown = report.shown();
         if shown.is_empty() {
-            return Err(tokenpipe_cli::bad_input(
-                "no runs to pivot: the input has none",
+            return Err(Error::NothingToShow(
+                "no runs to pivot: the input has none".into(),
             ));
         }
         let (rows_name, cols_name) = match (&opts.rows, &opts.cols) {
@@ -98,7 +99,7 @@ impl Pivot {
             .iter()
             .filter(|c| !c.trim().is_empty())
             .map(|c| Field::parse(c, report))
-            .collect::<anyhow::Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
 
         // Without --rows, runs are the rows: name them as the other layouts do (`sim c=16`),
         // so that a sweep under one label still has one row per run.
@@ -155,20 +156,12 @@ impl Pivot {
                     .map(|f| format!(", {}={}", f.name, key_text(col)))
                     .unwrap_or_default();
                 let (a, b) = (&report.runs[first], &report.runs[*run]);
-                let repeats = if a.is_group() || b.is_group() {
-                    ""
-                } else {
-                    " or reduce repeats into a group summary"
-                };
-                return Err(tokenpipe_cli::bad_input(format!(
-                    "runs {} and {} both fall in the cell {}={}{col_part}: a pivot shows one \
-                     run per cell; choose keys that tell them apart (--rows/--cols with \
-                     meta.KEY, concurrency, label, …){repeats}",
-                    run_name(a),
-                    run_name(b),
-                    rows.name,
-                    key_text(row),
-                )));
+                return Err(Error::SharedCell {
+                    first: run_name(a),
+                    second: run_name(b),
+                    cell: format!("{}={}{col_part}", rows.name, key_text(row)),
+                    groups: a.is_group() || b.is_group(),
+                });
             }
             owner[r][c] = Some(*run);
             row_runs[r].push(*run);
@@ -210,7 +203,7 @@ impl Pivot {
     }
 
     /// The index of the column `value` (`--baseline`), or bad input listing the columns.
-    pub fn column_of(&self, value: &str) -> anyhow::Result<usize> {
+    pub fn column_of(&self, value: &str) -> Result<usize, Error> {
         let found = self
             .col_keys
             .iter()
@@ -218,10 +211,13 @@ impl Pivot {
         found.ok_or_else(|| {
             let what = self.cols.as_ref().map_or("--cols", |f| f.name.as_str());
             let values: Vec<String> = self.col_keys.iter().map(key_text).collect();
-            tokenpipe_cli::bad_input(format!(
-                "--baseline {value}: no {what} column has that value (the columns are: {})",
-                values.join(", ")
-            ))
+            Error::Baseline {
+                label: value.to_string(),
+                why: format!(
+                    "no {what} column has that value (the columns are: {})",
+                    values.join(", ")
+                ),
+            }
         })
     }
 
@@ -359,7 +355,7 @@ fn joined_cell(field: &Field, runs: &[usize], report: &Report, mode: SpreadMode)
 /// The pivot `opts` asks for (`--rows`, `--cols`, `--cell`, `--columns`, `--baseline`), laid out
 /// for people (a grid) and for machines (raw numbers), with notes for stderr (runs that had no
 /// key value).
-pub(crate) fn lay_out(report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
+pub(crate) fn lay_out(report: &Report, opts: &Options) -> Result<LaidOut, Error> {
     let pivot = Pivot::build(report, opts)?;
     let baseline = opts
         .baseline

@@ -9,6 +9,7 @@
 //! several concurrencies, one line per label. A run a chart cannot show is a note.
 
 use super::pivot::{key_text, unit_of, Pivot, DEFAULT_CELL};
+use crate::error::Error;
 use crate::field::{Better, Field, Source};
 use crate::grid::Cell;
 use crate::laid_out::{LaidOut, Mark, Plot};
@@ -18,11 +19,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// The charts `opts` asks for; runs a chart had to skip are notes. `--baseline` (ratios, not
 /// values), a field no run has, and nothing to chart at all are bad input.
-pub(crate) fn lay_out(report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
+pub(crate) fn lay_out(report: &Report, opts: &Options) -> Result<LaidOut, Error> {
     if opts.baseline.is_some() {
-        return Err(tokenpipe_cli::bad_input(
+        return Err(Error::Flags(
             "--baseline makes ratio columns in a table; --format mermaid charts values, so drop \
-             one of the two",
+             one of the two"
+                .into(),
         ));
     }
     // Check every named field up front, so that a typo is an error and never a quiet change
@@ -52,7 +54,7 @@ pub(crate) fn lay_out(report: &Report, opts: &Options) -> anyhow::Result<LaidOut
         } else {
             format!(" ({})", notes.join("; "))
         };
-        return Err(tokenpipe_cli::bad_input(format!(
+        return Err(Error::NothingToShow(format!(
             "nothing to chart: no shown run has a value for the charted field{why}"
         )));
     }
@@ -203,7 +205,7 @@ fn line_chart(pivot: &Pivot, notes: &mut Vec<String>) -> Plot {
 }
 
 /// One bar chart of the cell field over the shown runs, in the tables' order (or `--sort`'s).
-fn runs_chart(report: &Report, opts: &Options, notes: &mut Vec<String>) -> anyhow::Result<Plot> {
+fn runs_chart(report: &Report, opts: &Options, notes: &mut Vec<String>) -> Result<Plot, Error> {
     let field = Field::parse(opts.cell.as_deref().unwrap_or(DEFAULT_CELL), report)?;
     let labels = crate::labels::column_labels(report);
     let mut x = Vec::new();

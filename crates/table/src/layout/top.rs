@@ -4,6 +4,7 @@
 //! first and the caption says so. Equal values keep the rows' natural order.
 
 use super::pivot::{key_text, unit_of, Pivot};
+use crate::error::Error;
 use crate::field::{Better, Field};
 use crate::grid::{format_value, Align, Cell, Grid, Kind, Num, SpreadMode};
 use crate::laid_out::LaidOut;
@@ -14,16 +15,16 @@ use crate::report::Report;
 /// The ranking `opts` asks for (`--top N` of the pivot `--rows`, `--cols`, `--cell`), laid out
 /// for people (a grid) and for machines (one row per place), with notes for stderr (runs that
 /// had no key value). `--baseline` and `--top 0` are bad input.
-pub(crate) fn lay_out(report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
+pub(crate) fn lay_out(report: &Report, opts: &Options) -> Result<LaidOut, Error> {
     let pivot = Pivot::build(report, opts)?;
     if opts.baseline.is_some() {
-        return Err(tokenpipe_cli::bad_input(
-            "--baseline compares pivot columns; it does not apply to a --top ranking",
+        return Err(Error::Flags(
+            "--baseline compares pivot columns; it does not apply to a --top ranking".into(),
         ));
     }
     let n = opts.top.unwrap_or(0);
     if n == 0 {
-        return Err(tokenpipe_cli::bad_input("--top needs at least 1"));
+        return Err(Error::Flags("--top needs at least 1".into()));
     }
     // No more places than rows to rank.
     let n = n.min(pivot.row_keys.len().max(1));

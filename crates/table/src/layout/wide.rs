@@ -5,6 +5,7 @@
 
 use super::Runs;
 use crate::baseline::{ratio_cell, Baseline};
+use crate::error::Error;
 use crate::field::Field;
 use crate::grid::{Align, Cell, Grid, Kind, Num, SpreadMode};
 use crate::laid_out::LaidOut;
@@ -15,7 +16,7 @@ use crate::rows::{MetricTable, METRIC_HEADING};
 
 /// Runs as columns, as `opts` asks (`--columns`, `--sort`, `--baseline`, `--spread`): a grid
 /// for people, none for machines (they get runs as rows).
-pub(crate) fn lay_out(report: &Report, opts: &Options) -> anyhow::Result<LaidOut> {
+pub(crate) fn lay_out(report: &Report, opts: &Options) -> Result<LaidOut, Error> {
     let runs = Runs::of(report, opts)?;
     let notes = runs.notes(report);
     let fields = if opts.columns.is_empty() {

@@ -4,6 +4,7 @@
 //! without one gives its decode row from `across_runs.output_throughput_tokens_per_s`, and the
 //! caption of each table says which source its rows came from.
 
+use crate::error::Error;
 use crate::grid::{Align, Cell, Grid, Kind, Num};
 use crate::laid_out::LaidOut;
 use crate::report::Report;
@@ -11,7 +12,7 @@ use tokenpipe_format::{vocab, Summary};
 
 /// llama-benchy's tables of `report`, with a note for each run that had nothing to put in them;
 /// no run with figures at all is bad input.
-pub(crate) fn lay_out(report: &Report) -> anyhow::Result<LaidOut> {
+pub(crate) fn lay_out(report: &Report) -> Result<LaidOut, Error> {
     let tables = LlamaBenchTables::from_report(report)?;
     Ok(LaidOut {
         grids: tables.to_grids(),
@@ -61,7 +62,7 @@ pub struct LlamaBenchTables {
 
 impl LlamaBenchTables {
     /// Collects the rows of every run of `report`. No run with figures at all is bad input.
-    pub fn from_report(report: &Report) -> anyhow::Result<Self> {
+    pub fn from_report(report: &Report) -> Result<Self, Error> {
         let mut tables = Self::default();
         let mut models: Vec<String> = Vec::new();
         // Runs pooled by a group summary that is shown are in its row, not left out.
@@ -106,7 +107,7 @@ impl LlamaBenchTables {
                 message.push('\n');
                 message.push_str(note);
             }
-            return Err(tokenpipe_cli::bad_input(message));
+            return Err(Error::NothingToShow(message));
         }
         let order = |r: &ThroughputRow| {
             let model = models.iter().position(|m| *m == r.model).unwrap_or(0);

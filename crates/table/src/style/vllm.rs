@@ -12,6 +12,7 @@
 //! vLLM result file read as input): vLLM's own definitions. Otherwise they are our own fields
 //! under vLLM's names (see [`our_figures`]).
 
+use crate::error::Error;
 use crate::grid::Grid;
 use crate::laid_out::LaidOut;
 use crate::report::{Report, RunReport};
@@ -23,7 +24,7 @@ use tokenpipe_format::vocab;
 use tokenpipe_format::{StatName, Summary};
 
 /// The blocks of every run as one preformatted grid, which every text format writes as it is.
-pub(crate) fn lay_out(report: &Report) -> anyhow::Result<LaidOut> {
+pub(crate) fn lay_out(report: &Report) -> Result<LaidOut, Error> {
     let grid = Grid {
         preformatted: Some(blocks(report)?),
         ..Grid::default()
@@ -36,13 +37,13 @@ pub(crate) fn lay_out(report: &Report) -> anyhow::Result<LaidOut> {
 
 /// Each run as vLLM's result block, in input order, with no blank line between blocks (as
 /// consecutive `vllm bench serve` runs print them).
-pub fn blocks(report: &Report) -> anyhow::Result<String> {
+pub fn blocks(report: &Report) -> Result<String, Error> {
     let blocks = report
         .runs
         .iter()
         .zip(crate::labels::column_labels(report))
         .map(|(run, label)| block(&figures(run), &label))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(blocks.join("\n"))
 }
 
@@ -177,14 +178,16 @@ pub fn our_figures(s: &Summary) -> Figures {
 }
 
 /// One run's block. `label` names the run in the error about a figure that is not a number.
-pub fn block(figures: &Figures, label: &str) -> anyhow::Result<String> {
-    let number = |key: &str| -> anyhow::Result<Option<&serde_json::Number>> {
+pub fn block(figures: &Figures, label: &str) -> Result<String, Error> {
+    let number = |key: &str| -> Result<Option<&serde_json::Number>, Error> {
         match figures.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Number(n)) => Ok(Some(n)),
-            Some(other) => Err(tokenpipe_cli::bad_input(format!(
-                "run {label}: vLLM figure \"{key}\": expected a number, got {other}"
-            ))),
+            Some(other) => Err(Error::VllmFigure {
+                run: label.to_string(),
+                key: key.to_string(),
+                found: other.clone(),
+            }),
         }
     };
     let mut out = format!("{:=^50}\n", " Serving Benchmark Result ");

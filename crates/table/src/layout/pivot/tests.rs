@@ -6,8 +6,8 @@ use crate::layout::pivot::{key_text, Pivot};
 use crate::layout::top::ranking;
 use crate::options::Options;
 use crate::report::{Report, RunReport};
-use crate::{Format, Rendered, Style};
-use tokenpipe_cli::{Failure, EXIT_BAD_INPUT};
+use crate::{Error, Format, Rendered, Style};
+use tokenpipe_cli::{Ending, ToolError};
 use tokenpipe_format::{Header, StatName, Summary};
 
 /// Output throughput by model and profile (five models, three profiles).
@@ -86,21 +86,17 @@ fn opts(rows: &str, cols: &str) -> Options {
 }
 
 /// The default style's output, as `table` renders it.
-fn render(report: &Report, format: Format, opts: &Options) -> anyhow::Result<Rendered> {
+fn render(report: &Report, format: Format, opts: &Options) -> Result<Rendered, Error> {
     Style::Default.render(report, format, opts)
 }
 
 /// The Mermaid charts `opts` asks for.
-fn charts(report: &Report, opts: &Options) -> anyhow::Result<Rendered> {
+fn charts(report: &Report, opts: &Options) -> Result<Rendered, Error> {
     render(report, Format::Mermaid, opts)
 }
 
 fn text(report: &Report, format: Format, opts: &Options) -> String {
     render(report, format, opts).unwrap().text
-}
-
-fn exit_code(err: &anyhow::Error) -> Option<i32> {
-    err.downcast_ref::<Failure>().map(|f| f.code)
 }
 
 #[test]
@@ -125,7 +121,7 @@ fn keys_go_in_natural_order() {
 #[test]
 fn two_runs_in_one_cell_is_bad_input_naming_both() {
     let err = Pivot::build(&matrix(), &opts("shape", "profile")).unwrap_err();
-    assert_eq!(exit_code(&err), Some(EXIT_BAD_INPUT));
+    assert_eq!(err.ending(), Ending::BadInput);
     let msg = err.to_string();
     assert!(
         msg.contains("Llama 4 Scout (r00)") && msg.contains("MiniMax M2.1 (r10)"),
@@ -141,16 +137,16 @@ fn two_runs_in_one_cell_is_bad_input_naming_both() {
 #[test]
 fn bad_fields_and_baselines_are_bad_input() {
     let err = Pivot::build(&matrix(), &opts("modle", "profile")).unwrap_err();
-    assert_eq!(exit_code(&err), Some(EXIT_BAD_INPUT));
+    assert_eq!(err.ending(), Ending::BadInput);
     let o = Options {
         baseline: Some("vllm".into()),
         ..opts("concurrency", "label")
     };
     let err = render(&tools(), Format::Terminal, &o).unwrap_err();
-    assert_eq!(exit_code(&err), Some(EXIT_BAD_INPUT));
+    assert_eq!(err.ending(), Ending::BadInput);
     assert!(err.to_string().contains("llama-benchy, vLLM"), "{err}");
     let err = render(&Report::default(), Format::Terminal, &opts("a", "b")).unwrap_err();
-    assert_eq!(exit_code(&err), Some(EXIT_BAD_INPUT));
+    assert_eq!(err.ending(), Ending::BadInput);
 }
 
 #[test]

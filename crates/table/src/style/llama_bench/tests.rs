@@ -2,7 +2,7 @@
 //! the exact expected tables.
 
 use crate::{Format, Report, RunReport, Style};
-use tokenpipe_cli::{Failure, EXIT_BAD_INPUT};
+use tokenpipe_cli::{Ending, ToolError};
 use tokenpipe_format::{AcrossRuns, LlamaBenchy, SpreadFigure, Summary};
 
 fn figure(mean: f64, std: f64, cv_pct: Option<f64>) -> SpreadFigure {
@@ -44,7 +44,7 @@ fn report(summaries: Vec<Summary>) -> Report {
     }
 }
 
-fn render(summaries: Vec<Summary>) -> anyhow::Result<crate::Rendered> {
+fn render(summaries: Vec<Summary>) -> Result<crate::Rendered, crate::Error> {
     Style::LlamaBench.render(&report(summaries), Format::Markdown, &Default::default())
 }
 
@@ -168,10 +168,7 @@ fn no_run_with_figures_is_bad_input_naming_them() {
         ..Summary::default()
     };
     let err = render(vec![plain("r1"), plain("r2")]).unwrap_err();
-    assert_eq!(
-        err.downcast_ref::<Failure>().map(|f| f.code),
-        Some(EXIT_BAD_INPUT)
-    );
+    assert_eq!(err.ending(), Ending::BadInput);
     let msg = err.to_string();
     assert!(msg.contains("no run has llama-benchy figures"), "{msg}");
     assert!(
@@ -187,9 +184,6 @@ fn machine_formats_are_refused_with_the_style() {
         let err = Style::LlamaBench
             .render(&r, format, &Default::default())
             .unwrap_err();
-        assert_eq!(
-            err.downcast_ref::<Failure>().map(|f| f.code),
-            Some(EXIT_BAD_INPUT)
-        );
+        assert_eq!(err.ending(), Ending::BadInput);
     }
 }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::report::{Report, RunReport};
+use tokenpipe_cli::{Ending, ToolError};
 use tokenpipe_format::Header;
 
 /// A run whose summary carries `figures` as its `vllm` member.
@@ -215,8 +216,5 @@ fn a_figure_that_is_not_a_number_names_the_run_and_key() {
             .contains("run bad: vLLM figure \"completed\": expected a number"),
         "{err}"
     );
-    assert_eq!(
-        err.downcast_ref::<tokenpipe_cli::Failure>().map(|f| f.code),
-        Some(tokenpipe_cli::EXIT_BAD_INPUT)
-    );
+    assert_eq!(err.ending(), Ending::BadInput);
 }
