@@ -5,84 +5,12 @@
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-pub use anyhow;
-
 mod exit;
 
 pub use exit::{
     closed_pipe, message, run, Ending, OpenError, ToolError, EXIT_BAD_INPUT, EXIT_FAILURE,
     EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED,
 };
-
-/// An error that carries its own exit status, for failures other than I/O and stream errors.
-#[derive(Debug)]
-pub struct Failure {
-    /// The exit status to end with.
-    pub code: i32,
-    /// What to print after `tool: `.
-    pub message: String,
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Failure {}
-
-/// Builds a bad-input error (exit status 2).
-pub fn bad_input(message: impl Into<String>) -> anyhow::Error {
-    Failure {
-        code: EXIT_BAD_INPUT,
-        message: message.into(),
-    }
-    .into()
-}
-
-/// Builds an error that ends the process with `code` after printing `message`.
-pub fn failure(code: i32, message: impl Into<String>) -> anyhow::Error {
-    Failure {
-        code,
-        message: message.into(),
-    }
-    .into()
-}
-
-/// [`run`] for a body that still returns `anyhow`.
-pub fn run_anyhow(tool: &str, body: impl FnOnce() -> anyhow::Result<()>) -> ! {
-    let code = match body() {
-        Ok(()) => EXIT_OK,
-        Err(err) => exit_code_and_report(tool, &err),
-    };
-    std::process::exit(code)
-}
-
-fn exit_code_and_report(tool: &str, err: &anyhow::Error) -> i32 {
-    for cause in err.chain() {
-        if let Some(io) = cause.downcast_ref::<io::Error>() {
-            if io.kind() == io::ErrorKind::BrokenPipe {
-                return EXIT_OK;
-            }
-        }
-    }
-    let code = if let Some(f) = err.downcast_ref::<Failure>() {
-        f.code
-    } else if let Some(o) = err.downcast_ref::<OpenError>() {
-        o.ending().code()
-    } else if let Some(r) = err.downcast_ref::<tokenpipe_format::ReadError>() {
-        r.ending().code()
-    } else {
-        EXIT_FAILURE
-    };
-    let mut stderr = io::stderr().lock();
-    let _ = write!(stderr, "{tool}: {err}");
-    for cause in err.chain().skip(1) {
-        let _ = write!(stderr, ": {cause}");
-    }
-    let _ = writeln!(stderr);
-    code
-}
 
 /// The generated artefacts a binary can write about itself (hidden `--generate` flag).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

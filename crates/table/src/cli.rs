@@ -242,23 +242,8 @@ value_enum!(ChartKind {
 });
 
 /// Runs `table` on the process's arguments, stdin and stdout.
-pub fn main() -> Result<(), Error> {
-    reader_gone_is_the_end(render_args())
-}
-
-/// A reader that closed stdout (`table | head`) is the normal end of a pipe, not a failure.
-/// `tokenpipe_cli::run` finds a closed pipe among an error's sources, but [`Error::Io`] is
-/// transparent (its message is the I/O error's own), so the I/O error is not among them: it is
-/// recognised here.
-fn reader_gone_is_the_end(result: Result<(), Error>) -> Result<(), Error> {
-    match result {
-        Err(Error::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
-    }
-}
-
 /// Reads the inputs the arguments name and writes what the flags ask for.
-fn render_args() -> Result<(), Error> {
+pub fn main() -> Result<(), Error> {
     let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
         return Ok(());
     };
@@ -295,15 +280,6 @@ fn render_args() -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_closed_stdout_ends_quietly_and_other_failures_stay() {
-        let closed = Error::Io(io::ErrorKind::BrokenPipe.into());
-        assert!(reader_gone_is_the_end(Err(closed)).is_ok());
-        let full = Error::Io(io::Error::other("No space left on device"));
-        assert!(reader_gone_is_the_end(Err(full)).is_err());
-        assert!(reader_gone_is_the_end(Err(Error::NoSummaries)).is_err());
-    }
 
     #[test]
     fn clap_definition_is_valid() {

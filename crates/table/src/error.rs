@@ -166,7 +166,8 @@ impl ToolError for Error {
             | Error::SharedCell { .. }
             | Error::NothingToShow(_)
             | Error::VllmFigure { .. } => Ending::BadInput,
-            Error::Encode(_) | Error::NoChartLaidOut | Error::Io(_) => Ending::Failure,
+            Error::Encode(_) | Error::NoChartLaidOut => Ending::Failure,
+            Error::Io(e) => e.ending(),
         }
     }
 }
@@ -241,6 +242,9 @@ mod tests {
         ] {
             assert_eq!(e.ending(), Ending::Failure, "{e}");
         }
+        // `table | head`: the reader went away, a normal end.
+        let closed = Error::Io(io::ErrorKind::BrokenPipe.into());
+        assert_eq!(closed.ending(), Ending::ClosedPipe);
     }
 
     #[test]
