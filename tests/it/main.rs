@@ -28,6 +28,7 @@ mod fire_transport;
 mod fire_workloads;
 mod format_compat;
 mod generated;
+mod library;
 mod llama_benchy;
 mod pipeline;
 mod real_llama;

@@ -14,10 +14,10 @@
 pub(crate) mod cli;
 pub(crate) mod error;
 pub(crate) mod numpy;
-pub(crate) mod process;
-pub(crate) mod prompts;
-pub(crate) mod session;
-pub(crate) mod shard;
+pub mod process;
+pub mod prompts;
+pub mod session;
+pub mod shard;
 pub(crate) mod signals;
 pub(crate) mod sink;
 
@@ -61,12 +61,12 @@ pub(crate) fn seed_stream(seed: u64, stream: u64) -> ChaCha8Rng {
 }
 
 /// The seed's stream for arrival times.
-pub(crate) fn arrival_rng(seed: u64) -> ChaCha8Rng {
+pub fn arrival_rng(seed: u64) -> ChaCha8Rng {
     seed_stream(seed, streams::ARRIVALS)
 }
 
 /// The seed's stream for prompt content, independent of [`arrival_rng`].
-pub(crate) fn prompt_rng(seed: u64) -> ChaCha8Rng {
+pub fn prompt_rng(seed: u64) -> ChaCha8Rng {
     seed_stream(seed, streams::PROMPTS)
 }
 
