@@ -97,6 +97,8 @@ fn reduce_and_table_run_on_streams_in_memory() {
         })
         .expect("a summary");
     assert_eq!(summary.requests_ok, 1);
+    let verdict = summary.verdict.as_ref().expect("a verdict");
+    assert_eq!(verdict.complete.ok, Some(true), "{verdict:?}");
     assert_eq!(
         summary.stat("ttft", tokenpipe_format::StatName::Mean),
         Some(20.0)

@@ -358,6 +358,9 @@ mod tests {
         let text = String::from_utf8(bytes.to_vec()).unwrap();
         let version = format!(r#""tool_version":"{}""#, env!("CARGO_PKG_VERSION"));
         let text = text.replacen(&version, r#""tool_version":"""#, 1);
+        // A new minor format version adds fields elsewhere; the schedule stays the same.
+        let minor = format!(r#""format_minor":{}"#, tokenpipe_format::FORMAT_MINOR);
+        let text = text.replacen(&minor, r#""format_minor":6"#, 1);
         tokenpipe_format::ids::fnv1a([text.as_bytes()])
     }
 

@@ -173,6 +173,7 @@ pub fn record(
         dispatcher_behind_max_ns: counts.dispatcher_behind_max_ns,
         kept_up: warnings.is_empty(),
         warnings,
+        not_judged: None,
     }
 }
 

@@ -301,5 +301,7 @@ fn combine_clients(a: Client, b: &Client) -> Client {
             .into_iter()
             .chain(b.warnings.iter().cloned())
             .collect(),
+        // Judged when any part was.
+        not_judged: a.not_judged.and(b.not_judged.clone()),
     }
 }

@@ -145,6 +145,7 @@ impl<'a> RunSink<'a> {
             out.write(&record)?;
         }
         let mut written = summary;
+        written.verdict = Some(tokenpipe_format::Verdict::of(&written));
         if let Some(grouper) = &mut self.grouper {
             grouper.add(input, written.clone());
         }

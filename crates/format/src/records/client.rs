@@ -53,4 +53,8 @@ pub struct Client {
     /// Why `kept_up` is false, one sentence per reason (empty when it kept up).
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// Why the schedule was not judged although nothing says the client fell behind: a run
+    /// too short to judge. Omitted when it was judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_judged: Option<String>,
 }

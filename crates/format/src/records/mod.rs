@@ -14,6 +14,7 @@ mod server_metrics;
 mod spread;
 mod stamp;
 mod summary;
+mod verdict;
 mod window;
 
 pub use client::Client;
@@ -29,6 +30,10 @@ pub use server_metrics::{
 pub use spread::AcrossRuns;
 pub use stamp::Stamp;
 pub use summary::{parse_stat_key, stat_key, MetricState, StatName, Summary};
+pub use verdict::{
+    ended_as, server_failures, Check, Verdict, RUN_ENDED_KINDS, SERVER_REQUESTS_SLACK,
+    SERVER_REQUESTS_TOLERANCE, SERVER_TOKENS_TOLERANCE, UNFINISHED,
+};
 pub use window::MeasuredWindow;
 
 use schemars::JsonSchema;

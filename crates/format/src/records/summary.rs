@@ -55,6 +55,10 @@ pub struct Summary {
     /// record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpu_s: Option<f64>,
+    /// Why the client's lateness was not judged although it kept up (its `client` record's
+    /// `not_judged`: a run too short to judge); omitted when it was judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_not_judged: Option<String>,
     /// Jitter: ITL p99 divided by ITL p50 (1.0 is perfectly even streaming).
     #[serde(default)]
     pub itl_jitter: Option<f64>,
@@ -85,6 +89,11 @@ pub struct Summary {
     /// all; `unknown`: a failed `done` without a kind); omitted when every request was ok.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub errors: BTreeMap<String, u64>,
+    /// Whether the run is comparable with others, and why not (docs/verdict.md): complete,
+    /// the client kept up, the server agrees. Absent from summaries written before format 1.7;
+    /// [`super::Verdict::of`] works it out for those.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<super::Verdict>,
     /// Per metric, how many values its statistics were computed from, so each figure says
     /// which requests it covers.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

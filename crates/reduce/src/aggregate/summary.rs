@@ -175,6 +175,7 @@ impl SummaryAggregator {
                 .client
                 .as_ref()
                 .map(|c| c.cpu_user_ns.saturating_add(c.cpu_system_ns) as f64 / 1e9),
+            client_not_judged: self.client.as_ref().and_then(|c| c.not_judged.clone()),
             itl_jitter,
             percentiles: opts.percentiles.clone(),
             ..Summary::default()

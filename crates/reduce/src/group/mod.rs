@@ -167,6 +167,7 @@ fn group_summary(group: &Group, opts: &GroupOptions<'_>) -> Result<Summary, Erro
     }
     s.itl_jitter = pool::jitter(merged.get(vocab::ITL.name));
     s.across_runs = across_runs(runs)?;
+    s.verdict = Some(tokenpipe_format::Verdict::of(&s));
     Ok(s)
 }
 

@@ -49,8 +49,35 @@ pub fn pooled_counts(runs: &[Summary], into: &mut Summary) {
     into.request_throughput_per_s = per_s(counted(|s| s.request_throughput_per_s));
     into.output_throughput_tokens_per_s = per_s(counted(|s| s.output_throughput_tokens_per_s));
     into.total_throughput_tokens_per_s = per_s(counted(|s| s.total_throughput_tokens_per_s));
+    let all_u = |f: fn(&Summary) -> Option<u64>| {
+        runs.iter()
+            .map(f)
+            .try_fold(0u64, |sum, x| Some(sum.saturating_add(x?)))
+    };
+    into.requests_scheduled = all_u(|s| s.requests_scheduled);
+    into.requests_sent = all_u(|s| s.requests_sent);
+    into.requests_failed_server = all_u(|s| s.requests_failed_server);
+    for run in runs {
+        for (kind, n) in &run.errors {
+            *into.errors.entry(kind.clone()).or_default() += n;
+        }
+    }
     let kept_up: Vec<bool> = runs.iter().filter_map(|s| s.client_kept_up).collect();
     into.client_kept_up = (!kept_up.is_empty()).then(|| kept_up.iter().all(|&k| k));
+    into.client_warnings = runs
+        .iter()
+        .flat_map(|s| {
+            s.client_warnings
+                .iter()
+                .map(|w| format!("run {}: {w}", s.run_id))
+        })
+        .collect();
+    // Not judged only when no run was.
+    into.client_not_judged = runs
+        .iter()
+        .map(|s| s.client_not_judged.clone())
+        .collect::<Option<Vec<String>>>()
+        .and_then(|why| why.into_iter().next());
     let cpu: Vec<f64> = runs.iter().filter_map(|s| s.client_cpu_s).collect();
     into.client_cpu_s = (!cpu.is_empty()).then(|| cpu.iter().sum());
     pooled_server_figures(runs, into);
