@@ -134,20 +134,33 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
+/// A time that is not RFC 3339, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{text}` is not an RFC 3339 time: {why}")]
+pub struct TimeError {
+    /// The text as given.
+    pub text: String,
+    /// What is wrong with it.
+    pub why: &'static str,
+}
+
 /// Reads a header's `started_at` back: RFC 3339 (`2026-11-18T11:06:40.123456789Z`, or with a
 /// `+hh:mm`/`-hh:mm` offset) to nanoseconds since the Unix epoch, so that reduce can put runs of
 /// several hosts on one clock. The error says what is wrong.
-pub fn parse_rfc3339_ns(text: &str) -> Result<i128, String> {
-    let bad = |why: &str| format!("`{text}` is not an RFC 3339 time: {why}");
+pub fn parse_rfc3339_ns(text: &str) -> Result<i128, TimeError> {
+    let bad = |why: &'static str| TimeError {
+        text: text.to_string(),
+        why,
+    };
     let b = text.as_bytes();
-    let digits = |from: usize, len: usize| -> Result<i64, String> {
+    let digits = |from: usize, len: usize| -> Result<i64, TimeError> {
         let part = b.get(from..from + len).ok_or_else(|| bad("too short"))?;
         if !part.iter().all(u8::is_ascii_digit) {
             return Err(bad("expected digits"));
         }
         Ok(part.iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0')))
     };
-    let sep = |at: usize, want: &[u8]| -> Result<(), String> {
+    let sep = |at: usize, want: &[u8]| -> Result<(), TimeError> {
         match b.get(at) {
             Some(c) if want.contains(c) => Ok(()),
             _ => Err(bad("misplaced separator")),
@@ -296,7 +309,7 @@ mod tests {
             "x026-11-18T11:06:40Z",
         ] {
             let err = parse_rfc3339_ns(bad).unwrap_err();
-            assert!(err.contains("RFC 3339"), "{bad}: {err}");
+            assert!(err.to_string().contains("RFC 3339"), "{bad}: {err}");
         }
     }
 }

@@ -228,8 +228,8 @@ pub enum ShardError {
     )]
     NoStart,
     /// The part's `started_at` is not an RFC 3339 time.
-    #[error("started_at: {0}")]
-    BadStart(String),
+    #[error("started_at")]
+    BadStart(#[source] tokenpipe_format::clock::TimeError),
     /// The part started too long before the first part read.
     #[error("this shard started {early_s:.3} s before shard {first} of its plan; parts more than {apart_s} s apart are not merged")]
     TooEarly {
@@ -359,6 +359,17 @@ mod tests {
         assert_eq!(
             tokenpipe_cli::message(&e),
             "<stdin>: line 4: request 7: its token counts pass 2^64"
+        );
+        let start = tokenpipe_format::clock::parse_rfc3339_ns("2026-13-01T00:00:00Z")
+            .expect_err("month 13");
+        let e = Error::Shard {
+            input: "a.ndjson".into(),
+            run: "fire-1".into(),
+            source: ShardError::BadStart(start),
+        };
+        assert_eq!(
+            tokenpipe_cli::message(&e),
+            "a.ndjson: run fire-1: started_at: `2026-13-01T00:00:00Z` is not an RFC 3339 time: a field is out of range"
         );
     }
 }
