@@ -287,6 +287,26 @@ fn a_result_without_per_request_arrays_asks_for_save_detailed() {
 }
 
 #[test]
+fn a_result_file_read_as_a_stream_says_to_use_from_vllm() {
+    let out = run(&cmd("reduce", &[FIXTURE]), b"");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        format!("reduce: {FIXTURE} is a `vllm bench serve` result file, not a tokenpipe stream: read it with `reduce --from-vllm {FIXTURE}`, or give it to `table` as it is")
+    );
+    // The same file on one line, piped in.
+    let one_line = serde_json::to_vec(&fixture()).unwrap();
+    let out = run(&cmd("reduce", &[]), &one_line);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("read it with `reduce --from-vllm FILE`"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_live_chat_run_shows_vllms_ttft_at_the_role_chunk() {
     let server = Server::start(&["--ttft-ms", "50", "--itl-ms", "10"]);
     let outs = pipeline(

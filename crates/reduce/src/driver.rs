@@ -72,6 +72,27 @@ fn extras(
 }
 
 /// What reduce reads; other tools' records are refused with a pointer to the right tool.
+/// How much of an input's start [`is_vllm_result`] looks at: vLLM writes its scalar figures
+/// (`completed`, `duration`) before its per-request arrays.
+const SNIFF_BYTES: usize = 64 * 1024;
+
+/// Whether an input starts like a `vllm bench serve` result file (a JSON object whose first line
+/// is not one of our records, with vLLM's `completed` and `duration` near its start). Looks at
+/// the buffered start only, consuming nothing; an input that cannot be read is left to the
+/// reader to report.
+fn is_vllm_result(input: &mut Input) -> bool {
+    let Ok(head) = input.reader.fill_buf() else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&head[..head.len().min(SNIFF_BYTES)]);
+    let text = head.trim_start();
+    let first_line = text.lines().next().unwrap_or("");
+    text.starts_with('{')
+        && !first_line.contains("\"type\"")
+        && text.contains(&format!("\"{}\"", tokenpipe_format::vllm::key::COMPLETED))
+        && text.contains(&format!("\"{}\"", tokenpipe_format::vllm::key::DURATION))
+}
+
 fn event_reader(input: Input) -> RecordReader<Box<dyn io::BufRead + Send>> {
     RecordReader::new(input.reader, input.name)
         .keep(&[
@@ -113,7 +134,10 @@ pub fn reduce<W: Write>(
     let opts = &opts;
     let mut sink = RunSink::new(&labels, opts, runs, argv.clone());
     let mut warned_every = false;
-    for input in inputs {
+    for mut input in inputs {
+        if is_vllm_result(&mut input) {
+            return Err(Error::VllmResultFile { input: input.name });
+        }
         let mut reader = event_reader(input);
         let mut header = Some(reader.read_header()?);
         while let Some(run_header) = header.take() {

@@ -83,6 +83,16 @@ pub enum Error {
         /// The tool whose header starts the run.
         tool: String,
     },
+    /// An input is a `vllm bench serve` result file, which reduce reads only through
+    /// `--from-vllm`: said at once rather than as a JSON error on line 1.
+    #[error(
+        "{input} is a `vllm bench serve` result file, not a tokenpipe stream: read it with `reduce --from-vllm {}`, or give it to `table` as it is",
+        if input == "<stdin>" { "FILE" } else { input.as_str() }
+    )]
+    VllmResultFile {
+        /// The input's name.
+        input: String,
+    },
     /// The measured window the options ask for does not exist in a run.
     #[error("{input}: run {run}")]
     Window {
@@ -136,6 +146,7 @@ impl ToolError for Error {
             | Error::Request { .. }
             | Error::Unfinished(_)
             | Error::NoRequests { .. }
+            | Error::VllmResultFile { .. }
             | Error::Window { .. }
             | Error::Shard { .. }
             | Error::Histogram { .. }
@@ -318,6 +329,9 @@ mod tests {
         let io = Error::from(io::Error::other("disk full"));
         assert_eq!(io.ending(), Ending::Failure);
         let bad = [
+            Error::VllmResultFile {
+                input: "r.json".into(),
+            },
             Error::Flags("--slo: `ttft` is bounded twice".into()),
             Error::Unfinished(RequestError::InAnotherShard { request: 1 }),
             Error::NoRequests {
