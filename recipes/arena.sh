@@ -126,7 +126,7 @@ for id in $ONLY; do
     run "$slug-$i" "${ARGS[@]}" || continue 2
     files+=("$OUT/runs/$slug-$i.ndjson")
   done
-  summarize "$slug" "$NAME" "${files[@]}" -- --percentiles 50,95,99
+  summarize "$slug" "$NAME" "${files[@]}" -- --percentiles 50,95,99 || continue
   summaries+=("$OUT/summaries/$slug.ndjson")
 done
 [ "$ran" = 1 ] || die "no benchmark to run (ONLY=$ONLY)"

@@ -71,7 +71,7 @@ for s in $SCENARIOS; do
     name="$s-c$c"
     run "$name" --scenario "$s" --concurrency "$c" --fill "$FILL" --stabilize "$STABILIZE" \
       --measure "$MEASURE" --output-tokens "$MAX_TOKENS" --seed "$SEED" || continue
-    summarize "$name" "$s" "$OUT/runs/$name.ndjson"
+    summarize "$name" "$s" "$OUT/runs/$name.ndjson" || continue
     summaries+=("$OUT/summaries/$name.ndjson")
   done
 done

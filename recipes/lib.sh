@@ -134,14 +134,23 @@ skipped() {
 
 # summarize BENCH LABEL RUN_FILES... [-- REDUCE_ARGS...]: reduce the runs into
 # $OUT/summaries/BENCH.ndjson, labelled LABEL (repeats of one configuration get a group
-# summary, mean ± sd over them).
+# summary, mean ± sd over them). When reduce fails, the benchmark is added to FAILED, its
+# summaries file removed, and it returns 1.
 summarize() {
   local bench=$1 label=$2; shift 2
   local files=() extra=()
   while [ $# -gt 0 ] && [ "$1" != -- ]; do files+=("$1"); shift; done
   [ $# -gt 0 ] && shift
   extra=("$@")
-  "$REDUCE" --label "$label" "${extra[@]}" "${files[@]}" >"$OUT/summaries/$bench.ndjson"
+  local status=0
+  "$REDUCE" --label "$label" "${extra[@]}" "${files[@]}" >"$OUT/summaries/$bench.ndjson" \
+    || status=$?
+  if [ "$status" -ne 0 ]; then
+    rm -f "$OUT/summaries/$bench.ndjson"
+    say "$bench: reduce exited $status; going on"
+    FAILED+=("$bench: did not finish (reduce exited $status)")
+    return 1
+  fi
 }
 
 # show FILE TABLE_ARGS...: prints `table TABLE_ARGS...` on stdout and keeps it in $OUT/FILE.

@@ -91,6 +91,10 @@ report() {
     if [ ${#files[@]} -gt 0 ]; then
       echo "## Every model side by side (output tok/s)"
       echo
+      if [ ${#excluded[@]} -gt 0 ]; then
+        echo "Every run, those not comparable (listed at the end) included."
+        echo
+      fi
       "$TABLE" --rows model --cols profile --columns shape --format markdown "${files[@]}"
       echo
     fi
@@ -157,7 +161,7 @@ measure() {
     [ -n "${TOKENIZER:-}" ] && lengths+=(--tokenizer "$TOKENIZER")
     run "$name" --concurrency "$c" -n $((rounds * c)) "${lengths[@]}" --seed "$seed" || continue
     summarize "$name" "$2" "$OUT/runs/$name.ndjson" -- --meta "model=$2" --meta "shape=$shape" \
-      --meta "engine=$engine" --meta "profile=$name" --meta "timestamp=$stamp"
+      --meta "engine=$engine" --meta "profile=$name" --meta "timestamp=$stamp" || continue
     summaries+=("$OUT/summaries/$name.ndjson")
   done
   finish

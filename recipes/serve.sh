@@ -42,7 +42,7 @@ finish() {
 summaries=()
 for n in $PROMPTS; do
   run "prompts-$n" --rate inf -n "$n" "${lengths[@]}" -- --api completions || continue
-  summarize "prompts-$n" "prompts-$n" "$OUT/runs/prompts-$n.ndjson" -- --vllm-compatible
+  summarize "prompts-$n" "prompts-$n" "$OUT/runs/prompts-$n.ndjson" -- --vllm-compatible || continue
   summaries+=("$OUT/summaries/prompts-$n.ndjson")
 done
 finish

@@ -69,7 +69,7 @@ batches=()
 poissons=()
 for c in $CONCURRENCY; do
   run "batch-c$c" --batch "$c" --runs "$RUNS" "${lengths[@]}" || continue
-  summarize "batch-c$c" batch "$OUT/runs/batch-c$c.ndjson" -- --meta "concurrency=$c"
+  summarize "batch-c$c" batch "$OUT/runs/batch-c$c.ndjson" -- --meta "concurrency=$c" || continue
   batches+=("$OUT/summaries/batch-c$c.ndjson")
 done
 
@@ -83,7 +83,7 @@ for c in $CONCURRENCY; do
     tail -n 1 | cut -d, -f2)
   run "poisson-c$c" --rate "$rate" --max-concurrency "$c" -n $((c * RUNS)) "${lengths[@]}" \
     || continue
-  summarize "poisson-c$c" poisson "$OUT/runs/poisson-c$c.ndjson" -- --meta "concurrency=$c"
+  summarize "poisson-c$c" poisson "$OUT/runs/poisson-c$c.ndjson" -- --meta "concurrency=$c" || continue
   poissons+=("$OUT/summaries/poisson-c$c.ndjson")
 done
 
