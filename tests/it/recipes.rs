@@ -214,13 +214,15 @@ fn ctrl_c_stops_the_run_then_prints_what_finished_and_exits_130() {
         .spawn()
         .unwrap();
     let group = child.id() as i32;
-    // Once 02's run has started, Ctrl-C: the terminal signals the whole process group.
+    // Once 02's run has sent its first requests, Ctrl-C: the terminal signals the whole
+    // process group.
     let started = std::time::Instant::now();
-    while !results.path("runs/02-rag-8k-1.ndjson").exists() {
-        assert!(started.elapsed().as_secs() < 60, "02 never started");
+    let events = results.path("runs/02-rag-8k-1.ndjson");
+    while !std::fs::read_to_string(&events).is_ok_and(|t| t.contains("\"type\":\"sent\"")) {
+        assert!(started.elapsed().as_secs() < 60, "02 never sent a request");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    std::thread::sleep(std::time::Duration::from_millis(400));
+    std::thread::sleep(std::time::Duration::from_millis(100));
     send_signal(-group, libc::SIGINT);
     let (out, timed_out) = read_until_exit(child, std::time::Duration::from_secs(60));
     assert!(!timed_out);
