@@ -47,6 +47,10 @@
 #                             client for one of the 25 slots (0 without a cap)
 # The raw events of every run are in $OUT/runs/, each benchmark's summaries (its runs and their
 # group) in $OUT/summaries/; `table $OUT/summaries/01-chat.ndjson` shows every figure of one.
+#
+# Failures and Ctrl-C: a benchmark whose run fails does not stop the next; Ctrl-C stops the run
+# in progress and prints the tables of the benchmarks that finished (exit 130). Exit status 1
+# when a benchmark did not finish or is incomplete (recipes/lib.sh says more).
 . "$(dirname "$0")/lib.sh"
 
 recipe_init "recipes/arena.sh URL [MODEL]" "$@"

@@ -30,6 +30,10 @@
 # throughput and latency against concurrency. Then whether each run is comparable (reduce's
 # verdict). A run that fails is left out, and the next one runs. Raw events:
 # $OUT/runs/SCENARIO-cN.ndjson.
+#
+# Failures and Ctrl-C: a benchmark whose run fails does not stop the next; Ctrl-C stops the run
+# in progress and prints the tables of the benchmarks that finished (exit 130). Exit status 1
+# when a benchmark did not finish or is incomplete (recipes/lib.sh says more).
 . "$(dirname "$0")/lib.sh"
 
 recipe_init "recipes/closed-loop.sh URL [MODEL]" "$@"

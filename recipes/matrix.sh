@@ -33,6 +33,10 @@
 # fallback-shape runs, and so are the profiles of the matrix a folder lacks. --report exits 1
 # when a profile is missing or incomplete (a request failed, was cancelled or not sent), after
 # writing the report.
+#
+# Failures and Ctrl-C: a benchmark whose run fails does not stop the next; Ctrl-C stops the run
+# in progress and prints the tables of the benchmarks that finished (exit 130). Exit status 1
+# when a benchmark did not finish or is incomplete (recipes/lib.sh says more).
 . "$(dirname "$0")/lib.sh"
 
 PROFILE_SPECS=(

@@ -19,6 +19,10 @@
 # whether each run is comparable (reduce's verdict); the same blocks are in $OUT/blocks.txt, the raw events in $OUT/runs/, the summaries (every figure, not
 # just the block's) in $OUT/summaries/. `table $OUT/summaries/*.ndjson` compares them side by
 # side.
+#
+# Failures and Ctrl-C: a benchmark whose run fails does not stop the next; Ctrl-C stops the run
+# in progress and prints the tables of the benchmarks that finished (exit 130). Exit status 1
+# when a benchmark did not finish or is incomplete (recipes/lib.sh says more).
 . "$(dirname "$0")/lib.sh"
 
 recipe_init "recipes/serve.sh URL [MODEL]" "$@"

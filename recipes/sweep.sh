@@ -32,6 +32,10 @@
 # fails is left out and the next one runs (a batch run's open loop is then skipped). The raw
 # events are in $OUT/runs/ (batch-cC and poisson-cC), the summaries in $OUT/summaries/;
 # `table $OUT/summaries/*-c4.ndjson` compares every figure of the two runs at concurrency 4.
+#
+# Failures and Ctrl-C: a benchmark whose run fails does not stop the next; Ctrl-C stops the run
+# in progress and prints the tables of the benchmarks that finished (exit 130). Exit status 1
+# when a benchmark did not finish or is incomplete (recipes/lib.sh says more).
 . "$(dirname "$0")/lib.sh"
 
 recipe_init "recipes/sweep.sh URL [MODEL]" "$@"
