@@ -313,6 +313,7 @@ mod tests {
             "long=0",
             "long=1000001",
             "endless=3",
+            "uncounted=3",
         ] {
             let e = FaultKind::parse(bad).unwrap_err().to_string();
             assert!(e.contains(bad), "{e}");
