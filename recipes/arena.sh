@@ -33,7 +33,9 @@
 #
 # Reading the output: one row per benchmark, `mean ± sd` over its runs (the Runs column says how
 # many), printed as Markdown and kept as $OUT/arena.md and $OUT/arena.csv (every figure at full
-# precision, with `_sd` and `_cv_pct` columns). The columns are the arena's figures:
+# precision, with `_sd` and `_cv_pct` columns), then whether each benchmark is comparable (the
+# verdict of its runs together: all their requests ended, the client kept up). A benchmark one
+# of whose runs fails is left out, and the next one runs. The columns are the arena's figures:
 #   Output [tok/s]            tokens/s: output tokens over the run's duration
 #   TTFT p50/p95/p99 [ms]     time to first token (reduce --percentiles 50,95,99)
 #   User generation mean      per-user tokens/s: a request's tokens over its streaming time
@@ -45,6 +47,10 @@
 #                             client for one of the 25 slots (0 without a cap)
 # The raw events of every run are in $OUT/runs/, each benchmark's summaries (its runs and their
 # group) in $OUT/summaries/; `table $OUT/summaries/01-chat.ndjson` shows every figure of one.
+#
+# Failures and Ctrl-C: a benchmark whose run fails does not stop the next; Ctrl-C stops the run
+# in progress and prints the tables of the benchmarks that finished (exit 130). Exit status 1
+# when a benchmark did not finish or is incomplete (recipes/lib.sh says more).
 . "$(dirname "$0")/lib.sh"
 
 recipe_init "recipes/arena.sh URL [MODEL]" "$@"
@@ -99,21 +105,35 @@ bench() {
 for id in $ONLY; do
   case $id in 0[1-9]) ;; *) usage_error "ONLY: no benchmark $id (they are 01 to 09)" ;; esac
 done
+# finish: the table of the benchmarks that finished, and their verdicts.
+finish() {
+  if [ ${#summaries[@]} -eq 0 ]; then
+    say "no benchmark finished"
+    return 0
+  fi
+  local columns=label,runs,workload,failed,output_tps,ttft.p50,ttft.p95,ttft.p99,user_gen_tps.mean
+  columns+=,mean_concurrency,peak_concurrency,dispatch_lag.p99
+  "$TABLE" --format csv --spread sd --columns "$columns" "${summaries[@]}" >"$OUT/arena.csv"
+  show arena.md --format markdown --layout long --spread sd --columns "$columns" "${summaries[@]}"
+  comparable arena.md "${summaries[@]}"
+}
+
 summaries=()
+ran=0
 for id in $ONLY; do
   bench "$id" || continue
+  ran=1
   slug=${NAME// /-}
   files=()
   for i in $(seq "$RUNS"); do
-    run "$slug-$i" "${ARGS[@]}"
+    # A run that fails ends its benchmark: the next one runs.
+    run "$slug-$i" "${ARGS[@]}" || continue 2
     files+=("$OUT/runs/$slug-$i.ndjson")
   done
-  summarize "$slug" "$NAME" "${files[@]}" -- --percentiles 50,95,99
+  summarize "$slug" "$NAME" "${files[@]}" -- --percentiles 50,95,99 || continue
   summaries+=("$OUT/summaries/$slug.ndjson")
 done
-[ ${#summaries[@]} -gt 0 ] || die "no benchmark to run (ONLY=$ONLY)"
+[ "$ran" = 1 ] || die "no benchmark to run (ONLY=$ONLY)"
 
-columns=label,runs,workload,failed,output_tps,ttft.p50,ttft.p95,ttft.p99,user_gen_tps.mean
-columns+=,mean_concurrency,peak_concurrency,dispatch_lag.p99
-"$TABLE" --format csv --spread sd --columns "$columns" "${summaries[@]}" >"$OUT/arena.csv"
-show arena.md --format markdown --layout long --spread sd --columns "$columns" "${summaries[@]}"
+finish
+recipe_end "${summaries[@]}"

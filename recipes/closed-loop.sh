@@ -27,7 +27,13 @@
 # - TTFT and TPOT medians and p99, and jitter = ITL p99 / p50 (about 1: steady streaming; above
 #   3: visible pauses).
 # The SVG charts (load-SCENARIO.svg, one per scenario, and load.svg with every scenario) put
-# throughput and latency against concurrency. Raw events: $OUT/runs/SCENARIO-cN.ndjson.
+# throughput and latency against concurrency. Then whether each run is comparable (reduce's
+# verdict). A run that fails is left out, and the next one runs. Raw events:
+# $OUT/runs/SCENARIO-cN.ndjson.
+#
+# Failures and Ctrl-C: a benchmark whose run fails does not stop the next; Ctrl-C stops the run
+# in progress and prints the tables of the benchmarks that finished (exit 130). Exit status 1
+# when a benchmark did not finish or is incomplete (recipes/lib.sh says more).
 . "$(dirname "$0")/lib.sh"
 
 recipe_init "recipes/closed-loop.sh URL [MODEL]" "$@"
@@ -39,24 +45,39 @@ MEASURE=${MEASURE:-$(quick 120s 2s)}
 MAX_TOKENS=${MAX_TOKENS:-$(quick 512 16)}
 SEED=${SEED:-42}
 
+# finish: the tables and charts of the runs that finished, and their verdicts.
+finish() {
+  if [ ${#summaries[@]} -eq 0 ]; then
+    say "no run finished"
+    return 0
+  fi
+  local columns=label,concurrency,ok,output_tps,server_tps_from_users,user_tps.mean
+  columns+=,user_gen_tps.mean,ttft.p50,ttft.p99,tpot.p50,tpot.p99,jitter
+  show closed-loop.md --layout long --format markdown --spread none --sort label,concurrency \
+    --columns "$columns" "${summaries[@]}"
+  "$TABLE" --layout long --format csv --columns "$columns" "${summaries[@]}" >"$OUT/closed-loop.csv"
+  "$TABLE" --format svg --chart load "${summaries[@]}" >"$OUT/load.svg"
+  local s f mine
+  for s in $SCENARIOS; do
+    mine=()
+    for f in "${summaries[@]}"; do
+      case $(basename "$f") in "$s"-c*.ndjson) mine+=("$f") ;; esac
+    done
+    [ ${#mine[@]} -eq 0 ] || "$TABLE" --format svg --chart load "${mine[@]}" >"$OUT/load-$s.svg"
+  done
+  say "charts: $OUT/load.svg and one per scenario (load-SCENARIO.svg)"
+  comparable closed-loop.md "${summaries[@]}"
+}
+
 summaries=()
 for s in $SCENARIOS; do
   for c in $CONCURRENCY; do
     name="$s-c$c"
     run "$name" --scenario "$s" --concurrency "$c" --fill "$FILL" --stabilize "$STABILIZE" \
-      --measure "$MEASURE" --output-tokens "$MAX_TOKENS" --seed "$SEED"
-    summarize "$name" "$s" "$OUT/runs/$name.ndjson"
+      --measure "$MEASURE" --output-tokens "$MAX_TOKENS" --seed "$SEED" || continue
+    summarize "$name" "$s" "$OUT/runs/$name.ndjson" || continue
     summaries+=("$OUT/summaries/$name.ndjson")
   done
 done
-
-columns=label,concurrency,ok,output_tps,server_tps_from_users,user_tps.mean,user_gen_tps.mean
-columns+=,ttft.p50,ttft.p99,tpot.p50,tpot.p99,jitter
-show closed-loop.md --layout long --format markdown --spread none --sort label,concurrency \
-  --columns "$columns" "${summaries[@]}"
-"$TABLE" --layout long --format csv --columns "$columns" "${summaries[@]}" >"$OUT/closed-loop.csv"
-"$TABLE" --format svg --chart load "${summaries[@]}" >"$OUT/load.svg"
-for s in $SCENARIOS; do
-  "$TABLE" --format svg --chart load "$OUT"/summaries/"$s"-c*.ndjson >"$OUT/load-$s.svg"
-done
-say "charts: $OUT/load.svg and one per scenario (load-SCENARIO.svg)"
+finish
+recipe_end "${summaries[@]}"

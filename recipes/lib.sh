@@ -18,8 +18,19 @@
 #                   numbers
 #   FIRE_ARGS       extra arguments for every `fire` (e.g. "--api chat --api-key-env KEY")
 #
-# Progress goes to stderr, tables to stdout. Exit status: 0, 1 when a run failed to run, 2 for
-# bad usage.
+# Progress goes to stderr, tables to stdout. Every final table is followed by its benchmarks'
+# verdicts (reduce's `verdict`, docs/verdict.md): one line each, `comparable` or why not.
+#
+# A benchmark whose run fails (fire exits non-zero: the server is down, no request succeeded)
+# does not stop the recipe: the next one runs, and the tables show those that finished, the
+# failed ones named on stderr. Ctrl-C stops the run in progress (fire writes what it measured),
+# then the recipe prints the tables of the benchmarks that finished and exits 130 (143 after
+# SIGTERM). A signal sent to the recipe's shell alone, not to its process group as Ctrl-C is,
+# takes effect when the run in progress ends.
+#
+# Exit status: 0 when every benchmark finished and its requests all ended (verdict.complete);
+# 1 when one did not finish or is incomplete (a request failed, was cancelled or not sent), the
+# tables printed all the same; 2 for bad usage; 130 after Ctrl-C.
 
 set -euo pipefail
 
@@ -27,6 +38,22 @@ RECIPE=$(basename "$0" .sh)
 RECIPES_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 say() { echo "$RECIPE: $*" >&2; }
+
+# The benchmarks that did not finish, "NAME: what happened", in the order they were run.
+FAILED=()
+
+# stopped STATUS: the recipe was interrupted: prints the tables of what finished (the recipe's
+# `finish` function, when it has one) and exits STATUS.
+stopped() {
+  trap - INT TERM
+  say "interrupted: the tables of the benchmarks that finished"
+  if declare -F finish >/dev/null; then finish || true; fi
+  exit "$1"
+}
+# Bash runs these once the command in progress has ended: Ctrl-C reaches the run's own
+# processes too, so fire has written its records by then.
+trap 'stopped 130' INT
+trap 'stopped 143' TERM
 die() { say "$*"; exit 1; }
 usage_error() { say "$*"; exit 2; }
 
@@ -44,6 +71,11 @@ tool() {
   fi
 }
 
+# need_jq: the recipes read the summaries' verdicts with jq.
+need_jq() {
+  command -v jq >/dev/null 2>&1 || die "no jq on PATH: the recipes read each summary's verdict with it"
+}
+
 # quick FULL SMALL: FULL, or SMALL under QUICK=1.
 quick() { if [ "${QUICK:-0}" = 1 ]; then echo "$2"; else echo "$1"; fi; }
 
@@ -58,6 +90,7 @@ recipe_init() {
   URL=$1
   MODEL=${2:-}
   ARRIVALS=$(tool arrivals) FIRE=$(tool fire) REDUCE=$(tool reduce) TABLE=$(tool table)
+  need_jq
   OUT=${OUT:-results/$RECIPE-$(date -u +%Y%m%d-%H%M%S)}
   mkdir -p "$OUT/runs" "$OUT/summaries"
   say "results in $OUT"
@@ -74,7 +107,7 @@ fire_args() {
 
 # run RUN ARRIVALS_ARGS... [-- FIRE_ARGS...]: one run of `arrivals | fire`, its events kept in
 # $OUT/runs/RUN.ndjson. A run in which fire fails (the server is down, no request succeeded)
-# stops the recipe.
+# is added to FAILED and returns 1, so that the recipe goes on with the next benchmark.
 run() {
   local name=$1; shift
   local a=() f=()
@@ -84,24 +117,87 @@ run() {
   local common=()
   mapfile -t common < <(fire_args)
   say "run $name: arrivals ${a[*]} | fire ${f[*]}"
-  "$ARRIVALS" "${a[@]}" | "$FIRE" "${common[@]}" "${f[@]}" >"$OUT/runs/$name.ndjson" \
-    || die "run $name failed (its events so far: $OUT/runs/$name.ndjson)"
+  local status=0
+  "$ARRIVALS" "${a[@]}" | "$FIRE" "${common[@]}" "${f[@]}" >"$OUT/runs/$name.ndjson" || status=$?
+  if [ "$status" -ne 0 ]; then
+    say "run $name failed: arrivals | fire exited $status (its events so far: $OUT/runs/$name.ndjson); going on"
+    FAILED+=("$name: did not finish (arrivals | fire exited $status)")
+    return 1
+  fi
+}
+
+# skipped NAME WHY: a benchmark that was not run because one it needs did not finish.
+skipped() {
+  say "$1 skipped: $2"
+  FAILED+=("$1: skipped ($2)")
 }
 
 # summarize BENCH LABEL RUN_FILES... [-- REDUCE_ARGS...]: reduce the runs into
 # $OUT/summaries/BENCH.ndjson, labelled LABEL (repeats of one configuration get a group
-# summary, mean ± sd over them).
+# summary, mean ± sd over them). When reduce fails, the benchmark is added to FAILED, its
+# summaries file removed, and it returns 1.
 summarize() {
   local bench=$1 label=$2; shift 2
   local files=() extra=()
   while [ $# -gt 0 ] && [ "$1" != -- ]; do files+=("$1"); shift; done
   [ $# -gt 0 ] && shift
   extra=("$@")
-  "$REDUCE" --label "$label" "${extra[@]}" "${files[@]}" >"$OUT/summaries/$bench.ndjson"
+  local status=0
+  "$REDUCE" --label "$label" "${extra[@]}" "${files[@]}" >"$OUT/summaries/$bench.ndjson" \
+    || status=$?
+  if [ "$status" -ne 0 ]; then
+    rm -f "$OUT/summaries/$bench.ndjson"
+    say "$bench: reduce exited $status; going on"
+    FAILED+=("$bench: did not finish (reduce exited $status)")
+    return 1
+  fi
 }
 
 # show FILE TABLE_ARGS...: prints `table TABLE_ARGS...` on stdout and keeps it in $OUT/FILE.
 show() {
   local file=$1; shift
   "$TABLE" "$@" | tee "$OUT/$file"
+}
+
+# The jq program that reads a summaries file: its last summary (a benchmark's group when it has
+# one, else its run), as `NAME<TAB>comparable<TAB>complete<TAB>reason`. When table shows the
+# Comparable row itself, `comparable` below gives way to it.
+VERDICT_JQ='[.[] | select(.type == "summary")] | last // {}
+  | [$name, (.verdict.comparable // false | tostring),
+     (.verdict.complete.ok // false | tostring),
+     (.verdict.reason // "no verdict (a summary older than format 1.7: run reduce again)")]
+  | @tsv'
+
+# verdict FILE: the verdict line of one summaries file, named by its benchmark (the file's name).
+verdict() {
+  jq -rs --arg name "$(basename "$1" .ndjson)" "$VERDICT_JQ" "$1"
+}
+
+# comparable FILE SUMMARY_FILES...: prints whether each benchmark is comparable (reduce's
+# verdict: every request ended, the client kept up, the server's counts agree) as a list under
+# the table, then the benchmarks that did not finish, and adds the list to $OUT/FILE.
+comparable() {
+  local file=$1; shift
+  local f name ok complete reason
+  {
+    echo
+    echo "Comparable:"
+    for f in "$@"; do
+      IFS=$'\t' read -r name ok complete reason < <(verdict "$f")
+      if [ "$ok" = true ]; then echo "- $name: yes"; else echo "- $name: no, $reason"; fi
+    done
+    for f in "${FAILED[@]}"; do echo "- $f"; done
+  } | tee -a "$OUT/$file"
+}
+
+# recipe_end SUMMARY_FILES...: names the benchmarks that did not finish or are incomplete, and
+# exits 0 when there are none, else 1.
+recipe_end() {
+  local f name ok complete reason bad=0
+  for f in "${FAILED[@]}"; do say "$f"; bad=1; done
+  for f in "$@"; do
+    IFS=$'\t' read -r name ok complete reason < <(verdict "$f")
+    if [ "$complete" != true ]; then say "incomplete: $name: $reason"; bad=1; fi
+  done
+  exit "$bad"
 }

@@ -15,10 +15,14 @@
 # are plain words, which a real tokenizer may count as more tokens: the block's "Total input
 # tokens" says what the server counted). QUICK=1: 1, 4 and 8 prompts of 64 → 16 tokens.
 #
-# Reading the output: one "Serving Benchmark Result" block per run, as vLLM prints it; the same
-# blocks are in $OUT/blocks.txt, the raw events in $OUT/runs/, the summaries (every figure, not
+# Reading the output: one "Serving Benchmark Result" block per run, as vLLM prints it, then
+# whether each run is comparable (reduce's verdict); the same blocks are in $OUT/blocks.txt, the raw events in $OUT/runs/, the summaries (every figure, not
 # just the block's) in $OUT/summaries/. `table $OUT/summaries/*.ndjson` compares them side by
 # side.
+#
+# Failures and Ctrl-C: a benchmark whose run fails does not stop the next; Ctrl-C stops the run
+# in progress and prints the tables of the benchmarks that finished (exit 130). Exit status 1
+# when a benchmark did not finish or is incomplete (recipes/lib.sh says more).
 . "$(dirname "$0")/lib.sh"
 
 recipe_init "recipes/serve.sh URL [MODEL]" "$@"
@@ -29,10 +33,21 @@ SEED=${SEED:-0}
 lengths=(--input-tokens "$INPUT" --output-tokens "$OUTPUT" --seed "$SEED")
 [ -n "${TOKENIZER:-}" ] && lengths+=(--tokenizer "$TOKENIZER")
 
-for n in $PROMPTS; do
-  run "prompts-$n" --rate inf -n "$n" "${lengths[@]}" -- --api completions
-  summarize "prompts-$n" "prompts-$n" "$OUT/runs/prompts-$n.ndjson" -- --vllm-compatible
-done
+# finish: the blocks of the runs that finished, and their verdicts.
+finish() {
+  if [ ${#summaries[@]} -eq 0 ]; then
+    say "no run finished"
+    return 0
+  fi
+  show blocks.txt --style vllm "${summaries[@]}"
+  comparable blocks.txt "${summaries[@]}"
+}
+
 summaries=()
-for n in $PROMPTS; do summaries+=("$OUT/summaries/prompts-$n.ndjson"); done
-show blocks.txt --style vllm "${summaries[@]}"
+for n in $PROMPTS; do
+  run "prompts-$n" --rate inf -n "$n" "${lengths[@]}" -- --api completions || continue
+  summarize "prompts-$n" "prompts-$n" "$OUT/runs/prompts-$n.ndjson" -- --vllm-compatible || continue
+  summaries+=("$OUT/summaries/prompts-$n.ndjson")
+done
+finish
+recipe_end "${summaries[@]}"

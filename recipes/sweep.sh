@@ -27,9 +27,15 @@
 #
 # Reading the output: the two llama-benchy tables (decode: t/s, ± stddev, CV %; prefill: pp t/s,
 # ± stddev) as Markdown, in $OUT/llama-bench.md; then the three side-by-side tables, in
-# $OUT/decode.md, $OUT/ttft.md and $OUT/tpot.md (and $OUT/decode.csv, full precision). The raw
+# $OUT/decode.md, $OUT/ttft.md and $OUT/tpot.md (and $OUT/decode.csv, full precision), and
+# whether each run is comparable (reduce's verdict, kept under the TPOT table). A run that
+# fails is left out and the next one runs (a batch run's open loop is then skipped). The raw
 # events are in $OUT/runs/ (batch-cC and poisson-cC), the summaries in $OUT/summaries/;
 # `table $OUT/summaries/*-c4.ndjson` compares every figure of the two runs at concurrency 4.
+#
+# Failures and Ctrl-C: a benchmark whose run fails does not stop the next; Ctrl-C stops the run
+# in progress and prints the tables of the benchmarks that finished (exit 130). Exit status 1
+# when a benchmark did not finish or is incomplete (recipes/lib.sh says more).
 . "$(dirname "$0")/lib.sh"
 
 recipe_init "recipes/sweep.sh URL [MODEL]" "$@"
@@ -40,31 +46,50 @@ OUTPUT=${OUTPUT:-$(quick 128 16)}
 SEED=${SEED:-0}
 lengths=(--input-tokens "$INPUT" --output-tokens "$OUTPUT" --seed "$SEED")
 
+# finish: the tables of the runs that finished, and their verdicts.
+finish() {
+  if [ ${#batches[@]} -gt 0 ]; then
+    show llama-bench.md --style llama-bench "${batches[@]}"
+  fi
+  local summaries=("${batches[@]}" "${poissons[@]}")
+  if [ ${#summaries[@]} -eq 0 ]; then
+    say "no run finished"
+    return 0
+  fi
+  local pivot=(--rows concurrency --cols label --spread none)
+  echo
+  show decode.md "${pivot[@]}" --cell 'tg_tps|output_tps' --baseline batch --format markdown \
+    "${summaries[@]}"
+  "$TABLE" "${pivot[@]}" --cell 'tg_tps|output_tps' --baseline batch --format csv \
+    "${summaries[@]}" >"$OUT/decode.csv"
+  echo
+  show ttft.md "${pivot[@]}" --cell 'ttfr|ttft.p50' --format markdown "${summaries[@]}"
+  echo
+  show tpot.md "${pivot[@]}" --cell tpot.p50 --format markdown "${summaries[@]}"
+  comparable tpot.md "${summaries[@]}"
+}
+
 batches=()
+poissons=()
 for c in $CONCURRENCY; do
-  run "batch-c$c" --batch "$c" --runs "$RUNS" "${lengths[@]}"
-  summarize "batch-c$c" batch "$OUT/runs/batch-c$c.ndjson" -- --meta "concurrency=$c"
+  run "batch-c$c" --batch "$c" --runs "$RUNS" "${lengths[@]}" || continue
+  summarize "batch-c$c" batch "$OUT/runs/batch-c$c.ndjson" -- --meta "concurrency=$c" || continue
   batches+=("$OUT/summaries/batch-c$c.ndjson")
 done
-show llama-bench.md --style llama-bench "${batches[@]}"
 
-summaries=("${batches[@]}")
 for c in $CONCURRENCY; do
+  if [ ! -e "$OUT/summaries/batch-c$c.ndjson" ]; then
+    skipped "poisson-c$c" "its rate is the one batch-c$c sustained, and batch-c$c did not finish"
+    continue
+  fi
   # The batch run's request rate, at full precision (the CSV's only row, after the label).
   rate=$("$TABLE" --format csv --columns request_rate "$OUT/summaries/batch-c$c.ndjson" |
     tail -n 1 | cut -d, -f2)
-  run "poisson-c$c" --rate "$rate" --max-concurrency "$c" -n $((c * RUNS)) "${lengths[@]}"
-  summarize "poisson-c$c" poisson "$OUT/runs/poisson-c$c.ndjson" -- --meta "concurrency=$c"
-  summaries+=("$OUT/summaries/poisson-c$c.ndjson")
+  run "poisson-c$c" --rate "$rate" --max-concurrency "$c" -n $((c * RUNS)) "${lengths[@]}" \
+    || continue
+  summarize "poisson-c$c" poisson "$OUT/runs/poisson-c$c.ndjson" -- --meta "concurrency=$c" || continue
+  poissons+=("$OUT/summaries/poisson-c$c.ndjson")
 done
 
-pivot=(--rows concurrency --cols label --spread none)
-echo
-show decode.md "${pivot[@]}" --cell 'tg_tps|output_tps' --baseline batch --format markdown \
-  "${summaries[@]}"
-"$TABLE" "${pivot[@]}" --cell 'tg_tps|output_tps' --baseline batch --format csv \
-  "${summaries[@]}" >"$OUT/decode.csv"
-echo
-show ttft.md "${pivot[@]}" --cell 'ttfr|ttft.p50' --format markdown "${summaries[@]}"
-echo
-show tpot.md "${pivot[@]}" --cell tpot.p50 --format markdown "${summaries[@]}"
+finish
+recipe_end "${batches[@]}" "${poissons[@]}"

@@ -46,15 +46,22 @@ impl Drop for Results {
     }
 }
 
-/// Runs `recipes/NAME.sh args...` with QUICK=1, this build's tools and `out` as its results.
-fn recipe(name: &str, args: &[&str], out: &Results, env: &[(&str, &str)]) -> Output {
-    let output = Command::new(format!("recipes/{name}.sh"))
+/// `recipes/NAME.sh args...` with QUICK=1, this build's tools and `out` as its results.
+fn recipe_command(name: &str, args: &[&str], out: &Results, env: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(format!("recipes/{name}.sh"));
+    command
         .args(args)
         .env("QUICK", "1")
         .env("TOKENPIPE_BIN", bin_dir())
         .env("OUT", &out.0)
         .env_remove("FIRE_ARGS")
-        .envs(env.iter().copied())
+        .envs(env.iter().copied());
+    command
+}
+
+/// Runs `recipes/NAME.sh args...` (see [`recipe_command`]), which must succeed.
+fn recipe(name: &str, args: &[&str], out: &Results, env: &[(&str, &str)]) -> Output {
+    let output = recipe_command(name, args, out, env)
         .output()
         .expect("run the recipe");
     assert_ok(&output, name);
@@ -119,7 +126,7 @@ fn a_recipe_without_a_url_says_how_to_call_it() {
 }
 
 #[test]
-fn a_server_that_is_down_stops_the_recipe_with_exit_1() {
+fn a_server_that_is_down_fails_every_run_and_the_recipe_with_exit_1() {
     let results = Results::new("down");
     let url = format!("http://127.0.0.1:{}/v1", dead_port());
     let out = Command::new("recipes/serve.sh")
@@ -131,7 +138,130 @@ fn a_server_that_is_down_stops_the_recipe_with_exit_1() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("run prompts-1 failed"), "{err}");
+    for n in [1, 4, 8] {
+        assert!(err.contains(&format!("run prompts-{n} failed")), "{err}");
+        assert!(
+            err.contains(&format!("prompts-{n}: did not finish")),
+            "{err}"
+        );
+    }
+    assert!(err.contains("no run finished"), "{err}");
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+}
+
+/// simserve failing only its first generation request with a 500: `--fault http:0.1` with
+/// `--fault-seed 1487` fails request 1 and spares requests 2 to 39.
+const FIRST_REQUEST_FAILS: &[&str] = &["--fault", "http:0.1", "--fault-seed", "1487"];
+
+#[test]
+fn a_recipe_goes_on_past_a_failed_benchmark_and_exits_1() {
+    let mut args = vec!["--profile", "small-gpu"];
+    args.extend_from_slice(FIRST_REQUEST_FAILS);
+    let server = Server::start(&args);
+    let results = Results::new("serve-goes-on");
+    let out = recipe_command("serve", &[&server.url], &results, &[])
+        .output()
+        .unwrap();
+    let (text, err) = (stdout(&out), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    // prompts-1's one request failed, so fire failed; prompts-4 and prompts-8 ran after it.
+    assert!(
+        err.contains("run prompts-1 failed: arrivals | fire exited 1"),
+        "{err}"
+    );
+    assert_eq!(
+        text.matches("Serving Benchmark Result").count(),
+        2,
+        "{text}"
+    );
+    for n in [4, 8] {
+        assert!(
+            text.contains(&format!("Successful requests:                     {n} ")),
+            "{text}"
+        );
+        assert!(text.contains(&format!("- prompts-{n}: ")), "{text}");
+    }
+    assert!(
+        text.contains("- prompts-1: did not finish (arrivals | fire exited 1)"),
+        "{text}"
+    );
+    assert_eq!(
+        results.files("runs"),
+        ["prompts-1.ndjson", "prompts-4.ndjson", "prompts-8.ndjson"]
+    );
+    assert_eq!(
+        results.files("summaries"),
+        ["prompts-4.ndjson", "prompts-8.ndjson"]
+    );
+    assert_eq!(
+        std::fs::read_to_string(results.path("blocks.txt")).unwrap(),
+        text
+    );
+}
+
+#[test]
+fn ctrl_c_stops_the_run_then_prints_what_finished_and_exits_130() {
+    use std::os::unix::process::CommandExt;
+    // QUICK: closed loops of 8 requests, 4 in flight; 16 tokens 200 ms apart for 01, 8 for
+    // 02, so each run lasts seconds.
+    let server = Server::start(&["--ttft-ms", "20", "--itl-ms", "200"]);
+    let results = Results::new("arena-ctrl-c");
+    let env = [("ONLY", "01 02 03"), ("RUNS", "1")];
+    let child = recipe_command("arena", &[&server.url], &results, &env)
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let group = child.id() as i32;
+    // Once 02's run has sent its first requests, Ctrl-C: the terminal signals the whole
+    // process group.
+    let started = std::time::Instant::now();
+    let events = results.path("runs/02-rag-8k-1.ndjson");
+    while !std::fs::read_to_string(&events).is_ok_and(|t| t.contains("\"type\":\"sent\"")) {
+        assert!(started.elapsed().as_secs() < 60, "02 never sent a request");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    send_signal(-group, libc::SIGINT);
+    let (out, timed_out) = read_until_exit(child, std::time::Duration::from_secs(60));
+    assert!(!timed_out);
+    let (text, err) = (stdout(&out), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("interrupted: the tables of the benchmarks that finished"),
+        "{err}"
+    );
+    // The table of 01, the one benchmark that finished; 03 never ran.
+    let rows = markdown_rows(&text);
+    assert_eq!(rows.len(), 2, "{text}");
+    assert_eq!(cell(&rows, 1, "Label"), "01 chat", "{text}");
+    assert!(text.contains("- 01-chat: "), "{text}");
+    for other in ["02 rag", "02-rag", "03 long", "03-long"] {
+        assert!(!text.contains(other), "{other}: {text}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(results.path("arena.md")).unwrap(),
+        text
+    );
+    assert_eq!(
+        results.files("runs"),
+        ["01-chat-1.ndjson", "02-rag-8k-1.ndjson"]
+    );
+    assert_eq!(results.files("summaries"), ["01-chat.ndjson"]);
+    // fire stopped 02's run and wrote a done record for each of its requests, none a failure.
+    let events = records(&std::fs::read(results.path("runs/02-rag-8k-1.ndjson")).unwrap());
+    let done = of_type(&events, "done");
+    assert_eq!(done.len(), 8, "{events:?}");
+    assert!(
+        done.iter()
+            .all(|d| d["error_kind"] == "cancelled" || d["error_kind"] == "not_sent"),
+        "{done:?}"
+    );
+    assert!(
+        done.iter().any(|d| d["error_kind"] == "cancelled"),
+        "{done:?}"
+    );
 }
 
 #[test]
@@ -168,6 +298,9 @@ fn closed_loop_measures_each_scenario_and_concurrency_over_its_measure_phase() {
         summary.contains("\"window\":{\"name\":\"measure\""),
         "{summary}"
     );
+    for run in ["B1-c2", "B1-c4", "D-c2", "D-c4"] {
+        assert!(text.contains(&format!("\n- {run}: ")), "{run}: {text}");
+    }
     let csv = std::fs::read_to_string(results.path("closed-loop.csv")).unwrap();
     assert_eq!(csv.lines().count(), 5, "{csv}");
     for svg in ["load.svg", "load-B1.svg", "load-D.svg"] {
@@ -198,6 +331,22 @@ fn matrix_measures_three_profiles_per_model_and_reports_across_models() {
         text.contains("| 8x H200 ") && text.contains("| vllm 0.19 "),
         "{text}"
     );
+    // Requests that failed have their column, and each profile its verdict under the table.
+    let rows = markdown_rows(&text);
+    for row in 1..rows.len() {
+        assert_eq!(cell(&rows, row, "Failed"), "0", "{text}");
+    }
+    assert!(text.contains("\nComparable:\n"), "{text}");
+    for profile in [
+        "latency-1024x256-c1",
+        "serve-1024x256-c16",
+        "longctx-8192x256-c4",
+    ] {
+        assert!(
+            text.contains(&format!("\n- {profile}: ")),
+            "{profile}: {text}"
+        );
+    }
     assert_eq!(
         a.files("summaries"),
         [
@@ -238,6 +387,113 @@ fn matrix_measures_three_profiles_per_model_and_reports_across_models() {
     assert!(side_by_side[1].contains("| 16x H200 "), "{text}");
     assert_eq!(text.matches("```mermaid").count(), 3, "{text}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
+
+/// Runs `matrix.sh --report DIRS...` writing `file`.
+fn matrix_report(dirs: &[&Path], file: &Path) -> Output {
+    Command::new("recipes/matrix.sh")
+        .arg("--report")
+        .args(dirs)
+        .env("TOKENPIPE_BIN", bin_dir())
+        .env("REPORT", file)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn matrix_against_a_failing_server_exits_1_and_ranks_no_incomplete_profile() {
+    let healthy = Server::start(&["--profile", "small-gpu"]);
+    let failing = Server::start(&["--profile", "small-gpu", "--fault", "http:0.3"]);
+    let (a, b) = (Results::new("matrix-ok"), Results::new("matrix-failing"));
+    recipe("matrix", &[&healthy.url, "model-a", "8x H200"], &a, &[]);
+    let out = recipe_command("matrix", &[&failing.url, "model-b", "16x H200"], &b, &[])
+        .output()
+        .unwrap();
+    let (text, err) = (stdout(&out), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    // Every profile ran; the table has a Failed column and the verdict of each profile.
+    let rows = markdown_rows(&text);
+    assert_eq!(rows.len(), 4, "{text}");
+    let mut incomplete = Vec::new();
+    for row in 1..rows.len() {
+        let profile = cell(&rows, row, "profile").to_string();
+        let failed: u64 = cell(&rows, row, "Failed").parse().unwrap();
+        let ok: u64 = cell(&rows, row, "OK").parse().unwrap();
+        if failed > 0 {
+            let line = format!(
+                "- {profile}: no, incomplete: {failed} of {} failed (",
+                ok + failed
+            );
+            assert!(text.contains(&line), "{line}: {text}");
+            assert!(err.contains(&format!("incomplete: {profile}: ")), "{err}");
+            incomplete.push(profile);
+        }
+    }
+    // 30 % of the 32 requests of serve-1024x256-c16 (QUICK) failed, as in the issue.
+    assert!(
+        incomplete.contains(&"serve-1024x256-c16".to_string()),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(b.path("profiles.md")).unwrap(),
+        text
+    );
+
+    let report = Results::new("matrix-failing-report");
+    std::fs::create_dir_all(&report.0).unwrap();
+    let file = report.path("report.md");
+    let out = matrix_report(&[&a.0, &b.0], &file);
+    let (text, err) = (stdout(&out), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("missing or incomplete"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    let (ranked, rest) = text
+        .split_once("## Every model side by side")
+        .expect("the side-by-side section");
+    let (_, charts) = rest
+        .split_once("## Output throughput per profile")
+        .expect("the charts");
+    let (charts, excluded) = charts
+        .split_once("## Not comparable (left out of the top 3 and the charts)")
+        .expect("the list of runs left out");
+    for profile in &incomplete {
+        // Not in its profile's ranking row, nor in its chart.
+        let row = ranked
+            .lines()
+            .find(|l| l.starts_with(&format!("| {profile} ")))
+            .unwrap_or_else(|| panic!("no ranking of {profile}: {text}"));
+        assert!(!row.contains("model-b"), "{row}");
+        let chart = charts
+            .split("```mermaid")
+            .find(|c| c.contains(&format!("title \"{profile}:")))
+            .unwrap_or_else(|| panic!("no chart of {profile}: {text}"));
+        assert!(!chart.contains("model-b"), "{chart}");
+        assert!(
+            excluded.contains(&format!("- model-b (16x H200), {profile}: incomplete: ")),
+            "{excluded}"
+        );
+    }
+    // Both models stay side by side, the incomplete run's figures with them.
+    assert!(
+        rest.contains("| model-a ") && rest.contains("| model-b "),
+        "{text}"
+    );
+
+    // A folder whose matrix lacks a profile fails the report too, naming it.
+    let out = matrix_report(&[&a.0], &file);
+    assert_ok(&out, "matrix --report of a whole matrix");
+    std::fs::remove_file(a.path("summaries/longctx-8192x256-c4.ndjson")).unwrap();
+    let out = matrix_report(&[&a.0], &file);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("## Missing profiles")
+            && text.contains(&format!(
+                "- model-a ({}), longctx-8192x256-c4: no summary",
+                a.0.display()
+            )),
+        "{text}"
+    );
 }
 
 /// The rows of the first Markdown table in `text` (heading first), cells trimmed; separator

@@ -163,3 +163,46 @@ fn the_api_key_and_headers_go_only_to_the_host_the_requests_go_to() {
         );
     }
 }
+
+#[test]
+fn an_uncounted_request_is_answered_but_never_reaches_the_servers_counters() {
+    let server = Server::start(&["--ttft-ms", "2", "--itl-ms", "1"]);
+    let arrivals = cmd(
+        "arrivals",
+        &[
+            "--concurrency",
+            "2",
+            "--num-prompts",
+            "6",
+            "--output-tokens",
+            "5",
+        ],
+    );
+    let fire = cmd(
+        "fire",
+        &[
+            "--url",
+            &server.url,
+            "-H",
+            "x-tokenpipe-fault: uncounted",
+            "--server-metrics",
+            "--quiet",
+        ],
+    );
+    let outs = pipeline(&[arrivals, fire], None);
+    assert_ok(&outs[1], "fire");
+    let reduced = run(&cmd("reduce", &[]), &outs[1].stdout);
+    assert_ok(&reduced, "reduce");
+    let recs = records(&reduced.stdout);
+    let s = of_type(&recs, "summary")[0];
+    assert_eq!(f(s, "requests_ok"), 6.0);
+    assert_eq!(f(s, "output_tokens"), 30.0);
+    for counter in [
+        "server_requests_succeeded",
+        "server_generation_tokens",
+        "server_prompt_tokens",
+    ] {
+        assert_eq!(f(s, counter), 0.0, "{counter}: {s}");
+    }
+    assert_eq!(s["verdict"]["server"]["ok"], false, "{s}");
+}

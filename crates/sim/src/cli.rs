@@ -158,6 +158,7 @@ pub(crate) struct Args {
     ///   slow-headers=MS  hold the status and headers back MS ms (tokens keep their schedule)
     ///   endless        never end: tokens keep coming past max_tokens, no finish_reason
     ///   long[=N]       answer N tokens (default 10000) whatever max_tokens says
+    ///   uncounted      answer as asked, but leave the request out of /metrics' counters
     /// http=429 and http=503 carry `Retry-After: --retry-after`. The mid-stream kinds act after
     /// --fault-after tokens. FRACTION (0 to 1, default 1) of the requests fail; which ones is a
     /// hash of each request's number and --fault-seed, so the same seed fails the same

@@ -37,6 +37,11 @@ pub enum FaultKind {
     Endless,
     /// Answer this many tokens whatever `max_tokens` asked, as a server that ignores it.
     Long(u64),
+    /// Answer as asked, but leave the request out of `/metrics`: a server whose counters lost
+    /// part of the traffic (a restart between two scrapes, a replica the scraper does not
+    /// see), so that a client's cross-check of its counts against the server's can be shown to
+    /// fail.
+    Uncounted,
 }
 
 /// The status `http` answers when none is given.
@@ -53,7 +58,7 @@ pub const MAX_PAUSE_MS: u64 = 3_600_000;
 
 /// Every kind's name, for messages and help.
 pub const KIND_NAMES: &str = "http[=STATUS], reset, stall[=MS], garbage, error, truncate, \
-bare-done, json, html, slow-headers=MS, endless, long[=N]";
+bare-done, json, html, slow-headers=MS, endless, long[=N], uncounted";
 
 impl FaultKind {
     /// Parses a kind's name, one of [`KIND_NAMES`] (`http=STATUS` takes 400 to 599).
@@ -70,6 +75,7 @@ impl FaultKind {
             "html" => FaultKind::Html,
             "endless" => FaultKind::Endless,
             "long" => FaultKind::Long(DEFAULT_LONG_TOKENS),
+            "uncounted" => FaultKind::Uncounted,
             _ => return Self::parse_valued(name),
         };
         Ok(kind)
@@ -140,6 +146,7 @@ impl fmt::Display for FaultKind {
             FaultKind::SlowHeaders(ms) => write!(f, "slow-headers={ms}"),
             FaultKind::Endless => f.write_str("endless"),
             FaultKind::Long(n) => write!(f, "long={n}"),
+            FaultKind::Uncounted => f.write_str("uncounted"),
         }
     }
 }

@@ -354,7 +354,8 @@ async fn answer<B: RequestBody>(
         }
         return Ok(response);
     }
-    // `stall=MS`, `slow-headers=MS`, `endless`, `long=N` change the answer, not break it.
+    // `stall=MS`, `slow-headers=MS`, `endless`, `long=N`, `uncounted` change the answer (or
+    // what the counters say of it), not break it.
     let reshape = fault.as_ref().and_then(Fault::reshape).unwrap_or_default();
     let fault = fault.filter(|f| f.reshape().is_none());
     reshape.apply_to(&mut parsed);
@@ -391,13 +392,16 @@ async fn answer<B: RequestBody>(
         // stalls too.
         timetable.pause_after(after.min(parsed.max_tokens.saturating_sub(1)), delay);
     }
-    let meter = Meter::start(
-        app.metrics.clone(),
-        app.timer.clone(),
-        arrival_ns,
-        parsed.prompt_tokens,
-    );
-    stamps.meter(meter);
+    // An `uncounted` request is answered as any other but never reaches `/metrics`.
+    if !reshape.uncounted {
+        let meter = Meter::start(
+            app.metrics.clone(),
+            app.timer.clone(),
+            arrival_ns,
+            parsed.prompt_tokens,
+        );
+        stamps.meter(meter);
+    }
     // The head is held back (`--headers-delay-ms`, then `slow-headers=MS`) before any token can
     // leave; the tokens due meanwhile leave together once it is out, which is the point of the
     // hold, not the server's lateness.

@@ -23,11 +23,12 @@
 //! | `slow-headers=MS` | the status and headers held back MS ms; tokens keep their schedule  |
 //! | `endless`       | tokens keep coming past `max_tokens`, never a finish_reason or end    |
 //! | `long[=N]`      | an answer of N tokens (default 10,000) whatever `max_tokens` says     |
+//! | `uncounted`     | the answer as asked; the request is left out of `/metrics`            |
 //!
-//! `http=429` and `http=503` carry a `Retry-After` header (`--retry-after`). The last four
+//! `http=429` and `http=503` carry a `Retry-After` header (`--retry-after`). The last five
 //! kinds do not break the answer but change its shape ([`Reshape`]): the answer is well formed,
 //! and only a client's limits (`fire --idle-timeout`, `--first-token-timeout`, `--timeout`)
-//! can make it fail.
+//! can make it fail; `uncounted` changes only what the server's counters say of it.
 //!
 //! A fault acts when token `after + 1` is due (or right after the last token when `after` is
 //! all of them), as if the server broke while generating it, and no token of an answer that
@@ -187,7 +188,8 @@ impl Fault {
             | FaultKind::StallFor(_)
             | FaultKind::SlowHeaders(_)
             | FaultKind::Endless
-            | FaultKind::Long(_) => Divert::Finish {
+            | FaultKind::Long(_)
+            | FaultKind::Uncounted => Divert::Finish {
                 event: None,
                 done: true,
             },
@@ -232,7 +234,8 @@ impl Fault {
             | FaultKind::StallFor(_)
             | FaultKind::SlowHeaders(_)
             | FaultKind::Endless
-            | FaultKind::Long(_) => WholeDivert::Answer {
+            | FaultKind::Long(_)
+            | FaultKind::Uncounted => WholeDivert::Answer {
                 body: renderer.partial_response(req, id, created, tokens),
                 tokens,
             },
@@ -286,6 +289,7 @@ mod tests {
             "slow-headers=40",
             "endless",
             "long=10000",
+            "uncounted",
         ] {
             let kind = FaultKind::parse(name).unwrap();
             assert_eq!(kind.to_string(), name);
@@ -309,6 +313,7 @@ mod tests {
             "long=0",
             "long=1000001",
             "endless=3",
+            "uncounted=3",
         ] {
             let e = FaultKind::parse(bad).unwrap_err().to_string();
             assert!(e.contains(bad), "{e}");

@@ -1,6 +1,7 @@
 //! The faults that leave an answer well formed but change its shape: a pause mid-stream
 //! (`stall=MS`), a late response head (`slow-headers=MS`), an answer that never ends
-//! (`endless`) and one far longer than asked (`long=N`).
+//! (`endless`), one far longer than asked (`long=N`), and one the server's `/metrics` never
+//! counts (`uncounted`).
 //!
 //! They are carried out by the server before the answer starts, by changing what the answer is
 //! (its length, its head's delay, its timetable), so the stream body knows nothing of them.
@@ -25,6 +26,8 @@ pub struct Reshape {
     pub tokens: Option<u64>,
     /// The answer never ends (`endless`): not streamed, it is never sent.
     pub endless: bool,
+    /// The request is answered as asked but left out of `/metrics` (`uncounted`).
+    pub uncounted: bool,
 }
 
 impl Reshape {
@@ -66,6 +69,10 @@ impl Fault {
                 tokens: Some(n),
                 ..none
             },
+            FaultKind::Uncounted => Reshape {
+                uncounted: true,
+                ..none
+            },
             _ => return None,
         })
     }
@@ -97,6 +104,13 @@ mod tests {
         assert_eq!(
             fault(FaultKind::Long(10_000)).reshape().map(|r| r.tokens),
             Some(Some(10_000))
+        );
+        assert_eq!(
+            fault(FaultKind::Uncounted).reshape(),
+            Some(Reshape {
+                uncounted: true,
+                ..Reshape::default()
+            })
         );
         for kind in [
             FaultKind::Stall,
