@@ -113,6 +113,22 @@ pub enum Error {
         /// The first connection error, or "no connection".
         first_error: String,
     },
+    /// The server went away mid-run: requests in a row failed to connect after others were
+    /// answered (or, with `--retry-connect`, no connection opened within its limit), so the run
+    /// stopped.
+    #[error("{}", server_gone(*in_a_row, *answered, uri, first_error, *waited))]
+    ServerGone {
+        /// Requests in a row that failed to connect.
+        in_a_row: u64,
+        /// Requests answered before the row began.
+        answered: u64,
+        /// Where the requests went.
+        uri: String,
+        /// The first connection error of the row, or "no connection".
+        first_error: String,
+        /// How long `--retry-connect` waited for a connection, when it was on.
+        waited: Option<std::time::Duration>,
+    },
     /// Requests were sent and none succeeded.
     #[error("none of the {ended} requests sent succeeded")]
     NoneSucceeded {
@@ -152,6 +168,28 @@ pub enum Error {
     Io(#[from] io::Error),
 }
 
+/// The message of [`Error::ServerGone`].
+fn server_gone(
+    in_a_row: u64,
+    answered: u64,
+    uri: &str,
+    first_error: &str,
+    waited: Option<std::time::Duration>,
+) -> String {
+    let row = format!(
+        "stopped: {in_a_row} requests in a row failed to connect to {uri} ({first_error}) after {answered} were answered"
+    );
+    match waited {
+        Some(w) => format!(
+            "{row}, and no connection opened within {} s (--retry-connect); the server did not come back",
+            w.as_secs_f64()
+        ),
+        None => format!(
+            "{row}; the server went away (--retry-connect waits for it to come back, --keep-going runs every request anyway)"
+        ),
+    }
+}
+
 /// What is wrong with a `--cacert` file.
 #[derive(Debug, thiserror::Error)]
 pub enum CaFileError {
@@ -187,6 +225,7 @@ impl ToolError for Error {
             Error::Tls(_)
             | Error::Unreachable { .. }
             | Error::EarlyStop { .. }
+            | Error::ServerGone { .. }
             | Error::NoneSucceeded { .. }
             | Error::Thread { .. }
             | Error::DispatcherPanicked => Ending::Failure,
