@@ -573,6 +573,9 @@ impl Dispatcher {
     }
 
     /// After a stop: every request still waiting, and every one still read, ends `not_sent`.
+    /// A schedule bounded by time is read no further: like the requests its duration never
+    /// reaches, those not yet read were never part of the run (and an endless closed-loop
+    /// schedule would otherwise be read for as long as its writer writes).
     fn stopped(&self, st: &mut State) -> Result<(), Error> {
         let clock = &self.pace.clock;
         for due in st.timers.drain() {
@@ -609,7 +612,7 @@ impl Dispatcher {
                 );
             }
         }
-        if st.input_done {
+        if st.input_done || self.duration_ns.is_some() {
             return Ok(());
         }
         while let Ok(event) = self.events.recv() {
