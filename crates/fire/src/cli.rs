@@ -119,11 +119,12 @@ struct Args {
     idle_timeout: Duration,
 
     /// Run every request even when they fail to connect (by default the run stops once 8
-    /// requests in a row failed to connect: the server is gone; docs/fire/protocol.md).
+    /// requests failed to connect since the last success: the server is gone;
+    /// docs/fire/protocol.md).
     #[arg(long)]
     keep_going: bool,
 
-    /// When 8 requests in a row fail to connect, wait for the server to come back instead of
+    /// When 8 requests failed to connect since the last success, wait for the server instead of
     /// stopping: new requests wait while fire tries to connect after 100 ms, then twice as
     /// long each time up to 5 s, and sending goes on once a connection opens, so that a run
     /// survives a server restart. The requests that failed stay failed (they are data). It
@@ -191,8 +192,8 @@ Exit status:
   0    every request ended and at least one succeeded (requests the server failed are data);
        or nothing was sent; or stdout's reader went away
   1    no request succeeded; or the server could not be reached: the model list, or 8
-       requests in a row failed to connect, at the start or mid-run (the run stops then,
-       unless --keep-going or --retry-connect; the rest end as not_sent)
+       requests failed to connect since the last success, at the start or mid-run (the run
+       stops then, unless --keep-going or --retry-connect; the rest end as not_sent)
   2    bad usage or input (a flag, the schedule)
   130  interrupted (Ctrl-C); 143 terminated (SIGTERM); everything measured was written
 

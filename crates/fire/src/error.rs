@@ -113,18 +113,17 @@ pub enum Error {
         /// The first connection error, or "no connection".
         first_error: String,
     },
-    /// The server went away mid-run: requests in a row failed to connect after others were
-    /// answered (or, with `--retry-connect`, no connection opened within its limit), so the run
-    /// stopped.
-    #[error("{}", server_gone(*in_a_row, *answered, uri, first_error, *waited))]
+    /// The server went away mid-run: requests failed to connect since the last success (and,
+    /// with `--retry-connect`, no connection opened within its limit), so the run stopped.
+    #[error("{}", server_gone(*failed, *succeeded, uri, first_error, *waited))]
     ServerGone {
-        /// Requests in a row that failed to connect.
-        in_a_row: u64,
-        /// Requests answered before the row began.
-        answered: u64,
+        /// Requests that failed to connect since the last success.
+        failed: u64,
+        /// Requests that succeeded in the run.
+        succeeded: u64,
         /// Where the requests went.
         uri: String,
-        /// The first connection error of the row, or "no connection".
+        /// The first of those connection errors, or "no connection".
         first_error: String,
         /// How long `--retry-connect` waited for a connection, when it was on.
         waited: Option<std::time::Duration>,
@@ -170,15 +169,19 @@ pub enum Error {
 
 /// The message of [`Error::ServerGone`].
 fn server_gone(
-    in_a_row: u64,
-    answered: u64,
+    failed: u64,
+    succeeded: u64,
     uri: &str,
     first_error: &str,
     waited: Option<std::time::Duration>,
 ) -> String {
-    let row = format!(
-        "stopped: {in_a_row} requests in a row failed to connect to {uri} ({first_error}) after {answered} were answered"
-    );
+    let since = if succeeded == 0 {
+        "with none succeeding".to_string()
+    } else {
+        format!("since the last of {succeeded} successes")
+    };
+    let row =
+        format!("stopped: {failed} requests failed to connect to {uri} {since} ({first_error})");
     match waited {
         Some(w) => format!(
             "{row}, and no connection opened within {} s (--retry-connect); the server did not come back",

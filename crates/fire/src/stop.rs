@@ -18,7 +18,7 @@ pub enum StopReason {
     Terminated,
     /// The consumer of stdout went away.
     OutputClosed,
-    /// Requests failed to connect, many in a row (see `verdict`): the server is not there.
+    /// Requests kept failing to connect (see `verdict`): the server is not there.
     Unreachable,
 }
 

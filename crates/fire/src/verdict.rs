@@ -2,21 +2,23 @@
 //! wait for it to come back (`--retry-connect`), and the exit status.
 //!
 //! Rules (documented in docs/fire/protocol.md and `fire --help`):
-//! - **Connect-failure stop**: when [`STOP_AFTER`] requests in a row failed to connect
-//!   (`connect` or `connect_timeout`, in the order they ended, with no other ending between
-//!   them), the server is taken to be gone: the run stops (requests in flight end as
-//!   `cancelled`, the rest as `not_sent`, whose `error` says why) and fire exits 1. Any other
-//!   ending of a request sent (a success, an HTTP error, a broken stream) ends the row. So a
-//!   dead server costs at most [`STOP_AFTER`] connect failures, plus those of requests already
-//!   in flight when the stop comes (a closed loop's N − 1 at most). `--keep-going` turns the
-//!   stop off.
-//! - **Retry** (`--retry-connect`): the same row pauses sending instead. The requests that
+//! - **Connect-failure stop**: when [`STOP_AFTER`] requests failed to connect (`connect` or
+//!   `connect_timeout`) since the last one that succeeded (or since the start), the server is
+//!   taken to be gone: the run stops (requests in flight end as `cancelled`, the rest as
+//!   `not_sent`, whose `error` says why) and fire exits 1. A success starts the count again;
+//!   other failures (an HTTP error, a stream the dying server broke) neither count nor reset
+//!   it. So a dead server costs at most [`STOP_AFTER`] connect failures after the last success,
+//!   plus those of requests already in flight when the stop comes (a closed loop's N − 1 at
+//!   most). `--keep-going` turns the stop off.
+//! - **Retry** (`--retry-connect`): the same count pauses sending instead. The requests that
 //!   failed stay failed (they are data); new ones wait while fire tries a connection after
-//!   [`Backoff`]'s delays (100 ms, doubling to 5 s); when one opens, sending goes on. When none
-//!   opens within the limit given (60 s by default), the run stops as above.
+//!   [`Backoff`]'s delays (100 ms, doubling to 5 s); when one opens (or a request in flight
+//!   succeeds), sending goes on. When none opens within the limit given (60 s by default), the
+//!   run stops as above.
 //! - **Exit 1** when at least one request was sent and none succeeded, or when the run ended
-//!   with [`STOP_AFTER`] or more requests in a row failing to connect (with `--keep-going`);
-//!   0 otherwise. Requests the run itself ended (`cancelled`, `not_sent`) count as neither.
+//!   with [`STOP_AFTER`] or more connect failures since its last success (with
+//!   `--keep-going`); 0 otherwise. Requests the run itself ended (`cancelled`, `not_sent`)
+//!   count as neither.
 
 use crate::error::Error;
 use crate::sync::lock;
@@ -26,8 +28,8 @@ use std::time::Duration;
 use tokenpipe_format::ErrorKind;
 use tokio::sync::watch;
 
-/// How many requests in a row must fail to connect before the run stops (or, with
-/// `--retry-connect`, waits for the server).
+/// How many requests must fail to connect since the last success before the run stops (or,
+/// with `--retry-connect`, waits for the server).
 pub const STOP_AFTER: u64 = 8;
 
 /// The first wait before trying to connect again, under `--retry-connect`.
@@ -58,17 +60,17 @@ pub enum Reaction {
     Wait(Duration),
 }
 
-/// The current row of connect failures.
+/// The connect failures since the last success: "the row" below.
 #[derive(Debug, Default)]
 struct Row {
-    /// Requests in a row that failed to connect.
+    /// Requests that failed to connect since the last success.
     len: u64,
     /// The first connection error of the row, for the message.
     first_error: Option<String>,
     /// The row reached [`STOP_AFTER`] and the run reacted (stopped, or paused).
     acted: bool,
-    /// Requests that ended after reaching the server, before the row began.
-    answered_before: u64,
+    /// Every request that ended by then was in the row: nothing else ever ended.
+    all_of_the_run: bool,
 }
 
 /// What the requests that ended so far say about the run.
@@ -78,11 +80,11 @@ pub struct Verdict {
     /// Requests that ended as a success or a failure of the server or network.
     ended: AtomicU64,
     ok: AtomicU64,
-    /// Requests that ended after reaching the server (anything but a connect failure).
-    answered: AtomicU64,
     row: Mutex<Row>,
     /// Sending waits while this is true (`--retry-connect`).
     paused: watch::Sender<bool>,
+    /// Pauses so far: a wait for the server that outlived its pause ends.
+    pauses: AtomicU64,
     /// Some request was answered 404.
     not_found: AtomicBool,
     /// `--retry-connect` waited this long in vain, and the run stopped.
@@ -96,9 +98,9 @@ impl Verdict {
             on_unreachable,
             ended: AtomicU64::new(0),
             ok: AtomicU64::new(0),
-            answered: AtomicU64::new(0),
             row: Mutex::default(),
             paused: watch::Sender::new(false),
+            pauses: AtomicU64::new(0),
             not_found: AtomicBool::new(false),
             gave_up: OnceLock::new(),
         }
@@ -115,7 +117,7 @@ impl Verdict {
         let Some(kind) = kind else {
             self.ended.fetch_add(1, Ordering::SeqCst);
             self.ok.fetch_add(1, Ordering::SeqCst);
-            self.answered();
+            self.succeeded();
             return Reaction::Go;
         };
         if !kind.is_failure() {
@@ -124,20 +126,19 @@ impl Verdict {
         if status == Some(404) {
             self.not_found.store(true, Ordering::Relaxed);
         }
-        self.ended.fetch_add(1, Ordering::SeqCst);
+        let ended = self.ended.fetch_add(1, Ordering::SeqCst) + 1;
         if !matches!(kind, ErrorKind::Connect | ErrorKind::ConnectTimeout) {
-            self.answered();
             return Reaction::Go;
         }
         let mut row = lock(&self.row);
         row.len += 1;
         if row.len == 1 {
             row.first_error = error.map(str::to_string);
-            row.answered_before = self.answered.load(Ordering::SeqCst);
         }
         if row.len < STOP_AFTER || row.acted {
             return Reaction::Go;
         }
+        row.all_of_the_run = row.len == ended;
         match self.on_unreachable {
             OnUnreachable::KeepGoing => Reaction::Go,
             OnUnreachable::Stop => {
@@ -146,19 +147,19 @@ impl Verdict {
             }
             OnUnreachable::Retry(limit) => {
                 row.acted = true;
+                self.pauses.fetch_add(1, Ordering::SeqCst);
                 self.paused.send_replace(true);
                 Reaction::Wait(limit)
             }
         }
     }
 
-    /// A request reached the server: a row of connect failures in progress ends, unless the
-    /// run is paused waiting for a connection (then the wait decides).
-    fn answered(&self) {
-        self.answered.fetch_add(1, Ordering::SeqCst);
+    /// A request succeeded: the row ends, and a pause with it (the server is there).
+    fn succeeded(&self) {
         let mut row = lock(&self.row);
-        if row.len > 0 && !*self.paused.borrow() {
+        if row.len > 0 {
             *row = Row::default();
+            self.paused.send_replace(false);
         }
     }
 
@@ -166,6 +167,13 @@ impl Verdict {
     pub fn resume(&self) {
         *lock(&self.row) = Row::default();
         self.paused.send_replace(false);
+    }
+
+    /// Which pause sending is in, if it is paused: a wait for the server goes on only while
+    /// this is still the one it began in.
+    pub fn pause(&self) -> Option<u64> {
+        let _row = lock(&self.row);
+        (*self.paused.borrow()).then(|| self.pauses.load(Ordering::SeqCst))
     }
 
     /// No connection opened within `limit` of a pause: the run is to stop.
@@ -192,7 +200,7 @@ impl Verdict {
             .first_error
             .clone()
             .unwrap_or_else(|| "no connection".into());
-        if row.answered_before == 0 && waited.is_none() {
+        if row.all_of_the_run && waited.is_none() {
             return Error::EarlyStop {
                 after: STOP_AFTER,
                 uri: uri.to_string(),
@@ -200,8 +208,8 @@ impl Verdict {
             };
         }
         Error::ServerGone {
-            in_a_row: row.len.max(STOP_AFTER),
-            answered: row.answered_before,
+            failed: row.len.max(STOP_AFTER),
+            succeeded: self.ok.load(Ordering::SeqCst),
             uri: uri.to_string(),
             first_error,
             waited,
@@ -212,9 +220,9 @@ impl Verdict {
     pub fn not_sent_detail(&self, uri: &str) -> String {
         let n = lock(&self.row).len.max(STOP_AFTER);
         match self.gave_up.get() {
-            None => format!("{n} requests in a row failed to connect to {uri}"),
+            None => format!("{n} requests failed to connect to {uri} since the last success"),
             Some(w) => format!(
-                "{n} requests in a row failed to connect to {uri}, and no connection opened within {} s (--retry-connect)",
+                "{n} requests failed to connect to {uri} since the last success, and no connection opened within {} s (--retry-connect)",
                 w.as_secs_f64()
             ),
         }
@@ -226,7 +234,8 @@ impl Verdict {
     }
 
     /// `Err` when requests were sent and none succeeded, or when the run ended with
-    /// [`STOP_AFTER`] or more requests in a row failing to connect (`uri` is where they went).
+    /// [`STOP_AFTER`] or more connect failures since its last success (`uri` is where they
+    /// went).
     pub fn outcome(&self, uri: &str) -> Result<(), Error> {
         let ended = self.ended.load(Ordering::SeqCst);
         if ended == 0 {
@@ -317,46 +326,54 @@ mod tests {
     }
 
     #[test]
-    fn a_server_gone_mid_run_stops_it_after_a_row_of_connect_failures() {
+    fn a_server_gone_mid_run_stops_it_after_connect_failures_since_the_last_success() {
         let v = Verdict::new(OnUnreachable::Stop);
         for _ in 0..5 {
             assert_eq!(v.record(None, Some(200), None), Reaction::Go);
         }
-        // A broken stream when the server died, then connect failures.
-        assert_eq!(
-            v.record(Some(ErrorKind::Incomplete), Some(200), None),
-            Reaction::Go
-        );
-        let reactions = connect(&v, STOP_AFTER);
+        // Streams the dying server broke, among the connect failures: they neither count nor
+        // reset the count.
+        let mut reactions = connect(&v, 3);
+        for _ in 0..3 {
+            assert_eq!(
+                v.record(Some(ErrorKind::Incomplete), Some(200), None),
+                Reaction::Go
+            );
+        }
+        reactions.extend(connect(&v, STOP_AFTER - 3));
         assert_eq!(reactions[..7], [Reaction::Go; 7]);
         assert_eq!(reactions[7], Reaction::Stop);
         let e = v.stop_error("http://h:1/v1/completions");
         let m = e.to_string();
-        assert!(m.contains("8 requests in a row failed to connect"), "{m}");
-        assert!(m.contains("http://h:1/v1/completions"), "{m}");
         assert!(
-            m.contains("refused 1") && m.contains("6 were answered"),
+            m.starts_with("stopped: 8 requests failed to connect to http://h:1/v1/completions since the last of 5 successes (refused 1)"),
             "{m}"
         );
+        assert!(m.contains("--retry-connect"), "{m}");
         assert_eq!(e.ending(), Ending::Failure);
-        assert!(v
-            .not_sent_detail("http://h:1/v1/completions")
-            .contains("8 requests in a row failed to connect to http://h:1"));
+        assert_eq!(
+            v.not_sent_detail("http://h:1/v1/completions"),
+            "8 requests failed to connect to http://h:1/v1/completions since the last success"
+        );
     }
 
     #[test]
-    fn any_other_ending_breaks_the_row() {
+    fn a_success_resets_the_count_and_other_failures_do_not() {
         let v = Verdict::new(OnUnreachable::Stop);
         for _ in 0..10 {
-            connect(&v, STOP_AFTER - 1);
-            assert_eq!(
-                v.record(Some(ErrorKind::Http), Some(503), None),
-                Reaction::Go
-            );
             connect(&v, STOP_AFTER - 1);
             assert_eq!(v.record(None, Some(200), None), Reaction::Go);
         }
         assert!(v.outcome("u").is_ok());
+        let v = Verdict::new(OnUnreachable::Stop);
+        connect(&v, STOP_AFTER - 1);
+        assert_eq!(
+            v.record(Some(ErrorKind::Http), Some(503), None),
+            Reaction::Go
+        );
+        assert_eq!(connect(&v, 1), [Reaction::Stop]);
+        let m = v.stop_error("u").to_string();
+        assert!(m.contains("with none succeeding"), "{m}");
         let v = Verdict::new(OnUnreachable::Stop);
         assert_eq!(
             v.record(Some(ErrorKind::Http), Some(404), None),
@@ -386,21 +403,26 @@ mod tests {
     }
 
     #[test]
-    fn retry_pauses_once_per_row_and_resumes() {
+    fn retry_pauses_once_per_count_and_resumes() {
         let limit = Duration::from_secs(7);
         let v = Verdict::new(OnUnreachable::Retry(limit));
         v.record(None, Some(200), None);
         let reactions = connect(&v, STOP_AFTER + 3);
         assert_eq!(reactions[7], Reaction::Wait(limit));
         assert!(reactions[8..].iter().all(|r| *r == Reaction::Go));
+        assert_eq!(v.pause(), Some(1));
+        // Another failure while paused changes nothing; a success ends the pause.
+        v.record(Some(ErrorKind::Http), Some(503), None);
         assert!(*v.paused.borrow());
-        // An answer that comes while paused does not end the pause.
         v.record(None, Some(200), None);
-        assert!(*v.paused.borrow());
-        v.resume();
         assert!(!*v.paused.borrow());
         assert!(v.outcome("u").is_ok());
         assert_eq!(connect(&v, STOP_AFTER)[7], Reaction::Wait(limit));
+        assert_eq!(v.pause(), Some(2));
+        v.resume();
+        assert_eq!(v.pause(), None);
+        assert_eq!(connect(&v, STOP_AFTER)[7], Reaction::Wait(limit));
+        assert_eq!(v.pause(), Some(3));
         v.give_up(limit);
         let e = v.stop_error("http://h/v1");
         assert!(e.to_string().contains("within 7 s"), "{e}");

@@ -152,14 +152,18 @@ fn direct_connect_failure(ctx: &Ctx, e: direct::ConnectError) -> Failure {
 /// Sending is paused (`--retry-connect`): tries a connection to the server after each of
 /// [`Backoff`]'s waits, in a task of its own, and resumes sending when one opens (it is kept
 /// for the next request); when none opens within `limit`, stops the run as the connect-failure
-/// stop does. Says on stderr when it starts waiting and how it ended.
+/// stop does. A pause that ended otherwise (a request in flight succeeded) ends the wait too.
+/// Says on stderr when it starts waiting and how it ended.
 pub(super) fn wait_for_server(ctx: &Arc<Ctx>, limit: Duration) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return;
     };
+    let Some(pause) = ctx.verdict.pause() else {
+        return;
+    };
     let ctx = ctx.clone();
     crate::live::say(&format!(
-        "fire: {} requests in a row failed to connect to {}; waiting up to {} s for it to come back (--retry-connect)",
+        "fire: {} requests failed to connect to {} since the last success; waiting up to {} s for it to come back (--retry-connect)",
         crate::verdict::STOP_AFTER,
         ctx.uri,
         limit.as_secs_f64()
@@ -171,11 +175,14 @@ pub(super) fn wait_for_server(ctx: &Arc<Ctx>, limit: Duration) {
                 () = tokio::time::sleep(wait) => {}
                 () = ctx.stop.stopped() => return,
             }
+            if ctx.verdict.pause() != Some(pause) {
+                return;
+            }
             let opened = tokio::select! {
                 r = ctx.client.probe(&ctx.uri) => r.is_ok(),
                 () = ctx.stop.stopped() => return,
             };
-            if opened {
+            if opened && ctx.verdict.pause() == Some(pause) {
                 crate::live::say(&format!(
                     "fire: {} is back after {:.1} s; sending again",
                     ctx.uri,
@@ -184,6 +191,9 @@ pub(super) fn wait_for_server(ctx: &Arc<Ctx>, limit: Duration) {
                 ctx.verdict.resume();
                 return;
             }
+        }
+        if ctx.verdict.pause() != Some(pause) {
+            return;
         }
         ctx.verdict.give_up(limit);
         let why = ctx.verdict.not_sent_detail(&ctx.uri.to_string());
