@@ -15,6 +15,7 @@ complete -c fire -l timeout -d 'Longest a request may take from send to the end 
 complete -c fire -l connect-timeout -d 'Longest wait for a TCP connection to be made (`connect_timeout`)' -r
 complete -c fire -l first-token-timeout -d 'Longest wait from the send to the first event with content (`first_token_timeout`); off unless given, since queueing on a loaded server is a wait worth measuring' -r
 complete -c fire -l idle-timeout -d 'Longest silence between two reads of a response body, once its first byte came (`idle_timeout`), so that a stalled stream fails in a minute rather than at --timeout; 0 turns it off' -r
+complete -c fire -l retry-connect -d 'When 8 requests failed to connect since the last success, wait for the server instead of stopping: new requests wait while fire tries to connect after 100 ms, then twice as long each time up to 5 s, and sending goes on once a connection opens, so that a run survives a server restart. The requests that failed stay failed (they are data). It gives up, and the run stops, when no connection opened within DURATION of waiting (60s unless given, as --retry-connect=2m). Off by default' -r
 complete -c fire -l threads -d 'Network threads (1 runs everything on one thread, the cheapest for a few thousand streams)' -r
 complete -c fire -l save -d 'Also write the events to FILE, from fire\'s own writer: the file is complete (whole lines) after Ctrl-C even when a `tee` or `reduce` downstream died of it' -r -F
 complete -c fire -l output-buffer -d 'Output bytes held for a slow reader before fire waits for it and writes a `stall` record (suffixes K, M, G: KiB, MiB, GiB)' -r
@@ -26,7 +27,7 @@ complete-bash\t'A bash completion script'
 complete-zsh\t'A zsh completion script'
 complete-fish\t'A fish completion script'
 schema\t'The JSON Schema of the stream format'"
-complete -c fire -l keep-going -d 'Run every request even when the first ones all fail to connect (by default the run stops after the first 8 requests to end all failed to connect)'
+complete -c fire -l keep-going -d 'Run every request even when they fail to connect (by default the run stops once 8 requests failed to connect since the last success: the server is gone; docs/fire/protocol.md)'
 complete -c fire -l no-ignore-eos -d 'Do not send `ignore_eos: true` (then the model may stop before `max_tokens`)'
 complete -c fire -l record-text -d 'Write each request\'s generated text (reasoning left out) in its `done` record (`done.text`), to check answers or replay a conversation'
 complete -c fire -l progress -d 'Show the progress view on stderr even when it is not a terminal (then as a plain line a second). Without it the view shows only on a terminal'

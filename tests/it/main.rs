@@ -24,6 +24,7 @@ mod faults_e2e;
 mod fire_output;
 mod fire_protocol;
 mod fire_selfcheck;
+mod fire_stop;
 mod fire_transport;
 mod fire_workloads;
 mod format_compat;

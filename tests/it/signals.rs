@@ -110,7 +110,8 @@ fn ctrl_c_on_the_whole_group_keeps_the_saved_events_whole_and_in_step_with_reduc
     let fire_err = String::from_utf8_lossy(&fire_err.join().unwrap()).into_owned();
     let reduce_err = String::from_utf8_lossy(&reduce_err.join().unwrap()).into_owned();
     assert_eq!(fire_status.code(), Some(130), "fire: {fire_err}");
-    assert!(reduce_status.success(), "reduce: {reduce_err}");
+    // reduce writes its summary, then ends as interrupted too.
+    assert_eq!(reduce_status.code(), Some(130), "reduce: {reduce_err}");
 
     let recs = saved_records(&saved);
     let _ = std::fs::remove_file(&saved);

@@ -155,7 +155,9 @@ fn open_input(path: &Path) -> Result<Input, OpenError> {
 /// the whole pipeline; `fire` answers it by writing everything it measured and closing its
 /// stdout, so `reduce` and `table` must keep reading to that end instead of dying first. This
 /// applies only while a piped (not terminal) stdin is among the inputs; a second Ctrl-C exits
-/// with 130 at once.
+/// with 130 at once. After the first, the tool still writes its output, and then [`run`] ends
+/// it with 130 all the same ([`interrupted`]): the pipeline was interrupted, and a script must
+/// not take its output for a whole run's.
 pub fn outlast_first_interrupt(tool: &str, paths: &[PathBuf]) {
     let reads_stdin = paths.is_empty() || paths.iter().any(|p| p == Path::new("-"));
     if !reads_stdin || io::stdin().is_terminal() {
@@ -173,6 +175,11 @@ pub fn outlast_first_interrupt(tool: &str, paths: &[PathBuf]) {
         action.sa_flags = libc::SA_RESTART;
         libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
     }
+}
+
+/// True once a Ctrl-C was outlived ([`outlast_first_interrupt`]): the tool ends with 130.
+pub fn interrupted() -> bool {
+    INTERRUPTS.load(std::sync::atomic::Ordering::SeqCst) > 0
 }
 
 static INTERRUPT_MESSAGE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();

@@ -118,10 +118,20 @@ struct Args {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = tokenpipe_cli::parse_duration)]
     idle_timeout: Duration,
 
-    /// Run every request even when the first ones all fail to connect (by default the run
-    /// stops after the first 8 requests to end all failed to connect).
+    /// Run every request even when they fail to connect (by default the run stops once 8
+    /// requests failed to connect since the last success: the server is gone;
+    /// docs/fire/protocol.md).
     #[arg(long)]
     keep_going: bool,
+
+    /// When 8 requests failed to connect since the last success, wait for the server instead of
+    /// stopping: new requests wait while fire tries to connect after 100 ms, then twice as
+    /// long each time up to 5 s, and sending goes on once a connection opens, so that a run
+    /// survives a server restart. The requests that failed stay failed (they are data). It
+    /// gives up, and the run stops, when no connection opened within DURATION of waiting (60s
+    /// unless given, as --retry-connect=2m). Off by default.
+    #[arg(long, value_name = "DURATION", num_args = 0..=1, default_missing_value = "60s", require_equals = true, value_parser = positive_duration, conflicts_with = "keep_going")]
+    retry_connect: Option<Duration>,
 
     /// Do not send `ignore_eos: true` (then the model may stop before `max_tokens`).
     #[arg(long)]
@@ -179,9 +189,11 @@ struct Args {
 /// The help's closing section: exit statuses and examples.
 const AFTER_HELP: &str = "\
 Exit status:
-  0    at least one request succeeded (or nothing was sent, or stdout's reader went away)
-  1    no request succeeded; the server could not be reached (the model list, or the first 8
-       requests to end all failed to connect: the run stops early unless --keep-going)
+  0    every request ended and at least one succeeded (requests the server failed are data);
+       or nothing was sent; or stdout's reader went away
+  1    no request succeeded; or the server could not be reached: the model list, or 8
+       requests failed to connect since the last success, at the start or mid-run (the run
+       stops then, unless --keep-going or --retry-connect; the rest end as not_sent)
   2    bad usage or input (a flag, the schedule)
   130  interrupted (Ctrl-C); 143 terminated (SIGTERM); everything measured was written
 
@@ -252,6 +264,7 @@ impl Args {
             first_token_timeout: self.first_token_timeout,
             idle_timeout: Some(self.idle_timeout).filter(|d| !d.is_zero()),
             keep_going: self.keep_going,
+            retry_connect: self.retry_connect,
             ignore_eos: !self.no_ignore_eos,
             record_text: self.record_text,
             threads: self.threads,

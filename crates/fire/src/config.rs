@@ -52,8 +52,11 @@ pub struct Config {
     pub first_token_timeout: Option<Duration>,
     /// Longest silence between two reads of a body; `None` is no limit (`--idle-timeout 0`).
     pub idle_timeout: Option<Duration>,
-    /// Run every request even when the first ones all fail to connect (`--keep-going`).
+    /// Run every request even when they fail to connect (`--keep-going`).
     pub keep_going: bool,
+    /// Wait for a server that stopped accepting connections, at most this long in all, instead
+    /// of stopping the run (`--retry-connect`); `None` stops it.
+    pub retry_connect: Option<Duration>,
     /// Send `ignore_eos: true` (unless `--no-ignore-eos`).
     pub ignore_eos: bool,
     /// Write each request's generated text in its `done` record (`--record-text`).
@@ -78,6 +81,17 @@ pub struct Config {
 }
 
 impl Config {
+    /// What the run does when requests keep failing to connect: `--retry-connect` waits,
+    /// `--keep-going` sends on, and otherwise the run stops.
+    pub(crate) fn on_unreachable(&self) -> crate::verdict::OnUnreachable {
+        use crate::verdict::OnUnreachable;
+        match (self.retry_connect, self.keep_going) {
+            (Some(limit), _) => OnUnreachable::Retry(limit),
+            (None, true) => OnUnreachable::KeepGoing,
+            (None, false) => OnUnreachable::Stop,
+        }
+    }
+
     /// A run against `url` with every other setting at its flag's default.
     pub fn new(url: impl Into<String>) -> Self {
         Self {
@@ -97,6 +111,7 @@ impl Config {
             first_token_timeout: None,
             idle_timeout: Some(Duration::from_secs(60)),
             keep_going: false,
+            retry_connect: None,
             ignore_eos: true,
             record_text: false,
             threads: 1,

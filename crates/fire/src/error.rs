@@ -113,6 +113,21 @@ pub enum Error {
         /// The first connection error, or "no connection".
         first_error: String,
     },
+    /// The server went away mid-run: requests failed to connect since the last success (and,
+    /// with `--retry-connect`, no connection opened within its limit), so the run stopped.
+    #[error("{}", server_gone(*failed, *succeeded, uri, first_error, *waited))]
+    ServerGone {
+        /// Requests that failed to connect since the last success.
+        failed: u64,
+        /// Requests that succeeded in the run.
+        succeeded: u64,
+        /// Where the requests went.
+        uri: String,
+        /// The first of those connection errors, or "no connection".
+        first_error: String,
+        /// How long `--retry-connect` waited for a connection, when it was on.
+        waited: Option<std::time::Duration>,
+    },
     /// Requests were sent and none succeeded.
     #[error("none of the {ended} requests sent succeeded")]
     NoneSucceeded {
@@ -152,6 +167,32 @@ pub enum Error {
     Io(#[from] io::Error),
 }
 
+/// The message of [`Error::ServerGone`].
+fn server_gone(
+    failed: u64,
+    succeeded: u64,
+    uri: &str,
+    first_error: &str,
+    waited: Option<std::time::Duration>,
+) -> String {
+    let since = if succeeded == 0 {
+        "with none succeeding".to_string()
+    } else {
+        format!("since the last of {succeeded} successes")
+    };
+    let row =
+        format!("stopped: {failed} requests failed to connect to {uri} {since} ({first_error})");
+    match waited {
+        Some(w) => format!(
+            "{row}, and no connection opened within {} s (--retry-connect); the server did not come back",
+            w.as_secs_f64()
+        ),
+        None => format!(
+            "{row}; the server went away (--retry-connect waits for it to come back, --keep-going runs every request anyway)"
+        ),
+    }
+}
+
 /// What is wrong with a `--cacert` file.
 #[derive(Debug, thiserror::Error)]
 pub enum CaFileError {
@@ -187,6 +228,7 @@ impl ToolError for Error {
             Error::Tls(_)
             | Error::Unreachable { .. }
             | Error::EarlyStop { .. }
+            | Error::ServerGone { .. }
             | Error::NoneSucceeded { .. }
             | Error::Thread { .. }
             | Error::DispatcherPanicked => Ending::Failure,

@@ -1,9 +1,11 @@
 //! One way to end a run early, whatever the cause: Ctrl-C, SIGTERM, a reader that closed our
-//! stdout, or a server that cannot be reached.
-//! The dispatcher stops sending (remaining requests end as `not_sent`) and every request in
-//! flight ends as `cancelled`, so the stream still holds one `done` per request.
+//! stdout, or a server that cannot be reached (at the start or mid-run, see `verdict`).
+//! The dispatcher stops sending (remaining requests end as `not_sent`, their `error` saying why
+//! when the stop gave a reason) and every request in flight ends as `cancelled`, so the stream
+//! still holds one `done` per request.
 
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
 use tokenpipe_cli::Ending;
 use tokio::sync::watch;
 
@@ -16,7 +18,7 @@ pub enum StopReason {
     Terminated,
     /// The consumer of stdout went away.
     OutputClosed,
-    /// The first requests all failed to connect (see `verdict`).
+    /// Requests kept failing to connect (see `verdict`): the server is not there.
     Unreachable,
 }
 
@@ -42,10 +44,16 @@ impl StopReason {
     }
 }
 
+/// The `error` of a request the run stopped before it was sent, when the stop gave no reason.
+pub const NOT_SENT: &str = "run stopped before this request was sent";
+
 /// A stop signal visible to threads (polling) and tasks (awaiting).
 pub struct Stop {
     reason: AtomicU8,
     tx: watch::Sender<bool>,
+    /// Why, in words, for the `error` of the requests it leaves unsent: with the code of the
+    /// reason that gave it, so that words given by a reason that lost the race are not used.
+    detail: OnceLock<(u8, String)>,
 }
 
 impl Default for Stop {
@@ -53,7 +61,17 @@ impl Default for Stop {
         Self {
             reason: AtomicU8::new(0),
             tx: watch::Sender::new(false),
+            detail: OnceLock::new(),
         }
+    }
+}
+
+fn code_of(reason: StopReason) -> u8 {
+    match reason {
+        StopReason::Interrupted => 1,
+        StopReason::OutputClosed => 2,
+        StopReason::Terminated => 3,
+        StopReason::Unreachable => 4,
     }
 }
 
@@ -62,12 +80,19 @@ impl Stop {
     /// a closed output: a terminal's Ctrl-C reaches the whole pipe, and when the reader dies of
     /// it a moment before `fire` sees the signal, the run still ends as interrupted.
     pub fn trigger(&self, reason: StopReason) {
-        let code = match reason {
-            StopReason::Interrupted => 1,
-            StopReason::OutputClosed => 2,
-            StopReason::Terminated => 3,
-            StopReason::Unreachable => 4,
-        };
+        self.trigger_because(reason, None);
+    }
+
+    /// Stops the run as [`Stop::trigger`] does; `detail`, when the stop is the first, is what
+    /// the `error` of every request left unsent says after [`NOT_SENT`].
+    pub fn trigger_because(&self, reason: StopReason, detail: Option<String>) {
+        let code = code_of(reason);
+        if let Some(detail) = detail {
+            // Set before the reason, so that no request is seen unsent without it.
+            if self.reason.load(Ordering::SeqCst) == 0 {
+                let _ = self.detail.set((code, detail));
+            }
+        }
         let replaced = self
             .reason
             .compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst);
@@ -88,6 +113,17 @@ impl Stop {
             3 => Some(StopReason::Terminated),
             4 => Some(StopReason::Unreachable),
             _ => None,
+        }
+    }
+
+    /// The `error` of a request this stop left unsent: [`NOT_SENT`], with the stop's reason
+    /// in words when it gave one.
+    pub fn not_sent_error(&self) -> String {
+        match self.detail.get() {
+            Some((code, detail)) if *code == self.reason.load(Ordering::SeqCst) => {
+                format!("{NOT_SENT}: {detail}")
+            }
+            _ => NOT_SENT.to_string(),
         }
     }
 
@@ -137,5 +173,21 @@ mod tests {
             Some(Ending::Failure)
         );
         assert_eq!(StopReason::OutputClosed.exit(), None);
+    }
+
+    #[test]
+    fn unsent_requests_name_the_reason_of_the_stop_that_won() {
+        let s = Stop::default();
+        assert_eq!(s.not_sent_error(), NOT_SENT);
+        s.trigger_because(StopReason::Unreachable, Some("the server went away".into()));
+        assert_eq!(
+            s.not_sent_error(),
+            "run stopped before this request was sent: the server went away"
+        );
+        let s = Stop::default();
+        s.trigger(StopReason::Interrupted);
+        s.trigger_because(StopReason::Unreachable, Some("the server went away".into()));
+        assert_eq!(s.reason(), Some(StopReason::Interrupted));
+        assert_eq!(s.not_sent_error(), NOT_SENT);
     }
 }

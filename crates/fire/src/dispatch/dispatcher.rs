@@ -10,7 +10,7 @@ use super::feed::Event;
 use super::{tighten_timer_slack, Admit, Dispatch, Pace, Policy};
 use crate::api::{BodyError, BodyOptions, Dialect};
 use crate::error::Error;
-use crate::exchange::{not_sent, not_sent_because};
+use crate::exchange::{not_sent_because, stopped_before_sent};
 use crate::job::credit::Gate;
 use crate::job::{Ended, Flow, Job, Line};
 use crate::salt::RunSalt;
@@ -206,7 +206,14 @@ impl Dispatcher {
             Due::WithSlot(job) => {
                 if let Err(e) = self.priority.send(Dispatch::Job(job)) {
                     if let Dispatch::Job(job) = e.0 {
-                        not_sent(&self.live, &self.sink, &self.pace.clock, job.id, job.echo);
+                        stopped_before_sent(
+                            &self.live,
+                            &self.sink,
+                            &self.pace.clock,
+                            &self.pace.stop,
+                            job.id,
+                            job.echo,
+                        );
                     }
                 }
             }
@@ -217,7 +224,14 @@ impl Dispatcher {
     fn to_queue(&self, job: Job) {
         if let Err(e) = self.queue.send(job) {
             // The send loop is gone (the runtime ended): this request was never sent.
-            not_sent(&self.live, &self.sink, &self.pace.clock, e.0.id, e.0.echo);
+            stopped_before_sent(
+                &self.live,
+                &self.sink,
+                &self.pace.clock,
+                &self.pace.stop,
+                e.0.id,
+                e.0.echo,
+            );
         }
     }
 
@@ -559,34 +573,46 @@ impl Dispatcher {
     }
 
     /// After a stop: every request still waiting, and every one still read, ends `not_sent`.
+    /// A schedule bounded by time is read no further: like the requests its duration never
+    /// reaches, those not yet read were never part of the run (and an endless closed-loop
+    /// schedule would otherwise be read for as long as its writer writes).
     fn stopped(&self, st: &mut State) -> Result<(), Error> {
         let clock = &self.pace.clock;
         for due in st.timers.drain() {
             if let Due::Queue(job) | Due::WithSlot(job) = due {
-                not_sent(&self.live, &self.sink, clock, job.id, job.echo);
+                stopped_before_sent(
+                    &self.live,
+                    &self.sink,
+                    clock,
+                    &self.pace.stop,
+                    job.id,
+                    job.echo,
+                );
             }
         }
         for line in st.batches.drain() {
-            not_sent(
+            stopped_before_sent(
                 &self.live,
                 &self.sink,
                 clock,
+                &self.pace.stop,
                 line.req.id,
                 line.req.grouping,
             );
         }
         for (_, session) in st.sessions.live.drain() {
             for line in session.parked {
-                not_sent(
+                stopped_before_sent(
                     &self.live,
                     &self.sink,
                     clock,
+                    &self.pace.stop,
                     line.req.id,
                     line.req.grouping,
                 );
             }
         }
-        if st.input_done {
+        if st.input_done || self.duration_ns.is_some() {
             return Ok(());
         }
         while let Ok(event) = self.events.recv() {
@@ -594,7 +620,14 @@ impl Dispatcher {
                 Event::Record(record, ..) => {
                     if let Record::Request(req) = *record {
                         self.live.read();
-                        not_sent(&self.live, &self.sink, clock, req.id, req.grouping);
+                        stopped_before_sent(
+                            &self.live,
+                            &self.sink,
+                            clock,
+                            &self.pace.stop,
+                            req.id,
+                            req.grouping,
+                        );
                     }
                 }
                 Event::EndOfInput(end) => return end,

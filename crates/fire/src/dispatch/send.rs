@@ -145,7 +145,7 @@ fn start(
 ) -> bool {
     drop(job.credit.take());
     if ctx.stop.is_stopped() {
-        not_sent(&ctx.live, &ctx.sink, &ctx.clock, job.id, job.echo);
+        not_sent(ctx, job.id, job.echo);
         return false;
     }
     if deadline.is_some_and(|d| ctx.clock.now_ns() >= d) {

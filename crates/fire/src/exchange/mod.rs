@@ -23,7 +23,7 @@ use crate::limits::{Limits, Watch};
 use crate::live::Counters;
 use crate::sink::Sink;
 use crate::stop::{Stop, StopReason};
-use crate::verdict::Verdict;
+use crate::verdict::{Reaction, Verdict};
 use bytes::Bytes;
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use hyper::Uri;
@@ -57,7 +57,7 @@ pub(crate) struct Ctx {
     pub stop: Arc<Stop>,
     /// High half of each request's `x-request-id`.
     pub run_hash: u64,
-    /// The early-stop rule and the exit status.
+    /// The connect-failure stop (or wait) and the exit status.
     pub verdict: Verdict,
     /// The run's counts, for the progress view and the self-check.
     pub live: Arc<Counters>,
@@ -101,6 +101,11 @@ impl Request {
     pub async fn run(mut self) -> Ended {
         let ctx = self.ctx.clone();
         let job = &mut self.job;
+        // While sending waits for the server to come back (`--retry-connect`), the request
+        // could leave no earlier than the moment it did: the wait is not the client's.
+        if ctx.verdict.connectable().await {
+            job.ready_ns = Some(ctx.clock.now_ns());
+        }
         let body = std::mem::take(&mut job.body);
         let own_headers = std::mem::take(&mut job.headers);
         let sent_ns = ctx.clock.now_ns();
@@ -130,8 +135,13 @@ impl Request {
             Ok(()) => (true, None, None),
             Err(f) => (false, Some(f.kind), Some(f.message)),
         };
-        if ctx.verdict.record(error_kind, st.status, error.as_deref()) {
-            ctx.stop.trigger(StopReason::Unreachable);
+        match ctx.verdict.record(error_kind, st.status, error.as_deref()) {
+            Reaction::Go => {}
+            Reaction::Stop => {
+                let why = ctx.verdict.not_sent_detail(&ctx.uri.to_string());
+                ctx.stop.trigger_because(StopReason::Unreachable, Some(why));
+            }
+            Reaction::Wait(limit) => send::wait_for_server(ctx, limit),
         }
         let error_kind = error_kind.map(Into::into);
         ctx.sink.record(&Record::Done(Done {
@@ -172,7 +182,7 @@ impl Drop for Request {
             self.ended = true;
             let ctx = &self.ctx;
             let echo = std::mem::take(&mut self.job.echo);
-            not_sent(&ctx.live, &ctx.sink, &ctx.clock, self.job.id, echo);
+            not_sent(ctx, self.job.id, echo);
             return;
         }
         self.end(Err(Failure::new(
@@ -204,16 +214,22 @@ pub(crate) fn not_sent_because(
     }));
 }
 
-/// Writes the `done` of a request the run stopped before it was sent.
-pub(crate) fn not_sent(live: &Counters, sink: &Sink, clock: &RunClock, id: u64, echo: Grouping) {
-    not_sent_because(
-        live,
-        sink,
-        clock,
-        id,
-        echo,
-        "run stopped before this request was sent".into(),
-    );
+/// Writes the `done` of a request the run stopped before it was sent; its `error` says why
+/// when the stop gave a reason (`Stop::not_sent_error`).
+pub(crate) fn not_sent(ctx: &Ctx, id: u64, echo: Grouping) {
+    stopped_before_sent(&ctx.live, &ctx.sink, &ctx.clock, &ctx.stop, id, echo);
+}
+
+/// [`not_sent`], for the dispatcher, which has no [`Ctx`].
+pub(crate) fn stopped_before_sent(
+    live: &Counters,
+    sink: &Sink,
+    clock: &RunClock,
+    stop: &Stop,
+    id: u64,
+    echo: Grouping,
+) {
+    not_sent_because(live, sink, clock, id, echo, stop.not_sent_error());
 }
 
 /// Sends the request and reads its answer into `st`; `Err` is how it failed.

@@ -8,10 +8,14 @@ use super::Ctx;
 use crate::failure::{closed_unanswered, error_chain, not_connected, Failure};
 use crate::http::direct::{self, DirectPool, Lease};
 use crate::limits::Watch;
+use crate::stop::StopReason;
+use crate::verdict::Backoff;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tokenpipe_format::ErrorKind;
 
 /// The `x-request-id` of a request: a UUID-shaped string whose first 16 hex digits identify
@@ -143,6 +147,58 @@ fn direct_connect_failure(ctx: &Ctx, e: direct::ConnectError) -> Failure {
         direct::ConnectError::Connect(e) => not_connected(&*e, &ctx.uri, ctx.connect_timeout),
         direct::ConnectError::Handshake(e) => Failure::new(ErrorKind::Connect, error_chain(&e)),
     }
+}
+
+/// Sending is paused (`--retry-connect`): tries a connection to the server after each of
+/// [`Backoff`]'s waits, in a task of its own, and resumes sending when one opens (it is kept
+/// for the next request); when none opens within `limit`, stops the run as the connect-failure
+/// stop does. A pause that ended otherwise (a request in flight succeeded) ends the wait too.
+/// Says on stderr when it starts waiting and how it ended.
+pub(super) fn wait_for_server(ctx: &Arc<Ctx>, limit: Duration) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let Some(pause) = ctx.verdict.pause() else {
+        return;
+    };
+    let ctx = ctx.clone();
+    crate::live::say(&format!(
+        "fire: {} requests failed to connect to {} since the last success; waiting up to {} s for it to come back (--retry-connect)",
+        crate::verdict::STOP_AFTER,
+        ctx.uri,
+        limit.as_secs_f64()
+    ));
+    runtime.spawn(async move {
+        let started = Instant::now();
+        for wait in Backoff::new(limit) {
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = ctx.stop.stopped() => return,
+            }
+            if ctx.verdict.pause() != Some(pause) {
+                return;
+            }
+            let opened = tokio::select! {
+                r = ctx.client.probe(&ctx.uri) => r.is_ok(),
+                () = ctx.stop.stopped() => return,
+            };
+            if opened && ctx.verdict.pause() == Some(pause) {
+                crate::live::say(&format!(
+                    "fire: {} is back after {:.1} s; sending again",
+                    ctx.uri,
+                    started.elapsed().as_secs_f64()
+                ));
+                ctx.verdict.resume();
+                return;
+            }
+        }
+        if ctx.verdict.pause() != Some(pause) {
+            return;
+        }
+        ctx.verdict.give_up(limit);
+        let why = ctx.verdict.not_sent_detail(&ctx.uri.to_string());
+        ctx.stop.trigger_because(StopReason::Unreachable, Some(why));
+    });
 }
 
 #[cfg(test)]

@@ -2,6 +2,11 @@
 //! counts the connections it opens, turns a rejected certificate into a message that says what
 //! to do about it, and hands out connections opened ahead of time ([`Connector::open_ahead`])
 //! before it opens new ones.
+//!
+//! It never hands out a connection to itself: on loopback, a connect to a port in the ephemeral
+//! range that nothing listens on can succeed as a TCP "simultaneous open" when the kernel picks
+//! that same port as the connection's own, and the request would then read its own bytes. Such
+//! a connection ([`Tcp`] sees its local and peer addresses equal) fails to connect instead.
 
 use crate::sync::lock;
 use hyper::Uri;
@@ -9,6 +14,7 @@ use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioIo;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,11 +27,50 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// What a connection is: plain TCP or TLS over it.
 pub type Stream = MaybeHttpsStream<TokioIo<TcpStream>>;
 
+/// hyper-util's TCP connector, refusing a connection to itself.
+#[derive(Clone)]
+pub struct Tcp(pub HttpConnector);
+
+impl tower_service::Service<Uri> for Tcp {
+    type Response = TokioIo<TcpStream>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.0.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, dst: Uri) -> Self::Future {
+        let connecting = self.0.call(dst);
+        Box::pin(async move {
+            let io = connecting.await?;
+            refuse_itself(io.inner())?;
+            Ok(io)
+        })
+    }
+}
+
+/// `Err` (connection refused) when `tcp` is connected to itself: nothing listens where it went.
+fn refuse_itself(tcp: &TcpStream) -> std::io::Result<()> {
+    match (tcp.local_addr(), tcp.peer_addr()) {
+        (Ok(local), Ok(peer)) if local == peer => Err(connected_to_itself(peer)),
+        _ => Ok(()),
+    }
+}
+
+/// The error of a connection to itself, naming the address.
+fn connected_to_itself(addr: SocketAddr) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::ConnectionRefused,
+        format!("connected to itself: nothing listens on {addr}"),
+    )
+}
+
 /// hyper-rustls' connector, counting connections, explaining certificate errors, and keeping
 /// the connections opened ahead of time.
 #[derive(Clone)]
 pub struct Connector {
-    inner: HttpsConnector<HttpConnector>,
+    inner: HttpsConnector<Tcp>,
     opened: Arc<AtomicU64>,
     /// Connections opened ahead, with where they go; taken before any new one is opened.
     ready: Arc<Mutex<Vec<(Uri, Stream)>>>,
@@ -33,7 +78,7 @@ pub struct Connector {
 
 impl Connector {
     /// Wraps `inner`; every connection it opens adds one to `opened`.
-    pub fn new(inner: HttpsConnector<HttpConnector>, opened: Arc<AtomicU64>) -> Self {
+    pub fn new(inner: HttpsConnector<Tcp>, opened: Arc<AtomicU64>) -> Self {
         Self {
             inner,
             opened,
@@ -180,6 +225,41 @@ fn find_rustls_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_connection_to_itself_is_refused() {
+        // Connecting a socket to its own bound address is the simultaneous open the kernel can
+        // produce by chance; here it is made on purpose.
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = socket.local_addr().unwrap();
+        let tcp = socket.connect(addr).await.unwrap();
+        let e = refuse_itself(&tcp).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+        assert_eq!(
+            e.to_string(),
+            format!("connected to itself: nothing listens on {addr}")
+        );
+        // A connection to a listener is another socket's.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let tcp = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        assert!(refuse_itself(&tcp).is_ok());
+    }
+
+    #[tokio::test]
+    async fn the_tcp_connector_refuses_itself_as_a_connect_failure() {
+        let e = connected_to_itself("127.0.0.1:40000".parse().unwrap());
+        let boxed: BoxError = Box::new(e);
+        let f = crate::failure::not_connected(
+            &*boxed,
+            &"http://127.0.0.1:40000/v1".parse().unwrap(),
+            std::time::Duration::from_secs(1),
+        );
+        assert_eq!(f.kind, tokenpipe_format::ErrorKind::Connect);
+        assert!(f.message.contains("connected to itself"), "{}", f.message);
+    }
 
     #[test]
     fn an_unknown_issuer_names_the_remedy() {

@@ -87,9 +87,9 @@ impl HttpClient {
         // HTTP/1.1 sends no ALPN; --http2 offers `h2` alone, so that a server without it fails
         // the handshake instead of quietly measuring HTTP/1.1.
         let https = if options.http2 {
-            builder.enable_http2().wrap_connector(tcp)
+            builder.enable_http2().wrap_connector(connector::Tcp(tcp))
         } else {
-            builder.enable_http1().wrap_connector(tcp)
+            builder.enable_http1().wrap_connector(connector::Tcp(tcp))
         };
         let opened = Arc::new(AtomicU64::new(0));
         let connector = Connector::new(https, opened.clone());
@@ -136,6 +136,16 @@ impl HttpClient {
     /// go through [`HttpClient::request`] (HTTP/2).
     pub fn direct(&self) -> Option<&direct::DirectPool> {
         self.direct.as_ref()
+    }
+
+    /// Opens a connection to the server of `uri` and keeps it for the next request that needs
+    /// one: whether the server can be reached now (`--retry-connect` asks while it waits).
+    /// `Err` is why not, in words.
+    pub async fn probe(&self, uri: &hyper::Uri) -> Result<(), String> {
+        self.connector
+            .open_ahead(uri.clone())
+            .await
+            .map_err(|e| crate::failure::error_chain(&*e))
     }
 
     /// Connections opened so far (TCP connects that succeeded, TLS handshakes included).

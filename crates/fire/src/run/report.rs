@@ -102,17 +102,16 @@ fn print_end(config: &Config, stop: &Stop, counts: &Snapshot, client: &Client) {
     }
 }
 
-/// How the run ended: a stop's own ending (none when the reader went away), the early stop
-/// for a server that could not be reached, and otherwise the verdict on the requests that
-/// ended.
+/// How the run ended: a stop's own ending (none when the reader went away), the stop for a
+/// server that could not be reached, and otherwise the verdict on the requests that ended.
 fn outcome(ctx: &Ctx) -> Result<(), Error> {
     match ctx.stop.reason() {
-        Some(StopReason::Unreachable) => Err(ctx.verdict.early_stop(&ctx.uri.to_string())),
+        Some(StopReason::Unreachable) => Err(ctx.verdict.stop_error(&ctx.uri.to_string())),
         Some(StopReason::OutputClosed) => Ok(()),
         Some(other) => match other.exit() {
             Some((ending, message)) => Err(Error::Stopped { ending, message }),
             None => Ok(()),
         },
-        None => ctx.verdict.outcome(),
+        None => ctx.verdict.outcome(&ctx.uri.to_string()),
     }
 }

@@ -184,7 +184,7 @@ fn request_context(
         connect_timeout: config.connect_timeout,
         stop,
         run_hash: recorder.run_hash,
-        verdict: Verdict::new(config.keep_going),
+        verdict: Verdict::new(config.on_unreachable()),
         live,
         record_text: config.record_text,
     }
