@@ -275,3 +275,49 @@ fn ctrl_c_during_model_discovery_writes_not_sent_for_what_was_read() {
         "{done:?}"
     );
 }
+
+/// Ctrl-C after an open loop has sent its last request: the requests still in flight end as
+/// `cancelled` at once, rather than running to their end.
+#[test]
+fn ctrl_c_after_the_last_send_cancels_the_requests_in_flight() {
+    // Four requests of 16 tokens 200 ms apart: 3 s each, all sent at t = 0.
+    let server = Server::start(&["--ttft-ms", "20", "--itl-ms", "200"]);
+    let sched = run(
+        &cmd(
+            "arrivals",
+            &[
+                "--rate",
+                "inf",
+                "-n",
+                "4",
+                "--input-tokens",
+                "2",
+                "--output-tokens",
+                "16",
+            ],
+        ),
+        b"",
+    );
+    let input = temp_path("ctrl-c-after-last-send.ndjson");
+    std::fs::write(&input, &sched.stdout).unwrap();
+    let mut fire = Command::new(bin("fire"))
+        .args(["--url", &server.url])
+        .arg(&input)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = read_all(fire.stdout.take().unwrap());
+    std::thread::sleep(Duration::from_millis(800));
+    send_signal(fire.id() as i32, libc::SIGINT);
+    let status = wait_within(&mut fire, Duration::from_secs(30));
+    let _ = std::fs::remove_file(&input);
+    assert_eq!(status.code(), Some(130));
+    let recs = records(&stdout.join().unwrap());
+    let dones = of_type(&recs, "done");
+    assert_eq!(dones.len(), 4);
+    for d in &dones {
+        assert_eq!(d["error_kind"], "cancelled", "{d}");
+    }
+    one_done_per_sent(&recs);
+}

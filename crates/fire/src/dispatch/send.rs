@@ -132,7 +132,18 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
             else => break,
         }
     }
-    while tasks.join_next().await.is_some() {}
+    // Everything was sent: wait for the requests in flight, still ending them as `cancelled`
+    // when the run stops meanwhile (Ctrl-C after an open loop's last send).
+    loop {
+        tokio::select! {
+            biased;
+            () = &mut stopped, if !aborted => {
+                aborted = true;
+                tasks.abort_all();
+            }
+            ended = tasks.join_next() => if ended.is_none() { break },
+        }
+    }
 }
 
 /// Starts `job` unless the run stopped (then it ends `not_sent`) or its deadline passed (then
