@@ -9,15 +9,20 @@ use tokenpipe_format::vocab::{self, Family, Figure};
 use tokenpipe_format::{stat_key, StatName, Summary};
 
 /// The run-wide figures before the latency metrics, in the order `vllm bench serve`'s block
-/// shows them.
+/// shows them. `Failed` is the server's and the network's failures only; the run's own ends
+/// follow it in [`RUN_ENDS`].
 const HEAD_ROWS: &[Figure] = &[
     vocab::REQUESTS_OK,
-    vocab::REQUESTS_FAILED,
+    vocab::FAILED,
     vocab::DURATION_S,
     vocab::REQUEST_RATE,
     vocab::OUTPUT_TPS,
     vocab::TOTAL_TPS,
 ];
+
+/// The requests the run itself ended (stopped, cut off): rows after `Failed requests`, shown
+/// when some run has one, never counted as failed.
+const RUN_ENDS: &[Figure] = &[vocab::CANCELLED, vocab::NOT_SENT, vocab::UNFINISHED];
 
 /// Heading of the first column.
 pub const METRIC_HEADING: &str = "Metric";
@@ -90,13 +95,46 @@ impl MetricTable {
                     .collect();
                 rows.push(Row { name, kind, cells })
             };
-        for figure in HEAD_ROWS {
-            push(
+        let figure_row = |figure: &'static Figure| {
+            (
                 figure.row.unwrap_or(figure.heading).to_string(),
                 figure.member,
-                figure.kind.into(),
-                &|s| (figure.get)(s).and_then(|v| v.as_f64()),
-            );
+                Kind::from(figure.kind),
+                move |s: &Summary| (figure.get)(s).and_then(|v| v.as_f64()),
+            )
+        };
+        for figure in HEAD_ROWS {
+            let (name, member, kind, get) = figure_row(figure);
+            push(name, member, kind, &get);
+            if figure.member != vocab::FAILED.member {
+                continue;
+            }
+            // The server's failures by kind, then the run's own ends, where some run has them.
+            let mut kinds: Vec<&str> = summaries
+                .iter()
+                .flat_map(|s| tokenpipe_format::server_failures(s).map(|(kind, _)| kind))
+                .collect();
+            kinds.sort_unstable();
+            kinds.dedup();
+            for kind in kinds {
+                push(
+                    format!("Failed: {kind}"),
+                    &format!("errors.{kind}"),
+                    Kind::Count,
+                    &|s| {
+                        let n = tokenpipe_format::server_failures(s)
+                            .find(|(k, _)| *k == kind)
+                            .map_or(0, |(_, n)| n);
+                        Some(n as f64)
+                    },
+                );
+            }
+            for end in RUN_ENDS {
+                let (name, member, kind, get) = figure_row(end);
+                if summaries.iter().any(|s| get(s).is_some_and(|n| n > 0.0)) {
+                    push(name, member, kind, &get);
+                }
+            }
         }
         for latency in vocab::metrics_of(Family::Latency) {
             let (shown, metric) = (latency.heading, latency.name);
