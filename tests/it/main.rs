@@ -50,4 +50,5 @@ mod table_snapshots;
 mod table_styles;
 mod table_vllm;
 mod timing;
+mod verdict;
 mod vllm_compat;

@@ -200,16 +200,12 @@ impl Pivot {
             .filter_map(|(i, row, col)| {
                 let run = &report.runs[*i];
                 let verdict = tokenpipe_format::vocab::verdict_of(&run.summary);
-                let at = match &cols {
-                    Some(_) => format!("{}, {}", key_text(row), key_text(col)),
-                    None => key_text(row),
-                };
                 (!verdict.comparable).then(|| {
                     (
                         row_index[&key_text(row)],
                         col_index[&key_text(col)],
                         format!(
-                            "{} not comparable: {} ({at}): {}",
+                            "{} {} is not comparable: {}",
                             crate::verdict::MARK,
                             run_name(run),
                             verdict.reason
