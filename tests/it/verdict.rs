@@ -145,6 +145,18 @@ fn a_stopped_run_shows_cancelled_and_not_sent_and_failed_none() {
         ]
     );
     assert_eq!(row(&long, "stopped")[2..6], ["11", "0", "2", "87"]);
+
+    // vLLM's block keeps its lines; Failed is the server's, and stderr names the verdict.
+    let (block, stderr) = table(&["--style", "vllm", &fixture("stopped.ndjson")]);
+    assert!(
+        block.contains("\nFailed requests:                         0         \n"),
+        "{block}"
+    );
+    assert!(!block.contains("Comparable") && !block.contains("Cancelled"));
+    assert_eq!(
+        stderr,
+        "table: not comparable: stopped: incomplete: 2 cancelled, 87 not sent\n"
+    );
 }
 
 #[test]
@@ -165,6 +177,15 @@ fn only_comparable_leaves_runs_out_of_pivots_rankings_and_charts_and_names_them(
     ];
     let (all, _) = table(&[&pivot[..], &[verdicts.as_str()]].concat());
     assert!(all.contains("m-flaky") && all.contains("900.00 †"), "{all}");
+    assert!(
+        all.contains("† flaky (fire-flaky) is not comparable: incomplete: 30 of 100 failed"),
+        "{all}"
+    );
+    // Machines get the number alone.
+    let (csv, _) = table(&[
+        "--rows", "model", "--cols", "profile", "--format", "csv", &verdicts,
+    ]);
+    assert!(csv.contains("\nm-flaky,900.0,\n"), "{csv}");
     let (md, stderr) = table(&[&pivot[..], &["--only-comparable", verdicts.as_str()]].concat());
     assert!(!md.contains("m-flaky") && !md.contains("m-lost"), "{md}");
     assert_eq!(row(&md, "m-fast"), ["m-fast", "500.00", "450.00"]);

@@ -56,7 +56,8 @@ impl Style {
     /// style; the others have a fixed layout (they refuse layout flags and charts, and
     /// llama-bench a machine format, which would not be its layout). With
     /// `opts.only_comparable`, the runs that are not comparable are left out first, each named
-    /// in a note. A refused combination is bad input (exit 2).
+    /// in a note; without it, another tool's layout, which has no place for the verdict, gets a
+    /// note per run that is not comparable. A refused combination is bad input (exit 2).
     pub fn render(
         self,
         report: &Report,
@@ -84,6 +85,20 @@ impl Style {
         let laid = view.lay_out(report, opts)?;
         let text = exporter.export(&laid, report)?;
         notes.extend(laid.notes);
+        if self != Style::Default && !opts.only_comparable {
+            // Another tool's layout has no place for the verdict: stderr says it.
+            let labels = crate::labels::column_labels(report);
+            notes.extend(
+                crate::verdict::notes(report, &report.shown(), &labels)
+                    .into_iter()
+                    .map(|n| {
+                        format!(
+                            "table: {}",
+                            n.replacen("Not comparable", "not comparable", 1)
+                        )
+                    }),
+            );
+        }
         Ok(Rendered { text, notes })
     }
 }
