@@ -65,8 +65,13 @@ Examples:
         of `vllm bench serve` turned sideways, with a row for every percentile the summaries \
         carry and the workload on top); many runs, or `--columns`, give a row per run and a \
         column per field. `--rows`/`--cols`/`--cell` pivot on metadata or settings, `--top` \
-        ranks, `--baseline` adds ratios. A group summary of repeated runs reads `mean ± sd (CV \
-        %)`, and stands for the runs it pools. A label shared by several runs gets what tells \
+        ranks, `--baseline` adds ratios. Every run says whether it is comparable (docs/verdict.md: \
+        every request ended with the server's answer, the client kept up, the server agrees): a \
+        `Comparable` row or column, a `†` in pivots and rankings, each reason in a note; \
+        `--only-comparable` leaves the others out. `Failed` counts the server's and the \
+        network's failures only; requests the run cancelled or never sent are shown apart. A \
+        group summary of repeated runs reads `mean ± sd (CV %)`, and stands for the runs it \
+        pools. A label shared by several runs gets what tells \
         them apart appended (metadata, settings, the file name). Counts are whole numbers, other \
         values have two decimals, and `-` marks a value a run does not have. A FILE may also be \
         the result file of `vllm bench serve --save-result` (one JSON object, or one per line), \

@@ -224,6 +224,53 @@ mod tests {
     use super::*;
 
     #[test]
+    fn failure_kinds_and_the_run_s_own_ends_are_rows_a_group_reads_per_run() {
+        let run = |id: &str, runs: usize, errors: &[(&str, u64)]| crate::RunReport {
+            header: None,
+            summary: Summary {
+                run_id: id.into(),
+                runs: (0..runs).map(|i| format!("{id}-{i}")).collect(),
+                errors: errors.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+                requests_failed_server: Some(
+                    errors
+                        .iter()
+                        .filter(|(k, _)| *k == "http")
+                        .map(|(_, n)| n)
+                        .sum(),
+                ),
+                ..Summary::default()
+            },
+            ..Default::default()
+        };
+        let t = MetricTable::from_report(&Report {
+            runs: vec![
+                run("one", 0, &[("http", 2), ("cancelled", 1)]),
+                run("group", 2, &[("http", 3), ("not_sent", 4)]),
+            ],
+        });
+        let cells = t.to_grid().text_rows(crate::grid::SpreadMode::Cv);
+        let names: Vec<&str> = cells.iter().map(|r| r[0].as_str()).take(6).collect();
+        assert_eq!(
+            names,
+            [
+                "Successful requests",
+                "Failed requests",
+                "Failed: http",
+                "Cancelled requests",
+                "Requests not sent",
+                "Duration (s)"
+            ]
+        );
+        assert_eq!(
+            cells[2][1..],
+            ["2", "1.50"],
+            "the group's mean over its 2 runs"
+        );
+        assert_eq!(cells[3][1..], ["1", "0"]);
+        assert_eq!(cells[4][1..], ["0", "2"]);
+    }
+
+    #[test]
     fn a_client_that_did_not_keep_up_is_marked() {
         let run = |kept_up: Option<bool>| crate::RunReport {
             header: None,
