@@ -196,6 +196,20 @@ fn only_comparable_leaves_runs_out_of_pivots_rankings_and_charts_and_names_them(
     assert!(!top.contains("flaky") && !top.contains('†'), "{top}");
     named(&stderr);
 
+    // Bars best first rank too: marked, and why, unless left out.
+    let (bars, stderr) = table(&[
+        "--format", "mermaid", "--rows", "model", "--cols", "profile", &verdicts,
+    ]);
+    assert!(
+        bars.contains(r#"x-axis ["m-flaky †", "m-fast", "m-slow"]"#),
+        "{bars}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "table: chart p1: † flaky (fire-flaky) is not comparable: {FLAKY_REASON}"
+        )),
+        "{stderr}"
+    );
     let (mermaid, stderr) = table(&["--format", "mermaid", "--only-comparable", &verdicts]);
     assert!(
         !mermaid.contains("flaky") && !mermaid.contains("lost"),
