@@ -66,17 +66,21 @@ impl Style {
     ) -> Result<Rendered, Error> {
         let (kept, mut notes) = if opts.only_comparable {
             let (kept, left_out) = crate::verdict::only_comparable(report);
+            let named: Vec<String> = left_out
+                .iter()
+                .map(|(label, reason)| format!("{label}: {reason}"))
+                .collect();
             if kept.runs.is_empty() && !report.runs.is_empty() {
                 return Err(Error::NothingToShow(format!(
                     "--only-comparable left out every run ({})",
-                    left_out
-                        .iter()
-                        .map(|n| n.trim_start_matches("table: left out "))
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    named.join("; ")
                 )));
             }
-            (Cow::Owned(kept), left_out)
+            let notes = named
+                .iter()
+                .map(|n| format!("table: left out {n}"))
+                .collect();
+            (Cow::Owned(kept), notes)
         } else {
             (Cow::Borrowed(report), Vec::new())
         };
@@ -89,14 +93,9 @@ impl Style {
             // Another tool's layout has no place for the verdict: stderr says it.
             let labels = crate::labels::column_labels(report);
             notes.extend(
-                crate::verdict::notes(report, &report.shown(), &labels)
+                crate::verdict::not_comparable(report, &report.shown(), &labels)
                     .into_iter()
-                    .map(|n| {
-                        format!(
-                            "table: {}",
-                            n.replacen("Not comparable", "not comparable", 1)
-                        )
-                    }),
+                    .map(|(label, reason)| format!("table: not comparable: {label}: {reason}")),
             );
         }
         Ok(Rendered { text, notes })

@@ -75,33 +75,36 @@ pub fn short(summary: &Summary, verdict: &Verdict) -> String {
     format!("no: {}", parts.join(", "))
 }
 
-/// One note per run of `runs` (indices into `report.runs`) that is not comparable, naming it by
-/// its label in `labels` (indexed by run) with its full reason: the lines under a table whose
-/// cells say `no` in a few words.
-pub fn notes(report: &Report, runs: &[usize], labels: &[String]) -> Vec<String> {
+/// The runs of `runs` (indices into `report.runs`) that are not comparable, each named by its
+/// label in `labels` (indexed by run) with its full reason, in order.
+pub fn not_comparable(report: &Report, runs: &[usize], labels: &[String]) -> Vec<(String, String)> {
     runs.iter()
         .filter_map(|&i| {
             let verdict = verdict_of(&report.runs[i].summary);
-            (!verdict.comparable)
-                .then(|| format!("Not comparable: {}: {}", labels[i], verdict.reason))
+            (!verdict.comparable).then(|| (labels[i].clone(), verdict.reason))
         })
         .collect()
 }
 
-/// `report` without the runs that are not comparable (and without the runs a left-out group
-/// summary pools, which it stood for), with one line for stderr per run left out:
-/// `table: left out LABEL: REASON`.
-pub fn only_comparable(report: &Report) -> (Report, Vec<String>) {
+/// One note per run of `runs` that is not comparable, with its full reason: the lines under a
+/// table whose cells say `no` in a few words (`Not comparable: LABEL: REASON`).
+pub fn notes(report: &Report, runs: &[usize], labels: &[String]) -> Vec<String> {
+    not_comparable(report, runs, labels)
+        .into_iter()
+        .map(|(label, reason)| format!("Not comparable: {label}: {reason}"))
+        .collect()
+}
+
+/// `report` without the shown runs that are not comparable (and without the runs a left-out
+/// group summary pools, which it stood for), with each run left out and its reason.
+pub fn only_comparable(report: &Report) -> (Report, Vec<(String, String)>) {
     let labels = crate::labels::column_labels(report);
-    let mut notes = Vec::new();
-    let mut out: HashSet<usize> = HashSet::new();
-    for i in report.shown() {
-        let verdict = verdict_of(&report.runs[i].summary);
-        if !verdict.comparable {
-            notes.push(format!("table: left out {}: {}", labels[i], verdict.reason));
-            out.insert(i);
-        }
-    }
+    let shown = report.shown();
+    let left_out = not_comparable(report, &shown, &labels);
+    let out: HashSet<usize> = shown
+        .into_iter()
+        .filter(|&i| !comparable(&report.runs[i]))
+        .collect();
     let pooled_by_left_out: HashSet<&str> = out
         .iter()
         .flat_map(|&i| report.runs[i].summary.runs.iter().map(String::as_str))
@@ -115,7 +118,7 @@ pub fn only_comparable(report: &Report) -> (Report, Vec<String>) {
         })
         .map(|(_, r)| r.clone())
         .collect();
-    (Report { runs }, notes)
+    (Report { runs }, left_out)
 }
 
 #[cfg(test)]
@@ -200,14 +203,18 @@ mod tests {
                 run("b", 3, &[("not_sent", 3)]),
             ],
         };
-        let (kept, notes) = only_comparable(&report);
+        let (kept, left_out) = only_comparable(&report);
         let names: Vec<&str> = kept.runs.iter().map(RunReport::name).collect();
         assert_eq!(names, ["a"]);
+        let left_out: Vec<String> = left_out
+            .iter()
+            .map(|(label, reason)| format!("{label}: {reason}"))
+            .collect();
         assert_eq!(
-            notes,
+            left_out,
             [
-                "table: left out g: incomplete: 1 of 11 failed (9.1 %: http: 1)",
-                "table: left out b: incomplete: 3 not sent",
+                "g: incomplete: 1 of 11 failed (9.1 %: http: 1)",
+                "b: incomplete: 3 not sent",
             ]
         );
         let labels: Vec<String> = report.runs.iter().map(|r| r.name().to_string()).collect();
