@@ -23,7 +23,7 @@ _table() {
 
     case "${cmd}" in
         table)
-            opts="-h -V --format --style --layout --columns --sort --spread --baseline --rows --cols --cell --top --list-fields --chart --generate --help --version"
+            opts="-h -V --format --style --layout --columns --sort --spread --baseline --rows --cols --cell --top --only-comparable --list-fields --chart --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -11,7 +11,7 @@ llama-bench\t'llama-benchy\'s two Markdown tables: decode and prefill throughput
 complete -c table -l layout -d 'Runs as columns (`wide`: a row per metric) or as rows (`long`: a row per run, a column per field); `auto` is wide unless `--columns` is given or there are more than 6 runs' -r -f -a "auto\t'Wide while it stays readable, long when `--columns` is given or there are many runs'
 wide\t'One column per run, one row per metric (`vllm bench serve`\'s block turned sideways)'
 long\t'One row per run, one column per field'"
-complete -c table -l columns -d 'The fields to show, comma-separated, in order: `ttft.p50,tpot.p99,output_tps`. A field is `METRIC.STAT` (ttft, tpot, itl, e2el, ttfr, user_tps, … with mean, sd, min, max, median, p90, p99.9, …), a short name (output_tps, total_tps, request_rate, ok, failed, duration, jitter, goodput, peak_tps, tg_tps, pp_tps), a setting (concurrency, rate, burstiness, batch, isl, osl, model), `meta.KEY`, `label`, `file`, `workload` or `runs` (the runs a group summary pools, else 1). `A|B` is A where a run has it, else B (`tg_tps|output_tps`). `--list-fields` lists those of the input' -r
+complete -c table -l columns -d 'The fields to show, comma-separated, in order: `ttft.p50,tpot.p99,output_tps`. A field is `METRIC.STAT` (ttft, tpot, itl, e2el, ttfr, user_tps, … with mean, sd, min, max, median, p90, p99.9, …), a short name (output_tps, total_tps, request_rate, ok, failed, cancelled, not_sent, comparable, verdict, duration, jitter, goodput, peak_tps, tg_tps, pp_tps), a setting (concurrency, rate, burstiness, batch, isl, osl, model), `meta.KEY`, `label`, `file`, `workload` or `runs` (the runs a group summary pools, else 1). `A|B` is A where a run has it, else B (`tg_tps|output_tps`). `--list-fields` lists those of the input' -r
 complete -c table -l sort -d 'Orders runs by these fields (`concurrency`, `output_tps:desc`); without it runs keep the order of their labels\' first appearance, then go by their load, in natural order (c2 before c16)' -r
 complete -c table -l spread -d 'How the figures of a group summary (repeated runs) read: `cv` is `mean ± sd (CV %)`, `sd` is `mean ± sd`, `ci` is `mean [lo, hi]` (95 % confidence interval of the mean), `none` the mean alone' -r -f -a "cv\t'`mean ± sd (CV %)`: the mean over runs, its sample standard deviation and coefficient of variation'
 sd\t'`mean ± sd`, as the arena and hyperfine print it'
@@ -21,7 +21,7 @@ complete -c table -l baseline -d 'Adds ratio columns against the run labelled LA
 complete -c table -l rows -d 'Pivot: one row per value of this field (`model`, `meta.shape`, `concurrency`)' -r
 complete -c table -l cols -d 'Pivot: one column per value of this field (`profile`, `label`)' -r
 complete -c table -l cell -d 'Pivot: the field in each cell (default `output_tps`); also what `--format mermaid` charts. `A|B` takes A where a run has it, else B: `tg_tps|output_tps` sets llama-benchy\'s decode rate of batch runs beside the output throughput of other runs' -r
-complete -c table -l top -d 'Pivot: instead of the table, the best N rows of each column by the cell\'s field (higher throughput, lower latency): "Top 3 by Output [tok/s] per profile"' -r
+complete -c table -l top -d 'Pivot: instead of the table, the best N rows of each column by the cell\'s field (higher throughput, lower latency): "Top 3 by Output [tok/s] per profile". A run that is not comparable is marked `†`, with its reason under the table' -r
 complete -c table -l chart -d 'The chart `--format svg` draws: `load` (output throughput and latency against the load setting that differs between runs: concurrency, rate or batch), `ttft-cdf` and `itl-cdf` (one cumulative distribution per run, from the summaries\' histograms), `timeline` (output tokens/s and requests in flight over time, from `reduce --every`). Default: `load` when the runs differ in a load setting, else `ttft-cdf`. `--format html` shows every chart the runs have data for' -r -f -a "load\t'Output throughput and latency (TTFT p50/p99, TPOT p50) against the load setting that differs between runs: concurrency, else request rate, else batch size'
 ttft-cdf\t'The distribution of time to first token, one line per run'
 itl-cdf\t'The distribution of inter-token latency, one line per run'
@@ -31,6 +31,7 @@ complete-bash\t'A bash completion script'
 complete-zsh\t'A zsh completion script'
 complete-fish\t'A fish completion script'
 schema\t'The JSON Schema of the stream format'"
+complete -c table -l only-comparable -d 'Leaves out the runs that are not comparable (docs/verdict.md: a request failed, was cancelled or not sent, the client fell behind, the server counted otherwise) from every table, pivot, ranking and chart, and names each on stderr with its reason: `table: left out LABEL: REASON`. Without it they are shown, marked (`Comparable: no`, `†`)'
 complete -c table -l list-fields -d 'Lists the fields the input has, for `--columns`, `--sort`, `--rows`, `--cols` and `--cell`, and exits'
 complete -c table -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c table -s V -l version -d 'Print version'

@@ -51,5 +51,6 @@ mod table_snapshots;
 mod table_styles;
 mod table_vllm;
 mod timing;
+mod verdict;
 mod verdict_e2e;
 mod vllm_compat;

@@ -565,17 +565,114 @@ pub const REQUESTS_OK: Figure = Figure {
     vllm: Some(crate::vllm::key::COMPLETED),
     get: |s| Some(Value::from(s.requests_ok)),
 };
-/// Requests that failed.
+/// Requests that were not ok, whatever the kind: the server's failures and the run's own ends
+/// (cancelled, not sent, unfinished) together, as the summary counts them.
 pub const REQUESTS_FAILED: Figure = Figure {
     member: "requests_failed",
+    name: "not_ok",
+    heading: "Not OK",
+    row: None,
+    kind: ValueKind::Count,
+    better: Better::Lower,
+    vllm: None,
+    get: |s| Some(Value::from(s.requests_failed)),
+};
+/// Requests the server or the network failed: never the ones the run itself cancelled, did not
+/// send or left unfinished, so a stopped run does not read as a failing server.
+pub const FAILED: Figure = Figure {
+    member: "requests_failed_server",
     name: "failed",
     heading: "Failed",
     row: Some("Failed requests"),
     kind: ValueKind::Count,
     better: Better::Lower,
     vllm: Some(crate::vllm::key::FAILED),
-    get: |s| Some(Value::from(s.requests_failed)),
+    get: |s| Some(Value::from(failed_by_server(s))),
 };
+/// Requests in flight when the run was stopped: the run's own end, not a failure.
+pub const CANCELLED: Figure = Figure {
+    member: "errors.cancelled",
+    name: "cancelled",
+    heading: "Cancelled",
+    row: Some("Cancelled requests"),
+    kind: ValueKind::Count,
+    better: Better::Lower,
+    vllm: None,
+    get: |s| Some(Value::from(crate::ended_as(s, "cancelled"))),
+};
+/// Requests the stopped run never sent: the run's own end, not a failure.
+pub const NOT_SENT: Figure = Figure {
+    member: "errors.not_sent",
+    name: "not_sent",
+    heading: "Not sent",
+    row: Some("Requests not sent"),
+    kind: ValueKind::Count,
+    better: Better::Lower,
+    vllm: None,
+    get: |s| Some(Value::from(crate::ended_as(s, "not_sent"))),
+};
+/// Requests without a `done` at all (a run cut off): neither ok nor the server's failure.
+pub const UNFINISHED: Figure = Figure {
+    member: "errors.unfinished",
+    name: "unfinished",
+    heading: "Unfinished",
+    row: Some("Unfinished requests"),
+    kind: ValueKind::Count,
+    better: Better::Lower,
+    vllm: None,
+    get: |s| Some(Value::from(crate::ended_as(s, crate::UNFINISHED))),
+};
+/// Whether the run can be published beside others (docs/verdict.md): the summary's verdict, or
+/// [`crate::Verdict::of`] for a summary written before format 1.7.
+pub const COMPARABLE: Figure = Figure {
+    member: "verdict.comparable",
+    name: "comparable",
+    heading: "Comparable",
+    row: Some("Comparable"),
+    kind: ValueKind::Text,
+    better: Better::Neither,
+    vllm: None,
+    get: |s| Some(Value::Bool(verdict_of(s).comparable)),
+};
+/// Why the run is not comparable (or `comparable`), in one line.
+pub const VERDICT: Figure = Figure {
+    member: "verdict.reason",
+    name: "verdict",
+    heading: "Verdict",
+    row: None,
+    kind: ValueKind::Text,
+    better: Better::Neither,
+    vllm: None,
+    get: |s| Some(Value::String(verdict_of(s).reason)),
+};
+
+/// The requests the server or the network failed: the summary's `requests_failed_server`, else
+/// (an older summary) its `errors` less the run's own ends, else (a summary without `errors`,
+/// a vLLM result file) every failed request.
+pub fn failed_by_server(s: &Summary) -> u64 {
+    match s.requests_failed_server {
+        Some(n) => n,
+        None if s.errors.is_empty() => s.requests_failed,
+        None => crate::server_failures(s).map(|(_, n)| n).sum(),
+    }
+}
+
+/// The summary's verdict, or the one [`crate::Verdict::of`] gives a summary without one. A
+/// summary whose failed requests have no kinds (one written before format 1.4, a vLLM result
+/// file) is judged with them as failures of an `unknown` kind, which the rule counts by kind.
+pub fn verdict_of(s: &Summary) -> crate::Verdict {
+    if let Some(verdict) = &s.verdict {
+        return verdict.clone();
+    }
+    if s.errors.is_empty() && s.requests_failed > 0 {
+        let mut with_kinds = s.clone();
+        with_kinds
+            .errors
+            .insert("unknown".into(), s.requests_failed);
+        return crate::Verdict::of(&with_kinds);
+    }
+    crate::Verdict::of(s)
+}
 /// The measured span, first send to last `done` (or the window's).
 pub const DURATION_S: Figure = Figure {
     member: "duration_s",
@@ -734,6 +831,12 @@ pub const STALLS: Figure = Figure {
 /// Every run-wide figure with a short name, in the order `table --list-fields` lists them.
 pub const FIGURES: &[Figure] = &[
     REQUESTS_OK,
+    FAILED,
+    CANCELLED,
+    NOT_SENT,
+    UNFINISHED,
+    COMPARABLE,
+    VERDICT,
     REQUESTS_FAILED,
     DURATION_S,
     OUTPUT_TPS,
@@ -796,6 +899,16 @@ mod tests {
         assert_eq!(setting_named("url"), None);
     }
 
+    /// The figures a summary may lack the member of, whose value is worked out from the rest.
+    const DERIVED: &[&str] = &[
+        "failed",
+        "cancelled",
+        "not_sent",
+        "unfinished",
+        "comparable",
+        "verdict",
+    ];
+
     #[test]
     fn a_figure_reads_what_the_summarys_json_holds() {
         let bare = Summary {
@@ -813,22 +926,102 @@ mod tests {
             mean_concurrency: Some(2.5),
             peak_concurrency: Some(3),
             server_tps_from_users: Some(99.0),
+            requests_failed: 4,
+            requests_failed_server: Some(1),
+            errors: [
+                ("http", 1),
+                ("cancelled", 1),
+                ("not_sent", 1),
+                ("unfinished", 1),
+            ]
+            .into_iter()
+            .map(|(k, n)| (k.to_string(), n))
+            .collect(),
             ..bare.clone()
+        };
+        let full = Summary {
+            verdict: Some(crate::Verdict::of(&full)),
+            ..full
         };
         for summary in [&bare, &full] {
             let json = serde_json::to_value(summary).unwrap();
             for figure in FIGURES {
-                // A null reads as no value, on both sides.
-                let want = json.get(figure.member).filter(|v| !v.is_null()).cloned();
+                // A null reads as no value, on both sides; a dotted member is a path.
+                let want = figure
+                    .member
+                    .split('.')
+                    .try_fold(&json, |v, part| v.get(part))
+                    .filter(|v| !v.is_null())
+                    .cloned();
                 let got = (figure.get)(summary).filter(|v| !v.is_null());
-                assert_eq!(got, want, "{}", figure.member);
+                // The run's ends and the verdict are worked out for a summary without them.
+                if want.is_some() || !DERIVED.contains(&figure.name) {
+                    assert_eq!(got, want, "{}", figure.member);
+                }
             }
         }
+        // Worked out where the summary has no member: no failures, no run's ends, comparable.
+        let get = |f: &Figure, s: &Summary| (f.get)(s).unwrap();
+        assert_eq!(get(&FAILED, &bare), 0);
+        assert_eq!(get(&CANCELLED, &bare), 0);
+        assert_eq!(get(&COMPARABLE, &bare), true);
+        assert_eq!(get(&VERDICT, &bare), "comparable");
         let names: BTreeSet<&str> = FIGURES.iter().map(|f| f.name).collect();
         assert_eq!(names.len(), FIGURES.len(), "a figure's name twice");
         assert!(
             FIGURES.iter().all(|f| setting_named(f.name).is_none()),
             "a figure's name is also a setting's"
+        );
+    }
+
+    #[test]
+    fn failed_means_the_server_s_failures_and_an_older_summary_is_judged_the_same_way() {
+        let stopped = Summary {
+            requests_ok: 11,
+            requests_failed: 89,
+            errors: [("cancelled", 2), ("not_sent", 87)]
+                .into_iter()
+                .map(|(k, n)| (k.to_string(), n))
+                .collect(),
+            ..Summary::default()
+        };
+        assert_eq!(
+            failed_by_server(&stopped),
+            0,
+            "a stopped run failed nothing"
+        );
+        assert_eq!(
+            verdict_of(&stopped).reason,
+            "incomplete: 2 cancelled, 87 not sent"
+        );
+        let with_http = Summary {
+            errors: [("http", 3), ("not_sent", 1)]
+                .into_iter()
+                .map(|(k, n)| (k.to_string(), n))
+                .collect(),
+            requests_failed: 4,
+            ..stopped.clone()
+        };
+        assert_eq!(failed_by_server(&with_http), 3);
+        // Failures without kinds (a vLLM result file, a summary before format 1.4) are the
+        // server's, and make the run incomparable.
+        let no_kinds = Summary {
+            requests_ok: 0,
+            requests_failed: 10,
+            ..Summary::default()
+        };
+        assert_eq!(failed_by_server(&no_kinds), 10);
+        assert!(!verdict_of(&no_kinds).comparable);
+        assert_eq!(
+            verdict_of(&no_kinds).reason,
+            "incomplete: 10 of 10 failed (100.0 %: unknown: 10)"
+        );
+        // A written verdict is read as it is.
+        let mut written = no_kinds.clone();
+        written.verdict = Some(crate::Verdict::of(&stopped));
+        assert_eq!(
+            verdict_of(&written).reason,
+            "incomplete: 2 cancelled, 87 not sent"
         );
     }
 

@@ -65,8 +65,13 @@ Examples:
         of `vllm bench serve` turned sideways, with a row for every percentile the summaries \
         carry and the workload on top); many runs, or `--columns`, give a row per run and a \
         column per field. `--rows`/`--cols`/`--cell` pivot on metadata or settings, `--top` \
-        ranks, `--baseline` adds ratios. A group summary of repeated runs reads `mean ± sd (CV \
-        %)`, and stands for the runs it pools. A label shared by several runs gets what tells \
+        ranks, `--baseline` adds ratios. Every run says whether it is comparable (docs/verdict.md: \
+        every request ended with the server's answer, the client kept up, the server agrees): a \
+        `Comparable` row or column, a `†` in pivots and rankings, each reason in a note; \
+        `--only-comparable` leaves the others out. `Failed` counts the server's and the \
+        network's failures only; requests the run cancelled or never sent are shown apart. A \
+        group summary of repeated runs reads `mean ± sd (CV %)`, and stands for the runs it \
+        pools. A label shared by several runs gets what tells \
         them apart appended (metadata, settings, the file name). Counts are whole numbers, other \
         values have two decimals, and `-` marks a value a run does not have. A FILE may also be \
         the result file of `vllm bench serve --save-result` (one JSON object, or one per line), \
@@ -99,7 +104,8 @@ struct Args {
     /// The fields to show, comma-separated, in order: `ttft.p50,tpot.p99,output_tps`. A field
     /// is `METRIC.STAT` (ttft, tpot, itl, e2el, ttfr, user_tps, … with mean, sd, min, max,
     /// median, p90, p99.9, …), a short name (output_tps, total_tps, request_rate, ok, failed,
-    /// duration, jitter, goodput, peak_tps, tg_tps, pp_tps), a setting (concurrency, rate,
+    /// cancelled, not_sent, comparable, verdict, duration, jitter, goodput, peak_tps, tg_tps,
+    /// pp_tps), a setting (concurrency, rate,
     /// burstiness, batch, isl, osl, model), `meta.KEY`, `label`, `file`, `workload` or `runs`
     /// (the runs a group summary pools, else 1). `A|B` is A where a run has it, else B
     /// (`tg_tps|output_tps`). `--list-fields` lists those of the input.
@@ -138,9 +144,17 @@ struct Args {
     cell: Option<String>,
 
     /// Pivot: instead of the table, the best N rows of each column by the cell's field (higher
-    /// throughput, lower latency): "Top 3 by Output [tok/s] per profile".
+    /// throughput, lower latency): "Top 3 by Output [tok/s] per profile". A run that is not
+    /// comparable is marked `†`, with its reason under the table.
     #[arg(long, value_name = "N")]
     top: Option<usize>,
+
+    /// Leaves out the runs that are not comparable (docs/verdict.md: a request failed, was
+    /// cancelled or not sent, the client fell behind, the server counted otherwise) from every
+    /// table, pivot, ranking and chart, and names each on stderr with its reason: `table: left
+    /// out LABEL: REASON`. Without it they are shown, marked (`Comparable: no`, `†`).
+    #[arg(long)]
+    only_comparable: bool,
 
     /// Lists the fields the input has, for `--columns`, `--sort`, `--rows`, `--cols` and
     /// `--cell`, and exits.
@@ -171,6 +185,7 @@ impl Args {
             cell: self.cell.clone(),
             top: self.top,
             chart: self.chart,
+            only_comparable: self.only_comparable,
         }
     }
 }

@@ -6,7 +6,8 @@
 //! Names, tried in this order:
 //! - `label`, `run_id`, `file` (the input a run came from), `workload` (its lengths and load),
 //!   `runs` (how many runs a row stands for: a group summary's, else 1);
-//! - short names of summary members (`output_tps`, `ok`, `jitter`, …: format's `vocab::FIGURES`);
+//! - short names of summary members (`output_tps`, `ok`, `jitter`, …: format's `vocab::FIGURES`),
+//!   `comparable` (the run's verdict, `yes` or `no: ` with what made it so) among them;
 //! - `METRIC.STAT` for a latency or rate statistic (`ttft.p99`, `tpot.mean`, `e2el.max`,
 //!   `itl.median`, `user_tps.p50`), or the member's own name (`ttft_p99_ms`);
 //! - `meta.KEY` (`reduce --meta`) and `param.KEY` (a schedule or client setting in the run's
@@ -55,6 +56,8 @@ pub enum Source {
     Benchy(String),
     /// Any summary member shown as it is (text or number).
     Raw(String),
+    /// Whether the run is comparable: `yes`, or `no: ` with what made it so.
+    Verdict,
     /// A `reduce --meta` value.
     Meta(String),
     /// A schedule or client setting.
@@ -103,7 +106,12 @@ impl Field {
     /// counted) always pass.
     fn some_run_has_it(&self, report: &Report) -> bool {
         match self.source {
-            Source::Label | Source::RunId | Source::File | Source::Workload | Source::Runs => true,
+            Source::Label
+            | Source::RunId
+            | Source::File
+            | Source::Workload
+            | Source::Runs
+            | Source::Verdict => true,
             Source::Member(ref key) if parse_stat_key(key).is_some() => true,
             _ => report
                 .runs
@@ -179,6 +187,14 @@ impl Field {
         // A short name, or the summary member it stands for (`output_throughput_tokens_per_s`
         // reads as `output_tps`, with its unit and direction).
         if let Some(figure) = vocab::figure_named(name).or_else(|| vocab::figure(name)) {
+            if figure.kind == vocab::ValueKind::Text {
+                let source = if figure.name == vocab::COMPARABLE.name {
+                    Source::Verdict
+                } else {
+                    Source::Raw(figure.member.to_string())
+                };
+                return text(figure.heading, source);
+            }
             return Some(Self::new(
                 name,
                 figure.heading.to_string(),
@@ -334,6 +350,7 @@ impl Field {
             Source::Member(key) => member_num(run, key, self.kind).map_or(Cell::Missing, Cell::Num),
             Source::Benchy(key) => benchy_num(run, key).map_or(Cell::Missing, Cell::Num),
             Source::Raw(key) => value_cell(member_value(run, key), self.kind),
+            Source::Verdict => crate::verdict::cell(run),
             Source::Meta(key) => text(run.summary.meta.get(key).cloned()),
             Source::Param(key) => value_cell(run.param(key).cloned(), self.kind),
         }
@@ -410,14 +427,25 @@ fn benchy_num(run: &RunReport, member: &str) -> Option<Num> {
 /// Orders cells as people expect: numbers by value, text in natural order (`c2` before `c16`),
 /// missing values last.
 pub fn compare_cells(a: &Cell, b: &Cell) -> Ordering {
+    let plain = |c: &Cell| match c {
+        Cell::Verdict { text, .. } => Cell::Text(text.clone()),
+        Cell::Marked(cell, _) => (**cell).clone(),
+        other => other.clone(),
+    };
+    if matches!(a, Cell::Verdict { .. } | Cell::Marked(..))
+        || matches!(b, Cell::Verdict { .. } | Cell::Marked(..))
+    {
+        return compare_cells(&plain(a), &plain(b));
+    }
     match (a, b) {
         (Cell::Num(x), Cell::Num(y)) => x.value.total_cmp(&y.value),
         (Cell::Text(x), Cell::Text(y)) => natural_cmp(x, y),
         (Cell::Missing, Cell::Missing) => Ordering::Equal,
         (Cell::Missing, _) => Ordering::Greater,
         (_, Cell::Missing) => Ordering::Less,
-        (Cell::Num(_), Cell::Text(_)) => Ordering::Less,
-        (Cell::Text(_), Cell::Num(_)) => Ordering::Greater,
+        (Cell::Num(_), _) => Ordering::Less,
+        (_, Cell::Num(_)) => Ordering::Greater,
+        _ => Ordering::Equal,
     }
 }
 

@@ -128,6 +128,17 @@ pub enum Cell {
     Num(Num),
     /// No value for this run (`-`).
     Missing,
+    /// A run's verdict (docs/verdict.md): `yes`, or `no: ` and what made it so in a few words,
+    /// for people; true or false for machines.
+    Verdict {
+        /// Whether the run is comparable.
+        comparable: bool,
+        /// The words people read.
+        text: String,
+    },
+    /// A cell with a mark after it for people (`93.93 †`: a run that is not comparable); the
+    /// cell alone for machines.
+    Marked(Box<Cell>, &'static str),
 }
 
 impl Cell {
@@ -140,6 +151,7 @@ impl Cell {
     pub fn number(&self) -> Option<f64> {
         match self {
             Cell::Num(n) => Some(n.value),
+            Cell::Marked(cell, _) => cell.number(),
             _ => None,
         }
     }
@@ -147,9 +159,10 @@ impl Cell {
     /// The cell as people read it.
     pub fn render(&self, mode: SpreadMode) -> String {
         match self {
-            Cell::Text(s) => s.clone(),
+            Cell::Text(s) | Cell::Verdict { text: s, .. } => s.clone(),
             Cell::Missing => MISSING.to_string(),
             Cell::Num(n) => render_num(n, mode),
+            Cell::Marked(cell, mark) => format!("{} {mark}", cell.render(mode)),
         }
     }
 }

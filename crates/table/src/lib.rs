@@ -3,7 +3,8 @@
 //! The way through, and the modules in order:
 //! - reading: [`input`] reads the runs (and, by [`vllm_file`], vLLM result files) into a
 //!   [`Report`] of whole summaries with their headers; [`labels`] names the runs and
-//!   [`workload`] describes what each asked of the server;
+//!   [`workload`] describes what each asked of the server; [`verdict`] says whether each is
+//!   comparable (and leaves out those that are not, under `--only-comparable`);
 //! - naming and ordering what is shown: [`field`] resolves field names (`ttft.p99`) against the
 //!   runs, [`member`] reads summary members, [`order`] orders runs, [`baseline`] pairs runs with
 //!   their baseline;
@@ -36,6 +37,7 @@ pub(crate) mod render;
 pub(crate) mod report;
 pub(crate) mod rows;
 pub(crate) mod style;
+pub(crate) mod verdict;
 pub(crate) mod vllm_file;
 pub(crate) mod workload;
 

@@ -28,11 +28,17 @@ const LEADING_FIGURES: &[Figure] = &[
     vocab::JITTER,
 ];
 
+/// The verdict's members that follow [`LEADING_FIGURES`] in every machine table: whether the
+/// run is comparable and why not, from the summary's `verdict` (or, for a summary written before
+/// format 1.7, the same rule applied to it), named by their path in the summary.
+const VERDICT_FIGURES: &[Figure] = &[vocab::COMPARABLE, vocab::VERDICT];
+
 /// The leading columns' members, in order.
 fn leading() -> Vec<&'static str> {
     ["label", "run_id"]
         .into_iter()
         .chain(LEADING_FIGURES.iter().map(|f| f.member))
+        .chain(VERDICT_FIGURES.iter().map(|f| f.member))
         .collect()
 }
 
@@ -40,7 +46,8 @@ fn leading() -> Vec<&'static str> {
 /// no value).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MachineTable {
-    /// Column names: `label`, `run_id` and [`LEADING_FIGURES`], then every other scalar member
+    /// Column names: `label`, `run_id`, [`LEADING_FIGURES`] and [`VERDICT_FIGURES`], then every
+    /// other scalar member
     /// any run carries, by name, then the statistic members (`ttft_p99_ms`) by name.
     pub columns: Vec<String>,
     /// One row per run, one value per column.
@@ -54,7 +61,14 @@ impl MachineTable {
         let mut objects = Vec::with_capacity(report.runs.len());
         for run in &report.runs {
             match serde_json::to_value(&run.summary).map_err(Error::encode)? {
-                Value::Object(map) => objects.push(map),
+                Value::Object(mut map) => {
+                    for figure in VERDICT_FIGURES {
+                        if let Some(value) = (figure.get)(&run.summary) {
+                            map.insert(figure.member.to_string(), value);
+                        }
+                    }
+                    objects.push(map)
+                }
                 other => {
                     return Err(Error::encode(format!(
                         "a summary serialized as {other}, not an object"
@@ -156,11 +170,13 @@ fn number(v: Option<f64>) -> Value {
         .map_or(Value::Null, Value::Number)
 }
 
-/// A cell as a JSON value: counts as integers, other numbers as they are, text as strings,
-/// missing as null.
+/// A cell as a JSON value: counts as integers, other numbers as they are, text as strings, a
+/// verdict as a boolean, missing as null.
 fn cell_value(cell: &Cell) -> Value {
     match cell {
         Cell::Text(s) => Value::String(s.clone()),
+        Cell::Verdict { comparable, .. } => Value::Bool(*comparable),
+        Cell::Marked(cell, _) => cell_value(cell),
         Cell::Missing => Value::Null,
         Cell::Num(n) if n.kind == Kind::Count && n.value.fract() == 0.0 && n.value.abs() < 9e15 => {
             Value::from(n.value as i64)

@@ -1,7 +1,8 @@
 //! Reading one numeric member of a run's summary by the name it has in the summary
 //! (`output_throughput_tokens_per_s`, `ttft_p99_ms`, `llama_benchy.tg_tps.mean`), as every
 //! layout and chart shows it: for a group summary, the mean over its runs with their spread (its
-//! `across_runs` member), else the summary's own value.
+//! `across_runs` member; for its `errors` by kind, the pooled count over its runs), else the
+//! summary's own value.
 
 use crate::grid::Kind;
 use crate::grid::{Num, Spread};
@@ -28,6 +29,20 @@ pub fn member_num(run: &RunReport, key: &str, kind: Kind) -> Option<Num> {
         }
     }
     let value = member_value(run, key)?.as_f64()?;
+    // A group's `errors` are its runs' pooled; shown, as its other counts are, as the mean over
+    // its runs, which need not be whole.
+    if run.is_group() && key.starts_with("errors.") {
+        let value = value / run.summary.runs.len() as f64;
+        return Some(Num {
+            value,
+            kind: if value.fract() == 0.0 {
+                kind
+            } else {
+                Kind::Value
+            },
+            spread: None,
+        });
+    }
     Some(Num {
         value,
         kind,

@@ -53,6 +53,9 @@ pub struct Options {
     pub top: Option<usize>,
     /// `--chart`: the chart of `--format svg` (`None`: the one the runs suit).
     pub chart: Option<ChartKind>,
+    /// `--only-comparable`: leave out the runs that are not comparable (docs/verdict.md), each
+    /// named on stderr with its reason.
+    pub only_comparable: bool,
 }
 
 impl Options {

@@ -14,6 +14,7 @@ use crate::machine::MachineTable;
 use crate::options::{Layout, Options};
 use crate::report::Report;
 use crate::style;
+use std::borrow::Cow;
 
 /// More runs than this are shown as rows by `--layout auto`.
 const MOST_RUNS_AS_COLUMNS: usize = 6;
@@ -53,21 +54,51 @@ impl Style {
 
     /// Renders `report` in this style: `format` and the layout flags `opts` apply to the default
     /// style; the others have a fixed layout (they refuse layout flags and charts, and
-    /// llama-bench a machine format, which would not be its layout). A refused combination is
-    /// bad input (exit 2).
+    /// llama-bench a machine format, which would not be its layout). With
+    /// `opts.only_comparable`, the runs that are not comparable are left out first, each named
+    /// in a note; without it, another tool's layout, which has no place for the verdict, gets a
+    /// note per run that is not comparable. A refused combination is bad input (exit 2).
     pub fn render(
         self,
         report: &Report,
         format: Format,
         opts: &Options,
     ) -> Result<Rendered, Error> {
+        let (kept, mut notes) = if opts.only_comparable {
+            let (kept, left_out) = crate::verdict::only_comparable(report);
+            let named: Vec<String> = left_out
+                .iter()
+                .map(|(label, reason)| format!("{label}: {reason}"))
+                .collect();
+            if kept.runs.is_empty() && !report.runs.is_empty() {
+                return Err(Error::NothingToShow(format!(
+                    "--only-comparable left out every run ({})",
+                    named.join("; ")
+                )));
+            }
+            let notes = named
+                .iter()
+                .map(|n| format!("table: left out {n}"))
+                .collect();
+            (Cow::Owned(kept), notes)
+        } else {
+            (Cow::Borrowed(report), Vec::new())
+        };
+        let report = kept.as_ref();
         let (view, exporter) = choose(report, self, format, opts)?;
         let laid = view.lay_out(report, opts)?;
         let text = exporter.export(&laid, report)?;
-        Ok(Rendered {
-            text,
-            notes: laid.notes,
-        })
+        notes.extend(laid.notes);
+        if self != Style::Default && !opts.only_comparable {
+            // Another tool's layout has no place for the verdict: stderr says it.
+            let labels = crate::labels::column_labels(report);
+            notes.extend(
+                crate::verdict::not_comparable(report, &report.shown(), &labels)
+                    .into_iter()
+                    .map(|(label, reason)| format!("table: not comparable: {label}: {reason}")),
+            );
+        }
+        Ok(Rendered { text, notes })
     }
 }
 

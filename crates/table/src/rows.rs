@@ -9,15 +9,20 @@ use tokenpipe_format::vocab::{self, Family, Figure};
 use tokenpipe_format::{stat_key, StatName, Summary};
 
 /// The run-wide figures before the latency metrics, in the order `vllm bench serve`'s block
-/// shows them.
+/// shows them. `Failed` is the server's and the network's failures only; the run's own ends
+/// follow it in [`RUN_ENDS`].
 const HEAD_ROWS: &[Figure] = &[
     vocab::REQUESTS_OK,
-    vocab::REQUESTS_FAILED,
+    vocab::FAILED,
     vocab::DURATION_S,
     vocab::REQUEST_RATE,
     vocab::OUTPUT_TPS,
     vocab::TOTAL_TPS,
 ];
+
+/// The requests the run itself ended (stopped, cut off): rows after `Failed requests`, shown
+/// when some run has one, never counted as failed.
+const RUN_ENDS: &[Figure] = &[vocab::CANCELLED, vocab::NOT_SENT, vocab::UNFINISHED];
 
 /// Heading of the first column.
 pub const METRIC_HEADING: &str = "Metric";
@@ -90,13 +95,46 @@ impl MetricTable {
                     .collect();
                 rows.push(Row { name, kind, cells })
             };
-        for figure in HEAD_ROWS {
-            push(
+        let figure_row = |figure: &'static Figure| {
+            (
                 figure.row.unwrap_or(figure.heading).to_string(),
                 figure.member,
-                figure.kind.into(),
-                &|s| (figure.get)(s).and_then(|v| v.as_f64()),
-            );
+                Kind::from(figure.kind),
+                move |s: &Summary| (figure.get)(s).and_then(|v| v.as_f64()),
+            )
+        };
+        for figure in HEAD_ROWS {
+            let (name, member, kind, get) = figure_row(figure);
+            push(name, member, kind, &get);
+            if figure.member != vocab::FAILED.member {
+                continue;
+            }
+            // The server's failures by kind, then the run's own ends, where some run has them.
+            let mut kinds: Vec<&str> = summaries
+                .iter()
+                .flat_map(|s| tokenpipe_format::server_failures(s).map(|(kind, _)| kind))
+                .collect();
+            kinds.sort_unstable();
+            kinds.dedup();
+            for kind in kinds {
+                push(
+                    format!("Failed: {kind}"),
+                    &format!("errors.{kind}"),
+                    Kind::Count,
+                    &|s| {
+                        let n = tokenpipe_format::server_failures(s)
+                            .find(|(k, _)| *k == kind)
+                            .map_or(0, |(_, n)| n);
+                        Some(n as f64)
+                    },
+                );
+            }
+            for end in RUN_ENDS {
+                let (name, member, kind, get) = figure_row(end);
+                if summaries.iter().any(|s| get(s).is_some_and(|n| n > 0.0)) {
+                    push(name, member, kind, &get);
+                }
+            }
         }
         for latency in vocab::metrics_of(Family::Latency) {
             let (shown, metric) = (latency.heading, latency.name);
@@ -184,6 +222,53 @@ impl MetricTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failure_kinds_and_the_run_s_own_ends_are_rows_a_group_reads_per_run() {
+        let run = |id: &str, runs: usize, errors: &[(&str, u64)]| crate::RunReport {
+            header: None,
+            summary: Summary {
+                run_id: id.into(),
+                runs: (0..runs).map(|i| format!("{id}-{i}")).collect(),
+                errors: errors.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+                requests_failed_server: Some(
+                    errors
+                        .iter()
+                        .filter(|(k, _)| *k == "http")
+                        .map(|(_, n)| n)
+                        .sum(),
+                ),
+                ..Summary::default()
+            },
+            ..Default::default()
+        };
+        let t = MetricTable::from_report(&Report {
+            runs: vec![
+                run("one", 0, &[("http", 2), ("cancelled", 1)]),
+                run("group", 2, &[("http", 3), ("not_sent", 4)]),
+            ],
+        });
+        let cells = t.to_grid().text_rows(crate::grid::SpreadMode::Cv);
+        let names: Vec<&str> = cells.iter().map(|r| r[0].as_str()).take(6).collect();
+        assert_eq!(
+            names,
+            [
+                "Successful requests",
+                "Failed requests",
+                "Failed: http",
+                "Cancelled requests",
+                "Requests not sent",
+                "Duration (s)"
+            ]
+        );
+        assert_eq!(
+            cells[2][1..],
+            ["2", "1.50"],
+            "the group's mean over its 2 runs"
+        );
+        assert_eq!(cells[3][1..], ["1", "0"]);
+        assert_eq!(cells[4][1..], ["0", "2"]);
+    }
 
     #[test]
     fn a_client_that_did_not_keep_up_is_marked() {

@@ -76,58 +76,63 @@ fn render(format: Format) -> String {
 #[test]
 fn terminal_snapshot() {
     let want = "\
-╭─────────────────────────────────┬──────────┬────────╮
-│ Metric                          │      fp8 │ awq|v2 │
-├─────────────────────────────────┼──────────┼────────┤
-│ Successful requests             │      100 │      0 │
-│ Failed requests                 │        0 │     10 │
-│ Duration (s)                    │    37.87 │   1.50 │
-│ Request throughput (req/s)      │     2.64 │   0.00 │
-│ Output token throughput (tok/s) │   338.03 │   0.00 │
-│ Total token throughput (tok/s)  │  3042.23 │   0.00 │
-│ Mean TTFT (ms)                  │ 11606.98 │      - │
-│ Median TTFT (ms)                │ 11121.38 │      - │
-│ P99 TTFT (ms)                   │ 24464.04 │      - │
-│ Mean TPOT (ms)                  │   190.38 │      - │
-│ Median TPOT (ms)                │   193.39 │      - │
-│ P99 TPOT (ms)                   │   260.85 │      - │
-│ Mean ITL (ms)                   │   190.38 │      - │
-│ Median ITL (ms)                 │   111.25 │      - │
-│ P99 ITL (ms)                    │   539.90 │      - │
-│ ITL jitter (p99/p50)            │     4.85 │      - │
-│ Mean E2EL (ms)                  │ 35785.20 │      - │
-│ Median E2EL (ms)                │ 35111.00 │      - │
-│ P99 E2EL (ms)                   │ 37800.50 │      - │
-│ Dispatch lag p99 (ms)           │     0.04 │      - │
-╰─────────────────────────────────┴──────────┴────────╯";
+╭─────────────────────────────────┬──────────┬──────────────────╮
+│ Metric                          │      fp8 │           awq|v2 │
+├─────────────────────────────────┼──────────┼──────────────────┤
+│ Comparable                      │      yes │ no: 10/10 failed │
+│ Successful requests             │      100 │                0 │
+│ Failed requests                 │        0 │               10 │
+│ Duration (s)                    │    37.87 │             1.50 │
+│ Request throughput (req/s)      │     2.64 │             0.00 │
+│ Output token throughput (tok/s) │   338.03 │             0.00 │
+│ Total token throughput (tok/s)  │  3042.23 │             0.00 │
+│ Mean TTFT (ms)                  │ 11606.98 │                - │
+│ Median TTFT (ms)                │ 11121.38 │                - │
+│ P99 TTFT (ms)                   │ 24464.04 │                - │
+│ Mean TPOT (ms)                  │   190.38 │                - │
+│ Median TPOT (ms)                │   193.39 │                - │
+│ P99 TPOT (ms)                   │   260.85 │                - │
+│ Mean ITL (ms)                   │   190.38 │                - │
+│ Median ITL (ms)                 │   111.25 │                - │
+│ P99 ITL (ms)                    │   539.90 │                - │
+│ ITL jitter (p99/p50)            │     4.85 │                - │
+│ Mean E2EL (ms)                  │ 35785.20 │                - │
+│ Median E2EL (ms)                │ 35111.00 │                - │
+│ P99 E2EL (ms)                   │ 37800.50 │                - │
+│ Dispatch lag p99 (ms)           │     0.04 │                - │
+╰─────────────────────────────────┴──────────┴──────────────────╯
+Not comparable: awq|v2: incomplete: 10 of 10 failed (100.0 %: unknown: 10)";
     assert_eq!(render(Format::Terminal), want);
 }
 
 #[test]
 fn markdown_snapshot() {
     let want = "\
-| Metric                          |      fp8 | awq\\|v2 |
-|---------------------------------|---------:|--------:|
-| Successful requests             |      100 |       0 |
-| Failed requests                 |        0 |      10 |
-| Duration (s)                    |    37.87 |    1.50 |
-| Request throughput (req/s)      |     2.64 |    0.00 |
-| Output token throughput (tok/s) |   338.03 |    0.00 |
-| Total token throughput (tok/s)  |  3042.23 |    0.00 |
-| Mean TTFT (ms)                  | 11606.98 |       - |
-| Median TTFT (ms)                | 11121.38 |       - |
-| P99 TTFT (ms)                   | 24464.04 |       - |
-| Mean TPOT (ms)                  |   190.38 |       - |
-| Median TPOT (ms)                |   193.39 |       - |
-| P99 TPOT (ms)                   |   260.85 |       - |
-| Mean ITL (ms)                   |   190.38 |       - |
-| Median ITL (ms)                 |   111.25 |       - |
-| P99 ITL (ms)                    |   539.90 |       - |
-| ITL jitter (p99/p50)            |     4.85 |       - |
-| Mean E2EL (ms)                  | 35785.20 |       - |
-| Median E2EL (ms)                | 35111.00 |       - |
-| P99 E2EL (ms)                   | 37800.50 |       - |
-| Dispatch lag p99 (ms)           |     0.04 |       - |";
+| Metric                          |      fp8 |          awq\\|v2 |
+|---------------------------------|---------:|-----------------:|
+| Comparable                      |      yes | no: 10/10 failed |
+| Successful requests             |      100 |                0 |
+| Failed requests                 |        0 |               10 |
+| Duration (s)                    |    37.87 |             1.50 |
+| Request throughput (req/s)      |     2.64 |             0.00 |
+| Output token throughput (tok/s) |   338.03 |             0.00 |
+| Total token throughput (tok/s)  |  3042.23 |             0.00 |
+| Mean TTFT (ms)                  | 11606.98 |                - |
+| Median TTFT (ms)                | 11121.38 |                - |
+| P99 TTFT (ms)                   | 24464.04 |                - |
+| Mean TPOT (ms)                  |   190.38 |                - |
+| Median TPOT (ms)                |   193.39 |                - |
+| P99 TPOT (ms)                   |   260.85 |                - |
+| Mean ITL (ms)                   |   190.38 |                - |
+| Median ITL (ms)                 |   111.25 |                - |
+| P99 ITL (ms)                    |   539.90 |                - |
+| ITL jitter (p99/p50)            |     4.85 |                - |
+| Mean E2EL (ms)                  | 35785.20 |                - |
+| Median E2EL (ms)                | 35111.00 |                - |
+| P99 E2EL (ms)                   | 37800.50 |                - |
+| Dispatch lag p99 (ms)           |     0.04 |                - |
+
+Not comparable: awq|v2: incomplete: 10 of 10 failed (100.0 %: unknown: 10)";
     assert_eq!(render(Format::Markdown), want);
 }
 

@@ -1,5 +1,7 @@
-//! Runs as rows: one row per run, a column per field (`--columns`, or the workload, the counts,
-//! output throughput and the main latency percentiles), text left and numbers right. With
+//! Runs as rows: one row per run, a column per field (`--columns`, or the workload, whether the
+//! run is comparable when some run is not, the counts, output throughput and the main latency percentiles), text
+//! left and numbers right; a note under the table gives the full reason of each run that is not
+//! comparable. With
 //! `--baseline`, each figure is followed by its ratio against the baseline run of the same
 //! workload. It stays readable with many runs, where runs as columns would not fit a screen.
 
@@ -36,8 +38,12 @@ pub(crate) fn lay_out(report: &Report, opts: &Options) -> Result<LaidOut, Error>
 /// The columns of the long layout when `--columns` is not given (those some run has).
 const DEFAULT_COLUMNS: &[&str] = &[
     "workload",
+    "comparable",
     "ok",
     "failed",
+    "cancelled",
+    "not_sent",
+    "unfinished",
     "output_tps",
     "ttft.p50",
     "ttft.p99",
@@ -47,8 +53,14 @@ const DEFAULT_COLUMNS: &[&str] = &[
     "e2el.p99",
 ];
 
+/// The default columns shown only when some run has one: the server's failures and the run's
+/// own ends.
+const COUNTED_WHEN_SOME: &[&str] = &["failed", "cancelled", "not_sent", "unfinished"];
+
 /// The fields of the long layout: `columns` resolved (a name no run has is bad input), or the
-/// [`DEFAULT_COLUMNS`] some run has a value for (`failed` only when some run had failures).
+/// [`DEFAULT_COLUMNS`] some run has a value for (`failed`, `cancelled`, `not_sent` and
+/// `unfinished` only when some run had one, `comparable` only when some run is not, so that 21
+/// comparable runs still fit 120 columns).
 pub(super) fn long_fields(report: &Report, columns: &[String]) -> Result<Vec<Field>, Error> {
     if !columns.is_empty() {
         return columns
@@ -60,7 +72,8 @@ pub(super) fn long_fields(report: &Report, columns: &[String]) -> Result<Vec<Fie
     // A column shows when some run has a value for it; failures only when some run had one.
     let shows = |f: &Field, c: &Cell| match c {
         Cell::Missing => false,
-        Cell::Num(n) if f.name == "failed" => n.value != 0.0,
+        Cell::Num(n) if COUNTED_WHEN_SOME.contains(&f.name.as_str()) => n.value != 0.0,
+        Cell::Verdict { comparable, .. } => !comparable,
         _ => true,
     };
     Ok(DEFAULT_COLUMNS
@@ -128,6 +141,8 @@ fn long_grid(
     }
     let notes = grid.spread_notes(mode);
     grid.notes.extend(notes);
+    grid.notes
+        .extend(crate::verdict::notes(report, runs, labels));
     LongGrid { grid, names }
 }
 

@@ -7,7 +7,9 @@
 //! Defaults: `--rows F` alone puts one column per run label (`--cols label`); `--cols F` alone
 //! one row per label (`--rows label`); `--cell` is `output_tps`. Column headings are the column
 //! values with the cell's unit (`c1 [tok/s]`), and the caption names the cell field and both
-//! keys (`Output [tok/s] by model and profile`).
+//! keys (`Output [tok/s] by model and profile`). The figure of a run that is not comparable is
+//! marked `†`, and a note under the table gives its reason (`--only-comparable` leaves such
+//! runs out instead).
 
 use crate::baseline::ratio_cell;
 use crate::error::Error;
@@ -47,6 +49,11 @@ pub struct Pivot {
     pub extra_cells: Vec<Vec<Cell>>,
     /// Runs that had no value for a key (shown under `-`), for stderr.
     pub notes: Vec<String>,
+    /// `marked[row][col]`: the cell's run is not comparable, so people see it marked.
+    pub marked: Vec<Vec<bool>>,
+    /// One line per shown run that is not comparable, with its reason, by the (row, column) of
+    /// its cell: the note under the table that explains the mark.
+    pub verdict_notes: Vec<(usize, usize, String)>,
 }
 
 /// The text of a key cell, as headings and error messages show it.
@@ -180,6 +187,33 @@ impl Pivot {
                     .collect()
             })
             .collect();
+        let marked = owner
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|run| run.is_some_and(|i| !crate::verdict::comparable(&report.runs[i])))
+                    .collect()
+            })
+            .collect();
+        let verdict_notes = keyed
+            .iter()
+            .filter_map(|(i, row, col)| {
+                let run = &report.runs[*i];
+                let verdict = tokenpipe_format::vocab::verdict_of(&run.summary);
+                (!verdict.comparable).then(|| {
+                    (
+                        row_index[&key_text(row)],
+                        col_index[&key_text(col)],
+                        format!(
+                            "{} {} is not comparable: {}",
+                            crate::verdict::MARK,
+                            run_name(run),
+                            verdict.reason
+                        ),
+                    )
+                })
+            })
+            .collect();
         let extra_cells = row_runs
             .iter()
             .map(|runs| {
@@ -199,6 +233,8 @@ impl Pivot {
             cells,
             extra_cells,
             notes,
+            marked,
+            verdict_notes,
         })
     }
 
@@ -251,6 +287,29 @@ impl Pivot {
     /// The pivot as a grid for the text formats; with `baseline`, a ratio column after each
     /// other column.
     pub fn to_grid(&self, baseline: Option<usize>) -> Grid {
+        let mut grid = self.plain_grid(baseline);
+        let first = 1 + self.extras.len();
+        for (r, line) in grid.rows.iter_mut().enumerate() {
+            let mut k = first;
+            for c in self.column_order(baseline) {
+                if self.marked[r][c] {
+                    let cell = std::mem::replace(&mut line[k], Cell::Missing);
+                    line[k] = Cell::Marked(Box::new(cell), crate::verdict::MARK);
+                }
+                k += if baseline.is_some_and(|b| b != c) {
+                    2
+                } else {
+                    1
+                };
+            }
+        }
+        grid.notes
+            .extend(self.verdict_notes.iter().map(|(.., note)| note.clone()));
+        grid
+    }
+
+    /// The grid without marks or their notes: what machines read.
+    fn plain_grid(&self, baseline: Option<usize>) -> Grid {
         let align_of = |f: &Field| {
             if f.is_numeric() {
                 Align::Right
@@ -324,7 +383,7 @@ impl Pivot {
                 names.push(key);
             }
         }
-        MachineTable::from_grid(&self.to_grid(baseline), &names, mode)
+        MachineTable::from_grid(&self.plain_grid(baseline), &names, mode)
     }
 }
 

@@ -116,7 +116,8 @@ fn y_title(field: &Field) -> String {
     unit_of(&field.heading).map_or_else(|| field.heading.clone(), str::to_string)
 }
 
-/// One bar chart per column value, the best `top` bars first (ties in the rows' natural order).
+/// One bar chart per column value, the best `top` bars first (ties in the rows' natural order);
+/// the bar of a run that is not comparable is marked `†`, with a note saying why.
 fn bar_charts(pivot: &Pivot, top: usize, notes: &mut Vec<String>) -> Vec<Plot> {
     (0..pivot.col_keys.len())
         .map(|c| {
@@ -133,6 +134,14 @@ fn bar_charts(pivot: &Pivot, top: usize, notes: &mut Vec<String>) -> Vec<Plot> {
                     skipped.join(", ")
                 ));
             }
+            // Bars best first are a ranking: a run that is not comparable is marked, and why.
+            notes.extend(
+                pivot
+                    .verdict_notes
+                    .iter()
+                    .filter(|(r, nc, _)| *nc == c && ranked.contains(r))
+                    .map(|(.., note)| format!("table: chart {col}: {note}")),
+            );
             let title = match pivot.cols {
                 Some(_) => format!("{col}: {}{}", pivot.cell.heading, direction(&pivot.cell)),
                 None => format!("{}{}", pivot.cell.heading, direction(&pivot.cell)),
@@ -142,7 +151,14 @@ fn bar_charts(pivot: &Pivot, top: usize, notes: &mut Vec<String>) -> Vec<Plot> {
                 x_title: None,
                 x: ranked
                     .iter()
-                    .map(|&r| key_text(&pivot.row_keys[r]))
+                    .map(|&r| {
+                        let key = key_text(&pivot.row_keys[r]);
+                        if pivot.marked[r][c] {
+                            format!("{key} {}", crate::verdict::MARK)
+                        } else {
+                            key
+                        }
+                    })
                     .collect(),
                 y_title: y_title(&pivot.cell),
                 series: vec![(

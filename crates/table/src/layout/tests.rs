@@ -166,6 +166,7 @@ fn wide_with_a_group_summary_snapshot() {
 |---------------------------------|---------------------:|-------------:|
 | Workload                        |  1024→128 c4 ×3 runs | 1024→128 c16 |
 | Runs                            |                    3 |            1 |
+| Comparable                      |                  yes |          yes |
 | Successful requests             |                   64 |           64 |
 | Failed requests                 |                    0 |            0 |
 | Duration (s)                    |                 0.00 |         0.00 |

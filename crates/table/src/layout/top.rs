@@ -1,7 +1,9 @@
 //! Rankings (`--rows model --cols profile --top 3`): for each column value, the best N row
 //! values by the cell field, "Top 3 by output throughput per profile". Best follows the field:
 //! higher throughput first, lower latency first; a field with no better direction ranks highest
-//! first and the caption says so. Equal values keep the rows' natural order.
+//! first and the caption says so. Equal values keep the rows' natural order. A run that is not
+//! comparable is never ranked unmarked: its entry ends in `†`, with its reason under the table
+//! (`--only-comparable` leaves it out instead).
 
 use super::pivot::{key_text, unit_of, Pivot};
 use crate::error::Error;
@@ -64,13 +66,19 @@ fn caption(pivot: &Pivot, n: usize) -> String {
     caption
 }
 
-/// One ranked entry as people read it: `MiniMax M2.1 (145.94 tok/s)`.
+/// One ranked entry as people read it: `MiniMax M2.1 (145.94 tok/s)`, marked `†` when its run
+/// is not comparable.
 fn entry(pivot: &Pivot, row: usize, col: usize) -> Cell {
     let key = key_text(&pivot.row_keys[row]);
     let value = format_value(pivot.cells[row][col].number(), pivot.cell.kind);
-    match unit_of(&pivot.cell.heading) {
-        Some(unit) => Cell::text(format!("{key} ({value} {unit})")),
-        None => Cell::text(format!("{key} ({value})")),
+    let text = match unit_of(&pivot.cell.heading) {
+        Some(unit) => format!("{key} ({value} {unit})"),
+        None => format!("{key} ({value})"),
+    };
+    if pivot.marked[row][col] {
+        Cell::Marked(Box::new(Cell::Text(text)), crate::verdict::MARK)
+    } else {
+        Cell::Text(text)
     }
 }
 
@@ -94,16 +102,28 @@ fn to_grid(pivot: &Pivot, n: usize) -> Grid {
             line
         })
         .collect();
+    // The reason of each marked entry, in the order they are ranked.
+    let notes = (0..pivot.col_keys.len())
+        .flat_map(|c| ranking(pivot, c, n).into_iter().map(move |r| (r, c)))
+        .filter_map(|(r, c)| {
+            pivot
+                .verdict_notes
+                .iter()
+                .find(|(nr, nc, _)| (*nr, *nc) == (r, c))
+                .map(|(.., note)| note.clone())
+        })
+        .collect();
     Grid {
         caption: Some(caption(pivot, n)),
         align: vec![Align::Left; n + 1],
         headings,
         rows,
+        notes,
         ..Grid::default()
     }
 }
 
-/// The ranking for machines, one row per place: `<cols>,rank,<rows>,<cell>` (and
+/// The ranking for machines, one row per place: `<cols>,rank,<rows>,<cell>,comparable` (and
 /// `<cell>_sd`, `<cell>_cv_pct` when a ranked value is a mean over runs).
 fn to_machine(pivot: &Pivot, n: usize, mode: SpreadMode) -> MachineTable {
     let group = pivot.cols.as_ref().map_or("group", |f| f.name.as_str());
@@ -122,6 +142,10 @@ fn to_machine(pivot: &Pivot, n: usize, mode: SpreadMode) -> MachineTable {
                         }),
                         pivot.row_keys[r].clone(),
                         pivot.cells[r][c].clone(),
+                        Cell::Verdict {
+                            comparable: !pivot.marked[r][c],
+                            text: String::new(),
+                        },
                     ]
                 })
         })
@@ -131,6 +155,7 @@ fn to_machine(pivot: &Pivot, n: usize, mode: SpreadMode) -> MachineTable {
         "rank".to_string(),
         pivot.rows.name.clone(),
         pivot.cell.name.clone(),
+        "comparable".to_string(),
     ];
     let grid = Grid {
         headings: names.clone(),

@@ -1,6 +1,7 @@
 //! Runs as columns: the `vllm bench serve` block turned sideways ([`MetricTable`]), or the
-//! `--columns` fields as rows, with the workload of each run on top and, for group summaries,
-//! how many runs each pools. With `--baseline`, each run's column is followed by its ratios
+//! `--columns` fields as rows, with the workload of each run on top, for group summaries how
+//! many runs each pools, and whether each is comparable (a note under the table gives the full
+//! reason of each that is not). With `--baseline`, each run's column is followed by its ratios
 //! against the baseline run of its workload.
 
 use super::Runs;
@@ -13,6 +14,7 @@ use crate::machine::MachineTable;
 use crate::options::Options;
 use crate::report::Report;
 use crate::rows::{MetricTable, METRIC_HEADING};
+use tokenpipe_format::vocab;
 
 /// Runs as columns, as `opts` asks (`--columns`, `--sort`, `--baseline`, `--spread`): a grid
 /// for people, none for machines (they get runs as rows).
@@ -93,6 +95,9 @@ fn wide_grid(
             }));
             top.push(pooled);
         }
+        let mut verdict = vec![Cell::text(vocab::COMPARABLE.heading)];
+        verdict.extend(runs.iter().map(|&i| crate::verdict::cell(&report.runs[i])));
+        top.push(verdict);
     }
     let counted = top.len();
     grid.rows.splice(0..0, top);
@@ -101,6 +106,8 @@ fn wide_grid(
     }
     let notes = grid.spread_notes(mode);
     grid.notes.extend(notes);
+    grid.notes
+        .extend(crate::verdict::notes(report, runs, labels));
     grid
 }
 

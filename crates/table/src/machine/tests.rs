@@ -55,9 +55,9 @@ fn render(format: Format) -> String {
 fn csv_snapshot() {
     let got = render(Format::Csv);
     let want = "\
-label,run_id,requests_ok,requests_failed,duration_s,input_tokens,output_tokens,request_throughput_per_s,output_throughput_tokens_per_s,total_throughput_tokens_per_s,itl_jitter,peak_concurrency,ttft_mean_ms,ttft_p99_ms
-\"fp8, v2\",r1,100,0,37.8712,102400,12800,2.6405,338.0279,3042.2312,4.853033,16,11606.981,24464.041
-awq,r2,0,10,1.5,0,0,0.0,0.0,0.0,,,,";
+label,run_id,requests_ok,requests_failed,duration_s,input_tokens,output_tokens,request_throughput_per_s,output_throughput_tokens_per_s,total_throughput_tokens_per_s,itl_jitter,verdict.comparable,verdict.reason,peak_concurrency,ttft_mean_ms,ttft_p99_ms
+\"fp8, v2\",r1,100,0,37.8712,102400,12800,2.6405,338.0279,3042.2312,4.853033,true,comparable,16,11606.981,24464.041
+awq,r2,0,10,1.5,0,0,0.0,0.0,0.0,,false,incomplete: 10 of 10 failed (100.0 %: unknown: 10),,,";
     assert_eq!(got, want);
 }
 
@@ -81,6 +81,8 @@ fn json_snapshot() {
     "output_throughput_tokens_per_s": 338.0279,
     "total_throughput_tokens_per_s": 3042.2312,
     "itl_jitter": 4.853033,
+    "verdict.comparable": true,
+    "verdict.reason": "comparable",
     "peak_concurrency": 16,
     "ttft_mean_ms": 11606.981,
     "ttft_p99_ms": 24464.041
@@ -97,6 +99,8 @@ fn json_snapshot() {
     "output_throughput_tokens_per_s": 0.0,
     "total_throughput_tokens_per_s": 0.0,
     "itl_jitter": null,
+    "verdict.comparable": false,
+    "verdict.reason": "incomplete: 10 of 10 failed (100.0 %: unknown: 10)",
     "peak_concurrency": null,
     "ttft_mean_ms": null,
     "ttft_p99_ms": null

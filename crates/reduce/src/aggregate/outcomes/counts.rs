@@ -43,7 +43,7 @@ impl Aggregator for Counts {
 /// A failed request the server or the network is to blame for: a kind that `is_failure()`, or
 /// one this build does not know, or none given; not a request the run cancelled, never sent,
 /// or left unfinished.
-fn caused_by_server(r: &RequestResult) -> bool {
+pub(super) fn caused_by_server(r: &RequestResult) -> bool {
     match (&r.error_kind, r.done_ns) {
         (Some(kind), _) => kind.known().is_none_or(ErrorKind::is_failure),
         (None, None) => false,

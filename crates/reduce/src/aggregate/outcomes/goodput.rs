@@ -1,5 +1,7 @@
 //! Goodput: the requests that were ok and met every SLO bound, per second of the run and as a
-//! share of the requests it held.
+//! share of the requests the server answered (ok, or failed by the server or the network): the
+//! requests the run itself cancelled, never sent or left unfinished are not the server's to serve
+//! well, so a stopped run's share is not dragged down by its own end.
 
 use super::slo::SloBound;
 use crate::aggregate::{Aggregator, RunSpan};
@@ -12,7 +14,8 @@ use tokenpipe_format::{Record, Summary};
 pub struct Goodput {
     bounds: Vec<SloBound>,
     good: u64,
-    requests: u64,
+    /// Requests the server answered: ok, or failed by the server or the network.
+    answered: u64,
 }
 
 impl Goodput {
@@ -21,7 +24,7 @@ impl Goodput {
         Goodput {
             bounds,
             good: 0,
-            requests: 0,
+            answered: 0,
         }
     }
 
@@ -33,7 +36,9 @@ impl Goodput {
 
 impl Aggregator for Goodput {
     fn add(&mut self, r: &RequestResult) -> Result<(), RequestError> {
-        self.requests += 1;
+        if r.ok || super::counts::caused_by_server(r) {
+            self.answered += 1;
+        }
         if self.is_good(r) {
             self.good += 1;
         }
@@ -54,6 +59,6 @@ impl Aggregator for Goodput {
             0.0
         });
         summary.good_fraction =
-            (self.requests > 0).then(|| self.good as f64 / self.requests as f64);
+            (self.answered > 0).then(|| self.good as f64 / self.answered as f64);
     }
 }

@@ -214,7 +214,7 @@ Top 3 by Output [tok/s] per profile
     let csv = text(&matrix(), Format::Csv, &o);
     assert!(
         csv.starts_with(
-            "profile,rank,model,output_tps\nlatency-1024x256-c1,1,MiniMax M2.1,145.94\n"
+            "profile,rank,model,output_tps,comparable\nlatency-1024x256-c1,1,MiniMax M2.1,145.94,true\n"
         ),
         "{csv}"
     );

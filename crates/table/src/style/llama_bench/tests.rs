@@ -20,6 +20,8 @@ fn benchy(label: &str, concurrency: u64, tg: (f64, f64, f64), pp: (f64, f64)) ->
     Summary {
         label: label.into(),
         run_id: format!("{label}-c{concurrency}"),
+        // Every request of its batches ended ok: a comparable run.
+        requests_ok: 50 * concurrency,
         llama_benchy: Some(LlamaBenchy {
             concurrency: Some(concurrency),
             batches: 50,
@@ -81,6 +83,7 @@ fn several_models_add_a_model_column_and_runs_without_figures_are_named() {
     let plain = Summary {
         label: "open-loop".into(),
         run_id: "r9".into(),
+        requests_ok: 16,
         ..Summary::default()
     };
     let got = render(vec![
@@ -121,6 +124,7 @@ fn group_summaries_without_benchy_figures_use_across_runs_and_say_so() {
         label: "m".into(),
         run_id: "g1".into(),
         runs: vec!["a".into(), "b".into(), "c".into()],
+        requests_ok: 48,
         ..Summary::default()
     };
     group.across_runs.insert(
@@ -136,6 +140,7 @@ fn group_summaries_without_benchy_figures_use_across_runs_and_say_so() {
     let member = |id: &str| Summary {
         label: "m".into(),
         run_id: id.into(),
+        requests_ok: 16,
         ..Summary::default()
     };
     let mut r = report(vec![member("a"), member("b"), member("c"), group]);
@@ -174,6 +179,21 @@ fn no_run_with_figures_is_bad_input_naming_them() {
     assert!(
         msg.contains("run r1 (r1)") && msg.contains("run r2 (r2)"),
         "{msg}"
+    );
+}
+
+#[test]
+fn a_run_that_is_not_comparable_is_named_on_stderr_and_left_as_it_is_in_the_tables() {
+    let mut flaky = benchy("b", 4, (100.0, 1.0, 1.0), (2000.0, 20.0));
+    flaky.requests_ok = 140;
+    flaky.requests_failed = 60;
+    flaky.errors.insert("http".into(), 60);
+    let whole = render(vec![benchy("b", 4, (100.0, 1.0, 1.0), (2000.0, 20.0))]).unwrap();
+    let got = render(vec![flaky]).unwrap();
+    assert_eq!(got.text, whole.text, "llama-benchy's tables as they are");
+    assert_eq!(
+        got.notes,
+        ["table: not comparable: b: incomplete: 60 of 200 failed (30.0 %: http: 60)"]
     );
 }
 
