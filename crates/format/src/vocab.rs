@@ -657,22 +657,12 @@ pub fn failed_by_server(s: &Summary) -> u64 {
     }
 }
 
-/// The summary's verdict, or the one [`crate::Verdict::of`] gives a summary without one. A
-/// summary whose failed requests have no kinds (one written before format 1.4, a vLLM result
-/// file) is judged with them as failures of an `unknown` kind, which the rule counts by kind.
+/// The summary's verdict, or the one [`crate::Verdict::of`] gives a summary written before
+/// format 1.7.
 pub fn verdict_of(s: &Summary) -> crate::Verdict {
-    if let Some(verdict) = &s.verdict {
-        return verdict.clone();
-    }
-    if s.errors.is_empty() && s.requests_failed > 0 {
-        let mut with_kinds = s.clone();
-        with_kinds
-            .errors
-            .insert("unknown".into(), s.requests_failed);
-        return crate::Verdict::of(&with_kinds);
-    }
-    crate::Verdict::of(s)
+    s.verdict.clone().unwrap_or_else(|| crate::Verdict::of(s))
 }
+
 /// The measured span, first send to last `done` (or the window's).
 pub const DURATION_S: Figure = Figure {
     member: "duration_s",

@@ -108,7 +108,9 @@ pub struct Summary {
     /// `good_requests` per second of `duration_s`: the goodput, beside the throughput.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput_per_s: Option<f64>,
-    /// `good_requests` over `requests_scheduled`: the share of the offered load served well.
+    /// `good_requests` over the requests the server answered (ok, or failed by the server or
+    /// the network): the share served well. Requests the run itself ended (cancelled, not
+    /// sent, unfinished) are not the server's to serve and do not count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub good_fraction: Option<f64>,
     /// What was measured, as the user named it (`reduce --meta model=…`): model, hardware,

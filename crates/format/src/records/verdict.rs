@@ -128,7 +128,12 @@ fn completeness(summary: &Summary) -> Check {
     let scheduled = summary
         .requests_scheduled
         .unwrap_or(summary.requests_ok + summary.requests_failed);
-    let failures: Vec<(&str, u64)> = server_failures(summary).collect();
+    let mut failures: Vec<(&str, u64)> = server_failures(summary).collect();
+    if summary.errors.is_empty() && summary.requests_failed > 0 {
+        // Failures without kinds (a summary before format 1.4, a vLLM result file): every one
+        // counts, of a kind nobody said.
+        failures.push(("unknown", summary.requests_failed));
+    }
     let failed: u64 = failures.iter().map(|(_, n)| n).sum();
     let mut parts = Vec::new();
     if failed > 0 {
@@ -274,6 +279,13 @@ mod tests {
         assert_eq!(
             v.reason,
             "incomplete: 8 of 36 failed (22.2 %: http: 6, timeout: 2), 1 cancelled, 3 not sent"
+        );
+        let mut kindless = summary(10, &[]);
+        kindless.requests_failed = 10;
+        kindless.requests_scheduled = Some(20);
+        assert_eq!(
+            Verdict::of(&kindless).reason,
+            "incomplete: 10 of 20 failed (50.0 %: unknown: 10)"
         );
         let stopped = Verdict::of(&summary(11, &[("cancelled", 2), ("not_sent", 87)]));
         assert_eq!(stopped.reason, "incomplete: 2 cancelled, 87 not sent");
