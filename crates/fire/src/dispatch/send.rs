@@ -41,6 +41,12 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
     // Under an open loop's cap: when a slot last freed, and whether the cap is on.
     let mut capped = false;
     let mut last_freed_ns = 0u64;
+    // A closed loop's slots open together (without a fill): the requests that first take them
+    // are one wave, due together at the instant the first of them could leave, and the
+    // self-check judges them by how long sending the wave took. Their `scheduled_ns` stays
+    // the instant each was taken.
+    let mut first_wave_left = 0u64;
+    let mut first_wave_at = None;
     let mut deadline = None;
     let (mut queue_open, mut priority_open) = (true, true);
     let stop = ctx.stop.clone();
@@ -84,6 +90,7 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
                 Some(Dispatch::Limit(n)) => {
                     slots = usize::try_from(n).unwrap_or(usize::MAX);
                     track_freed = true;
+                    first_wave_left = n;
                 }
                 Some(Dispatch::Cap(n)) => {
                     slots = usize::try_from(n).unwrap_or(usize::MAX).max(1);
@@ -115,7 +122,12 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
                 None => queue_open = false,
                 Some(mut job) => {
                     if job.scheduled_ns.is_none() {
-                        job.scheduled_ns = Some(freed_at.pop_front().unwrap_or_else(|| ctx.clock.now_ns()));
+                        let freed = freed_at.pop_front();
+                        if freed.is_none() && first_wave_left > 0 {
+                            first_wave_left -= 1;
+                            job.ready_ns = Some(*first_wave_at.get_or_insert_with(|| ctx.clock.now_ns()));
+                        }
+                        job.scheduled_ns = Some(freed.unwrap_or_else(|| ctx.clock.now_ns()));
                     }
                     if capped {
                         // A request due while the cap was reached could leave no earlier than
