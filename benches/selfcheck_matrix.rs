@@ -1,11 +1,11 @@
 //! Whether fire's self-check can be believed, both ways (not a timed test: it prints figures for
 //! BENCHMARKS.md and docs/fire/self-check.md).
 //!
-//! **Normal runs.** One `simserve --ttft-ms 50 --itl-ms 10` pinned to one CPU, and `fire` pinned
-//! to another, run a matrix of ordinary workloads: closed loops of 1 to 1,024 streams, open loops
+//! **Normal runs.** One `simserve --ttft-ms 50 --itl-ms 10` pinned to one CPU, and `fire` free to
+//! run on any (its schedule written to a file first), run a matrix of ordinary workloads: closed loops of 1 to 1,024 streams, open loops
 //! of 1 to 1,000 req/s, batches of 1 to 64, `--rate inf`, runs against a server that fails 30 %
-//! or all of its requests, and 3-request runs. Any "did not keep up" is a false alarm: the
-//! client had a core of its own. Target: at most 1 % of the runs.
+//! or all of its requests, and 3-request runs. On an idle machine any "did not keep up" is a
+//! false alarm. Target: at most 1 % of the runs.
 //!
 //! **Starved runs.** The client genuinely short of CPU: fire pinned to one CPU shared with three
 //! busy-loop processes, at a rate that needs more than its share; and `--threads 1` sending
@@ -149,6 +149,18 @@ fn main() {
         },
     ];
 
+    // 10,000 streams need as many sockets in fire and in simserve.
+    let hard = pin::open_files_hard_limit();
+    let starved: Vec<Scenario> = starved
+        .into_iter()
+        .filter(|s| {
+            let fits = !s.name.contains("10,000") || hard >= 10_500;
+            if !fits {
+                println!("{}: skipped, the open-file hard limit is {hard}", s.name);
+            }
+            fits
+        })
+        .collect();
     let cpus = pin::allowed_cpus();
     let (client_cpu, server_cpu) = (cpus.first().copied(), cpus.get(1).copied());
     let dir = std::env::temp_dir().join(format!("tokenpipe-selfcheck-{}", std::process::id()));
@@ -166,7 +178,7 @@ fn main() {
     }
 
     let started = Instant::now();
-    println!("Normal runs (fire on CPU {client_cpu:?}, simserve on CPU {server_cpu:?}):\n");
+    println!("Normal runs (simserve on CPU {server_cpu:?}, fire on any):\n");
     let (runs, alarms) = table(&scenarios, &servers, &dir, client_cpu);
     println!(
         "\nFalse alarms: {alarms} of {runs} normal runs ({:.1} %)\n",
@@ -198,7 +210,9 @@ fn table(
     let (mut runs, mut flagged) = (0, 0);
     for s in scenarios {
         let url = &servers[&s.server].1;
-        let outcomes: Vec<Outcome> = (0..s.trials).map(|_| run(s, url, dir, cpu)).collect();
+        // Only a starved client is pinned, with its busy loops.
+        let pin = if s.hogs { cpu } else { None };
+        let outcomes: Vec<Outcome> = (0..s.trials).map(|_| run(s, url, dir, pin)).collect();
         let n = outcomes.len();
         let not_judged = outcomes.iter().filter(|o| o.not_judged.is_some()).count();
         let bad = outcomes.iter().filter(|o| !o.kept_up).count();
@@ -248,8 +262,8 @@ fn start_server(faults: &[&str], cpu: Option<usize>) -> (Child, String) {
     (server, url.trim().to_string())
 }
 
-/// One trial: the schedule written to a file first, then fire alone (with its hogs, when the
-/// scenario has them) on `cpu`.
+/// One trial: the schedule written to a file first, then fire (on `cpu` with three busy loops,
+/// when the scenario has them).
 fn run(s: &Scenario, url: &str, dir: &Path, cpu: Option<usize>) -> Outcome {
     let schedule = dir.join("schedule.ndjson");
     let status = Command::new(env!("CARGO_BIN_EXE_arrivals"))

@@ -313,7 +313,7 @@ fn wave_kept_up(url: &str, arrivals: &[&str]) -> serde_json::Value {
 
 #[test]
 fn a_rate_inf_run_and_a_batch_run_send_their_waves_without_a_warning() {
-    // A server 200 ms to a first token: a wave is sent in time within 100 ms, which 64
+    // A server 200 ms to a first token: a wave is sent in time within 200 ms, which 64
     // requests take far less than even on a busy machine.
     let server = Server::start(&["--ttft-ms", "200", "--itl-ms", "2"]);
     let tokens = ["--input-tokens", "8", "--output-tokens", "2", "--seed", "5"];

@@ -43,10 +43,15 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
     let mut last_freed_ns = 0u64;
     // A closed loop's slots open together (without a fill): the requests that first take them
     // are one wave, due together at the instant the first of them could leave, and the
-    // self-check judges them by how long sending the wave took. Their `scheduled_ns` stays
-    // the instant each was taken.
+    // self-check judges them by how long sending the wave took. Later, a slot that freed
+    // while the client was still taking the request before (slots freeing together, as a
+    // wave's requests end together) joins that request's wave. Their `scheduled_ns` stay the
+    // instants their slots freed; only the instant the self-check judges them from
+    // (`ready_ns`) is the wave's.
     let mut first_wave_left = 0u64;
     let mut first_wave_at = None;
+    // The instant the last request was taken, and the instant it was judged from.
+    let mut last_taken = (0u64, 0u64);
     let mut deadline = None;
     let (mut queue_open, mut priority_open) = (true, true);
     let stop = ctx.stop.clone();
@@ -122,12 +127,17 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
                 None => queue_open = false,
                 Some(mut job) => {
                     if job.scheduled_ns.is_none() {
+                        let now = ctx.clock.now_ns();
                         let freed = freed_at.pop_front();
                         if freed.is_none() && first_wave_left > 0 {
                             first_wave_left -= 1;
-                            job.ready_ns = Some(*first_wave_at.get_or_insert_with(|| ctx.clock.now_ns()));
+                            job.ready_ns = Some(*first_wave_at.get_or_insert(now));
+                        } else if freed.is_some_and(|f| f < last_taken.0) {
+                            job.ready_ns = Some(last_taken.1);
                         }
-                        job.scheduled_ns = Some(freed.unwrap_or_else(|| ctx.clock.now_ns()));
+                        let scheduled = freed.unwrap_or(now);
+                        job.scheduled_ns = Some(scheduled);
+                        last_taken = (now, job.ready_ns.unwrap_or(scheduled));
                     }
                     if capped {
                         // A request due while the cap was reached could leave no earlier than

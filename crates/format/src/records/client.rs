@@ -48,7 +48,7 @@ pub struct Client {
     #[serde(default)]
     pub dispatcher_behind_max_ns: u64,
     /// True when the client kept up: requests due alone within 1 ms, waves (requests due at
-    /// one instant) sent within half the median TTFT, and CPU within the limits
+    /// one instant) sent within the median TTFT, and CPU within the limits
     /// docs/fire/self-check.md gives, or the run was too short to judge (`not_judged`). False
     /// marks a run whose load or stamps the client may have distorted.
     pub kept_up: bool,
