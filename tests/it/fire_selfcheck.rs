@@ -326,6 +326,31 @@ fn a_rate_inf_run_and_a_batch_run_send_their_waves_without_a_warning() {
 }
 
 #[test]
+fn a_closed_loop_of_128_streams_keeps_up_with_a_healthy_server() {
+    // 128 streams on a server that answers every request alike: the 128 slots open together
+    // and are filled one after another, and the requests that end together free their slots
+    // together, to be refilled the same way. Each such burst is a wave, judged against the
+    // 200 ms TTFT rather than each request against 1 ms (the send loop's unit test sets the
+    // timings exactly; here the run is judged and warns of nothing).
+    let server = Server::start(&["--ttft-ms", "200", "--itl-ms", "2"]);
+    let closed = [
+        "--concurrency",
+        "128",
+        "-n",
+        "512",
+        "--input-tokens",
+        "8",
+        "--output-tokens",
+        "2",
+        "--seed",
+        "5",
+    ];
+    let client = wave_kept_up(&server.url, &closed);
+    assert_eq!(client["sent"], 512);
+    assert_eq!(client["peak_in_flight"], 128, "{client}");
+}
+
+#[test]
 fn a_run_of_three_requests_is_too_short_to_judge() {
     let server = Server::start(&["--ttft-ms", "5", "--itl-ms", "1"]);
     let (recs, stderr, stdout) = fire_run(

@@ -41,17 +41,7 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
     // Under an open loop's cap: when a slot last freed, and whether the cap is on.
     let mut capped = false;
     let mut last_freed_ns = 0u64;
-    // A closed loop's slots open together (without a fill): the requests that first take them
-    // are one wave, due together at the instant the first of them could leave, and the
-    // self-check judges them by how long sending the wave took. Later, a slot that freed
-    // while the client was still taking the request before (slots freeing together, as a
-    // wave's requests end together) joins that request's wave. Their `scheduled_ns` stay the
-    // instants their slots freed; only the instant the self-check judges them from
-    // (`ready_ns`) is the wave's.
-    let mut first_wave_left = 0u64;
-    let mut first_wave_at = None;
-    // The instant the last request was taken, and the instant it was judged from.
-    let mut last_taken = (0u64, 0u64);
+    let mut waves = Waves::default();
     let mut deadline = None;
     let (mut queue_open, mut priority_open) = (true, true);
     let stop = ctx.stop.clone();
@@ -95,7 +85,7 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
                 Some(Dispatch::Limit(n)) => {
                     slots = usize::try_from(n).unwrap_or(usize::MAX);
                     track_freed = true;
-                    first_wave_left = n;
+                    waves.first_left = n;
                 }
                 Some(Dispatch::Cap(n)) => {
                     slots = usize::try_from(n).unwrap_or(usize::MAX).max(1);
@@ -127,17 +117,9 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
                 None => queue_open = false,
                 Some(mut job) => {
                     if job.scheduled_ns.is_none() {
-                        let now = ctx.clock.now_ns();
-                        let freed = freed_at.pop_front();
-                        if freed.is_none() && first_wave_left > 0 {
-                            first_wave_left -= 1;
-                            job.ready_ns = Some(*first_wave_at.get_or_insert(now));
-                        } else if freed.is_some_and(|f| f < last_taken.0) {
-                            job.ready_ns = Some(last_taken.1);
-                        }
-                        let scheduled = freed.unwrap_or(now);
+                        let (scheduled, ready) = waves.take(freed_at.pop_front(), ctx.clock.now_ns());
                         job.scheduled_ns = Some(scheduled);
-                        last_taken = (now, job.ready_ns.unwrap_or(scheduled));
+                        job.ready_ns = ready;
                     }
                     if capped {
                         // A request due while the cap was reached could leave no earlier than
@@ -155,6 +137,41 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
         }
     }
     while tasks.join_next().await.is_some() {}
+}
+
+/// Which of a closed loop's requests are due together, so that the self-check judges them as a
+/// wave by how long sending them took. Its slots open together (without a fill): the requests
+/// that first take them are one wave, due at the instant the first of them was taken. Later,
+/// a slot that freed while the client was still taking the request before (slots freeing
+/// together, as a wave's requests end together) joins that request's wave. The `scheduled_ns`
+/// stay the instants the slots freed; only the instant the self-check judges a request from
+/// (`ready_ns`) is its wave's.
+#[derive(Default)]
+struct Waves {
+    /// Requests of the first wave still to be taken: the limit's slots, once it is set.
+    first_left: u64,
+    /// When the first request of the first wave was taken.
+    first_at: Option<u64>,
+    /// When the last request was taken, and the instant it is judged from.
+    last_taken: (u64, u64),
+}
+
+impl Waves {
+    /// A request taken at `now` for a slot that freed at `freed` (`None`: a slot never used):
+    /// its `scheduled_ns`, and the instant the self-check judges it from when that differs.
+    fn take(&mut self, freed: Option<u64>, now: u64) -> (u64, Option<u64>) {
+        let ready = match freed {
+            None if self.first_left > 0 => {
+                self.first_left -= 1;
+                Some(*self.first_at.get_or_insert(now))
+            }
+            Some(f) if f < self.last_taken.0 => Some(self.last_taken.1),
+            _ => None,
+        };
+        let scheduled = freed.unwrap_or(now);
+        self.last_taken = (now, ready.unwrap_or(scheduled));
+        (scheduled, ready)
+    }
 }
 
 /// Starts `job` unless the run stopped (then it ends `not_sent`) or its deadline passed (then
@@ -177,4 +194,32 @@ fn start(
     let request = exchange::Request::new(ctx.clone(), job);
     tasks.spawn(async move { (request.run().await, flow) });
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Waves;
+
+    #[test]
+    fn a_closed_loops_first_wave_and_its_bursts_are_due_together() {
+        let mut w = Waves {
+            first_left: 3,
+            ..Waves::default()
+        };
+        // Three slots open together: taken at 10, 20 and 35, all due at 10.
+        assert_eq!(w.take(None, 10), (10, Some(10)));
+        assert_eq!(w.take(None, 20), (20, Some(10)));
+        assert_eq!(w.take(None, 35), (35, Some(10)));
+        // A slot freed at 100, taken at 105 while nothing else was going: due alone.
+        assert_eq!(w.take(Some(100), 105), (100, None));
+        // Two more freed at 103 and 104, before the client took the one before: that one's
+        // wave, due at 100.
+        assert_eq!(w.take(Some(103), 120), (103, Some(100)));
+        assert_eq!(w.take(Some(104), 130), (104, Some(100)));
+        // One freed after the last was taken: alone again.
+        assert_eq!(w.take(Some(200), 201), (200, None));
+        // A slot with no instant after the first wave (a session's slot given back) is due
+        // when taken.
+        assert_eq!(w.take(None, 300), (300, None));
+    }
 }
