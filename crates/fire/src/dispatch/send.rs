@@ -140,20 +140,18 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
 }
 
 /// Which of a closed loop's requests are due together, so that the self-check judges them as a
-/// wave by how long sending them took. Its slots open together (without a fill): the requests
-/// that first take them are one wave, due at the instant the first of them was taken. Later,
-/// a slot that freed while the client was still taking the request before (slots freeing
-/// together, as a wave's requests end together) joins that request's wave. The `scheduled_ns`
-/// stay the instants the slots freed; only the instant the self-check judges a request from
-/// (`ready_ns`) is its wave's.
+/// wave by how long sending them took: its slots open together (without a fill), and the
+/// requests that first take them are one wave, due at the instant the first of them was taken.
+/// Their `scheduled_ns` stay the instants each was taken; only the instant the self-check
+/// judges them from (`ready_ns`) is the wave's. Every later request is due alone, at the instant
+/// its slot freed: a slot that stands idle while the client is busy lowers the concurrency the
+/// server sees, however many freed with it.
 #[derive(Default)]
 struct Waves {
     /// Requests of the first wave still to be taken: the limit's slots, once it is set.
     first_left: u64,
     /// When the first request of the first wave was taken.
     first_at: Option<u64>,
-    /// When the last request was taken, and the instant it is judged from.
-    last_taken: (u64, u64),
 }
 
 impl Waves {
@@ -165,12 +163,9 @@ impl Waves {
                 self.first_left -= 1;
                 Some(*self.first_at.get_or_insert(now))
             }
-            Some(f) if f < self.last_taken.0 => Some(self.last_taken.1),
             _ => None,
         };
-        let scheduled = freed.unwrap_or(now);
-        self.last_taken = (now, ready.unwrap_or(scheduled));
-        (scheduled, ready)
+        (freed.unwrap_or(now), ready)
     }
 }
 
@@ -201,7 +196,7 @@ mod tests {
     use super::Waves;
 
     #[test]
-    fn a_closed_loops_first_wave_and_its_bursts_are_due_together() {
+    fn a_closed_loops_first_wave_is_due_together_and_the_rest_alone() {
         let mut w = Waves {
             first_left: 3,
             ..Waves::default()
@@ -210,14 +205,11 @@ mod tests {
         assert_eq!(w.take(None, 10), (10, Some(10)));
         assert_eq!(w.take(None, 20), (20, Some(10)));
         assert_eq!(w.take(None, 35), (35, Some(10)));
-        // A slot freed at 100, taken at 105 while nothing else was going: due alone.
+        // Slots freed at 100, 103 and 104, taken at 105, 120 and 130: each due when it freed,
+        // however close together they freed.
         assert_eq!(w.take(Some(100), 105), (100, None));
-        // Two more freed at 103 and 104, before the client took the one before: that one's
-        // wave, due at 100.
-        assert_eq!(w.take(Some(103), 120), (103, Some(100)));
-        assert_eq!(w.take(Some(104), 130), (104, Some(100)));
-        // One freed after the last was taken: alone again.
-        assert_eq!(w.take(Some(200), 201), (200, None));
+        assert_eq!(w.take(Some(103), 120), (103, None));
+        assert_eq!(w.take(Some(104), 130), (104, None));
         // A slot with no instant after the first wave (a session's slot given back) is due
         // when taken.
         assert_eq!(w.take(None, 300), (300, None));
