@@ -41,6 +41,7 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
     // Under an open loop's cap: when a slot last freed, and whether the cap is on.
     let mut capped = false;
     let mut last_freed_ns = 0u64;
+    let mut waves = Waves::default();
     let mut deadline = None;
     let (mut queue_open, mut priority_open) = (true, true);
     let stop = ctx.stop.clone();
@@ -84,6 +85,7 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
                 Some(Dispatch::Limit(n)) => {
                     slots = usize::try_from(n).unwrap_or(usize::MAX);
                     track_freed = true;
+                    waves.first_left = n;
                 }
                 Some(Dispatch::Cap(n)) => {
                     slots = usize::try_from(n).unwrap_or(usize::MAX).max(1);
@@ -115,7 +117,9 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
                 None => queue_open = false,
                 Some(mut job) => {
                     if job.scheduled_ns.is_none() {
-                        job.scheduled_ns = Some(freed_at.pop_front().unwrap_or_else(|| ctx.clock.now_ns()));
+                        let (scheduled, ready) = waves.take(freed_at.pop_front(), ctx.clock.now_ns());
+                        job.scheduled_ns = Some(scheduled);
+                        job.ready_ns = ready;
                     }
                     if capped {
                         // A request due while the cap was reached could leave no earlier than
@@ -146,6 +150,36 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
     }
 }
 
+/// Which of a closed loop's requests are due together, so that the self-check judges them as a
+/// wave by how long sending them took: its slots open together (without a fill), and the
+/// requests that first take them are one wave, due at the instant the first of them was taken.
+/// Their `scheduled_ns` stay the instants each was taken; only the instant the self-check
+/// judges them from (`ready_ns`) is the wave's. Every later request is due alone, at the instant
+/// its slot freed: a slot that stands idle while the client is busy lowers the concurrency the
+/// server sees, however many freed with it.
+#[derive(Default)]
+struct Waves {
+    /// Requests of the first wave still to be taken: the limit's slots, once it is set.
+    first_left: u64,
+    /// When the first request of the first wave was taken.
+    first_at: Option<u64>,
+}
+
+impl Waves {
+    /// A request taken at `now` for a slot that freed at `freed` (`None`: a slot never used):
+    /// its `scheduled_ns`, and the instant the self-check judges it from when that differs.
+    fn take(&mut self, freed: Option<u64>, now: u64) -> (u64, Option<u64>) {
+        let ready = match freed {
+            None if self.first_left > 0 => {
+                self.first_left -= 1;
+                Some(*self.first_at.get_or_insert(now))
+            }
+            _ => None,
+        };
+        (freed.unwrap_or(now), ready)
+    }
+}
+
 /// Starts `job` unless the run stopped (then it ends `not_sent`) or its deadline passed (then
 /// it was never reached and leaves no record); true when it started.
 fn start(
@@ -166,4 +200,29 @@ fn start(
     let request = exchange::Request::new(ctx.clone(), job);
     tasks.spawn(async move { (request.run().await, flow) });
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Waves;
+
+    #[test]
+    fn a_closed_loops_first_wave_is_due_together_and_the_rest_alone() {
+        let mut w = Waves {
+            first_left: 3,
+            ..Waves::default()
+        };
+        // Three slots open together: taken at 10, 20 and 35, all due at 10.
+        assert_eq!(w.take(None, 10), (10, Some(10)));
+        assert_eq!(w.take(None, 20), (20, Some(10)));
+        assert_eq!(w.take(None, 35), (35, Some(10)));
+        // Slots freed at 100, 103 and 104, taken at 105, 120 and 130: each due when it freed,
+        // however close together they freed.
+        assert_eq!(w.take(Some(100), 105), (100, None));
+        assert_eq!(w.take(Some(103), 120), (103, None));
+        assert_eq!(w.take(Some(104), 130), (104, None));
+        // A slot with no instant after the first wave (a session's slot given back) is due
+        // when taken.
+        assert_eq!(w.take(None, 300), (300, None));
+    }
 }

@@ -117,6 +117,9 @@ impl Request {
         ctx.live.sent(job.ready_ns.or(job.scheduled_ns), sent_ns);
         self.sent = true;
         let result = exchange(&ctx, body, own_headers, &mut self.st).await;
+        if let Some(first) = self.st.first_event_ns {
+            ctx.live.first_token(first.saturating_sub(sent_ns));
+        }
         self.end(result)
     }
 

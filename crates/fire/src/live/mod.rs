@@ -5,5 +5,5 @@
 mod counters;
 mod progress;
 
-pub use counters::{Counters, Snapshot, LAG_LIMIT_NS};
+pub use counters::{Counters, Snapshot, LAG_LIMIT_NS, WAVE_TTFT_FRACTION};
 pub use progress::{say, wanted, Progress};

@@ -78,20 +78,21 @@ impl Network {
 }
 
 /// The network runtime: `threads` worker threads, or the calling thread alone for 1. Each
-/// thread adds its CPU time to `network_cpu` as it ends.
+/// worker adds its CPU time and lifetime to `network_cpu` as it ends.
 fn runtime(threads: u16, network_cpu: &Arc<ThreadCpu>) -> std::io::Result<Runtime> {
-    if threads == 1 {
+    let mut builder = if threads == 1 {
         tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .on_thread_stop(selfcheck::on_thread_stop(network_cpu))
-            .build()
     } else {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(usize::from(threads))
-            .enable_all()
-            .on_thread_stop(selfcheck::on_thread_stop(network_cpu))
-            .build()
-    }
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(usize::from(threads));
+        b
+    };
+    builder
+        .enable_all()
+        .on_thread_start(selfcheck::on_thread_start())
+        .on_thread_park(selfcheck::on_thread_park())
+        .on_thread_stop(selfcheck::on_thread_stop(network_cpu))
+        .build()
 }
 
 /// Builds the run's HTTP client and, when asked (by default for a closed loop), opens its

@@ -31,26 +31,34 @@ pub(super) fn report(running: Running) -> Result<(), Error> {
         progress,
         network_cpu,
     } = running;
+    // With one thread, this one runs every request: its account starts with the send loop.
+    let calling_thread = selfcheck::Span::now();
     send_all(&runtime, &ctx, inbox, scraper.as_ref());
-    // Ending the runtime ends its threads, each adding its CPU time; the calling thread ran
-    // network work too (all of it with one thread).
+    // Ending the runtime ends its workers, each adding its CPU time and lifetime.
     drop(runtime);
-    network_cpu.add_current_thread();
+    if config.threads == 1 {
+        network_cpu.add_since(calling_thread);
+    }
     let dispatched = dispatcher.join().map_err(|_| Error::DispatcherPanicked)?;
     if let Some(progress) = progress {
         progress.finish();
     }
     let counts = ctx.live.snapshot();
-    let client = selfcheck::record(
-        &counts,
-        ctx.clock.now_ns(),
-        network_cpu.total_ns(),
-        u32::from(config.threads),
-        selfcheck::process_usage(),
-    );
-    ctx.sink.record(&Record::Client(client.clone()));
+    // A refused schedule is bad input, not a run: it gets no account of the client's pace.
+    let client = dispatched.is_ok().then(|| {
+        selfcheck::record(
+            &counts,
+            ctx.clock.now_ns(),
+            network_cpu.busy(),
+            u32::from(config.threads),
+            selfcheck::process_usage(),
+        )
+    });
+    if let Some(client) = &client {
+        ctx.sink.record(&Record::Client(client.clone()));
+    }
     ctx.sink.finish()?;
-    print_end(&config, &ctx.stop, &counts, &client);
+    print_end(&config, &ctx.stop, &counts, client.as_ref());
     if ctx.stop.reason() != Some(StopReason::OutputClosed) && ctx.verdict.saw_not_found() {
         if let Some(hint) = discover::v1_hint(&config.url) {
             eprintln!("fire: requests were answered 404 Not Found: {hint}");
@@ -89,15 +97,16 @@ fn send_all(runtime: &Runtime, ctx: &Arc<Ctx>, inbox: Inbox, scraper: Option<&Sc
 
 /// The end of the run on stderr: the counts (unless `--quiet`), then why the client did not
 /// keep up, if it did not (even with `--quiet`: the numbers it wrote may be distorted). Nothing
-/// when the reader of the output went away: a `fire | head` ends without chatter.
-fn print_end(config: &Config, stop: &Stop, counts: &Snapshot, client: &Client) {
+/// when the reader of the output went away: a `fire | head` ends without chatter. A refused
+/// schedule has no `client`, so no verdict on its pace.
+fn print_end(config: &Config, stop: &Stop, counts: &Snapshot, client: Option<&Client>) {
     if stop.reason() == Some(StopReason::OutputClosed) {
         return;
     }
     if !config.quiet {
         eprintln!("fire: {}", selfcheck::counts_line(counts));
     }
-    for warning in &client.warnings {
+    for warning in client.iter().flat_map(|c| &c.warnings) {
         eprintln!("fire: warning: the client did not keep up: {warning}");
     }
 }

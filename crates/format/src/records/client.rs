@@ -13,7 +13,8 @@ pub struct Client {
     pub cpu_user_ns: u64,
     /// CPU time the client spent in the kernel, all its threads.
     pub cpu_system_ns: u64,
-    /// CPU time over wall time, per network thread: near 1 means the client was saturated.
+    /// CPU time of the threads that ran the requests over the time those threads lived, in
+    /// [0, 1]: near 1 means the client was saturated.
     pub cpu_busy: f64,
     /// Network threads the client ran.
     pub threads: u32,
@@ -46,9 +47,10 @@ pub struct Client {
     /// schedule) was the bottleneck; far below it, the network threads were.
     #[serde(default)]
     pub dispatcher_behind_max_ns: u64,
-    /// True when the client kept up: dispatch lag and CPU within the limits
-    /// docs/fire/self-check.md gives. False marks a run whose load or stamps the client may
-    /// have distorted.
+    /// True when the client kept up: requests due alone within 1 ms, waves (requests due at
+    /// one instant) sent within the median TTFT, and CPU within the limits
+    /// docs/fire/self-check.md gives, or the run was too short to judge (`not_judged`). False
+    /// marks a run whose load or stamps the client may have distorted.
     pub kept_up: bool,
     /// Why `kept_up` is false, one sentence per reason (empty when it kept up).
     #[serde(default)]
