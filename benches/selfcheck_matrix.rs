@@ -13,7 +13,8 @@
 //!
 //! For each scenario it prints the runs judged, not judged and flagged, and the measurements
 //! the rule's thresholds rest on: the slowest wave (requests due at one instant) over the run's
-//! median TTFT, the worst lag of a request due alone, and the largest `cpu_busy`.
+//! median TTFT, the worst lag of a request due alone, the largest `cpu_busy`, and the largest
+//! mean wait for a CPU (`cpu_wait_per_slice_ns`).
 //!
 //! Run with `cargo bench --bench selfcheck_matrix` (about 5 minutes); `SELFCHECK_MATRIX=quick`
 //! runs each scenario once (about a minute).
@@ -59,6 +60,8 @@ struct Outcome {
     /// The worst lag of a request due alone, ms.
     alone_lag_ms: Option<f64>,
     cpu_busy: f64,
+    /// The network threads' mean wait for a CPU each time they were given one, ms.
+    cpu_wait_ms: Option<f64>,
     wall_s: f64,
 }
 
@@ -205,8 +208,8 @@ fn table(
     dir: &Path,
     cpu: Option<usize>,
 ) -> (usize, usize) {
-    println!("| scenario | runs | judged | too short to judge | did not keep up | slowest wave / median TTFT | worst lag due alone (ms) | cpu_busy max | wall per run (s) | first warning or reason |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| scenario | runs | judged | too short to judge | did not keep up | slowest wave / median TTFT | worst lag due alone (ms) | cpu_busy max | CPU wait per slice max (ms) | wall per run (s) | first warning or reason |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let (mut runs, mut flagged) = (0, 0);
     for s in scenarios {
         let url = &servers[&s.server].1;
@@ -233,12 +236,13 @@ fn table(
             .map(|w| w.chars().take(90).collect::<String>())
             .unwrap_or_default();
         println!(
-            "| {} | {n} | {} | {not_judged} | {bad} | {} | {} | {:.3} | {:.1} | {note} |",
+            "| {} | {n} | {} | {not_judged} | {bad} | {} | {} | {:.3} | {} | {:.1} | {note} |",
             s.name,
             n - not_judged,
             show(max(&|o| o.wave_over_ttft), 3),
             show(max(&|o| o.alone_lag_ms), 2),
             max(&|o| Some(o.cpu_busy)).unwrap_or(0.0),
+            show(max(&|o| o.cpu_wait_ms), 3),
             outcomes.iter().map(|o| o.wall_s).sum::<f64>() / n.max(1) as f64,
         );
     }
@@ -323,6 +327,7 @@ fn run(s: &Scenario, url: &str, dir: &Path, cpu: Option<usize>) -> Outcome {
         wave_over_ttft,
         alone_lag_ms,
         cpu_busy: client["cpu_busy"].as_f64().unwrap_or(0.0),
+        cpu_wait_ms: client["cpu_wait_per_slice_ns"].as_f64().map(|ns| ns / 1e6),
         wall_s,
     }
 }

@@ -283,6 +283,7 @@ fn combine_clients(a: Client, b: &Client) -> Client {
         cpu_user_ns: a.cpu_user_ns.saturating_add(b.cpu_user_ns),
         cpu_system_ns: a.cpu_system_ns.saturating_add(b.cpu_system_ns),
         cpu_busy: a.cpu_busy.max(b.cpu_busy),
+        cpu_wait_per_slice_ns: max(a.cpu_wait_per_slice_ns, b.cpu_wait_per_slice_ns),
         threads: a.threads.saturating_add(b.threads),
         max_rss_bytes: max(a.max_rss_bytes, b.max_rss_bytes),
         sent: a.sent.saturating_add(b.sent),

@@ -14,6 +14,7 @@ use super::feed::Event;
 use super::Dispatch;
 use crate::exchange::{self, not_sent, Ctx};
 use crate::job::{Ended, Flow, Job};
+use crate::live::LAG_LIMIT_NS;
 use std::collections::VecDeque;
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
@@ -153,16 +154,20 @@ pub async fn send_loop(ctx: &Arc<Ctx>, mut inbox: Inbox) {
 /// Which of a closed loop's requests are due together, so that the self-check judges them as a
 /// wave by how long sending them took: its slots open together (without a fill), and the
 /// requests that first take them are one wave, due at the instant the first of them was taken.
-/// Their `scheduled_ns` stay the instants each was taken; only the instant the self-check
-/// judges them from (`ready_ns`) is the wave's. Every later request is due alone, at the instant
-/// its slot freed: a slot that stands idle while the client is busy lowers the concurrency the
-/// server sees, however many freed with it.
+/// Later, slots that free within [`LAG_LIMIT_NS`] of each other (a server that ends a batch of
+/// streams together) are refilled one after another just as a first wave is, and form a wave
+/// due at the instant the first of them freed. Their `scheduled_ns` stay the instants each slot
+/// freed (or was taken); only the instant the self-check judges them from (`ready_ns`) is the
+/// wave's. A client short of CPU, which falls behind on every refill, is caught by its threads'
+/// wait for a CPU (docs/fire/self-check.md), not by these lags.
 #[derive(Default)]
 struct Waves {
     /// Requests of the first wave still to be taken: the limit's slots, once it is set.
     first_left: u64,
     /// When the first request of the first wave was taken.
     first_at: Option<u64>,
+    /// When the first slot of the latest cluster of freed slots freed.
+    cluster_at: Option<u64>,
 }
 
 impl Waves {
@@ -174,7 +179,16 @@ impl Waves {
                 self.first_left -= 1;
                 Some(*self.first_at.get_or_insert(now))
             }
-            _ => None,
+            None => None,
+            Some(at) => match self.cluster_at {
+                Some(first) if at >= first && at - first <= LAG_LIMIT_NS => {
+                    (first != at).then_some(first)
+                }
+                _ => {
+                    self.cluster_at = Some(at);
+                    None
+                }
+            },
         };
         (freed.unwrap_or(now), ready)
     }
@@ -205,6 +219,7 @@ fn start(
 #[cfg(test)]
 mod tests {
     use super::Waves;
+    use crate::live::LAG_LIMIT_NS;
 
     #[test]
     fn a_closed_loops_first_wave_is_due_together_and_the_rest_alone() {
@@ -216,11 +231,15 @@ mod tests {
         assert_eq!(w.take(None, 10), (10, Some(10)));
         assert_eq!(w.take(None, 20), (20, Some(10)));
         assert_eq!(w.take(None, 35), (35, Some(10)));
-        // Slots freed at 100, 103 and 104, taken at 105, 120 and 130: each due when it freed,
-        // however close together they freed.
+        // Slots freed at 100, 103 and 104 (within the limit of each other), taken at 105, 120
+        // and 130: one wave, due when the first of them freed.
         assert_eq!(w.take(Some(100), 105), (100, None));
-        assert_eq!(w.take(Some(103), 120), (103, None));
-        assert_eq!(w.take(Some(104), 130), (104, None));
+        assert_eq!(w.take(Some(103), 120), (103, Some(100)));
+        assert_eq!(w.take(Some(104), 130), (104, Some(100)));
+        // A slot that frees more than the limit later starts a cluster of its own.
+        let later = 100 + LAG_LIMIT_NS + 1;
+        assert_eq!(w.take(Some(later), later + 5), (later, None));
+        assert_eq!(w.take(Some(later + 7), later + 9), (later + 7, Some(later)));
         // A slot with no instant after the first wave (a session's slot given back) is due
         // when taken.
         assert_eq!(w.take(None, 300), (300, None));

@@ -19,9 +19,11 @@ pub struct Job {
     /// When it should have been sent: the schedule's instant, or `None` for "the instant a slot
     /// frees", filled in by the send loop (see `Sent::scheduled_ns`).
     pub scheduled_ns: Option<u64>,
-    /// When the client could first send it, where that is later than `scheduled_ns`: under an
-    /// open loop's cap, the instant a slot freed for it. The self-check judges the client's
-    /// lateness from here, so a wait the cap imposes is not taken for a slow client.
+    /// The instant the self-check judges the client's lateness from, where it is not
+    /// `scheduled_ns`: under an open loop's cap, the instant a slot freed for it (later), so a
+    /// wait the cap imposes is not taken for a slow client; in a closed loop, the instant its
+    /// wave became due (earlier: the first wave's first take, or the first slot of a cluster
+    /// that freed together), so the wave is judged as one.
     pub ready_ns: Option<u64>,
     /// Encoded API body.
     pub body: Bytes,

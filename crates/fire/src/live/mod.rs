@@ -5,5 +5,7 @@
 mod counters;
 mod progress;
 
+#[cfg(test)]
+pub use counters::wave_limit_ns;
 pub use counters::{Counters, Snapshot, LAG_LIMIT_NS, WAVE_TTFT_FRACTION};
 pub use progress::{say, wanted, Progress};

@@ -49,7 +49,7 @@ pub(super) fn report(running: Running) -> Result<(), Error> {
         selfcheck::record(
             &counts,
             ctx.clock.now_ns(),
-            network_cpu.busy(),
+            network_cpu.cpu(),
             u32::from(config.threads),
             selfcheck::process_usage(),
         )

@@ -18,6 +18,11 @@ pub struct Client {
     pub cpu_busy: f64,
     /// Network threads the client ran.
     pub threads: u32,
+    /// How long the network threads waited, runnable, for a CPU each time they were given one,
+    /// on average (Linux's scheduler statistics; omitted elsewhere): microseconds on a machine
+    /// with CPU to spare, a large part of a millisecond when another process holds fire's CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_per_slice_ns: Option<u64>,
     /// Peak resident memory, when the system reports it.
     #[serde(default)]
     pub max_rss_bytes: Option<u64>,
