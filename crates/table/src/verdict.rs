@@ -8,7 +8,7 @@ use crate::grid::Cell;
 use crate::report::{Report, RunReport};
 use std::collections::HashSet;
 use tokenpipe_format::vocab::{self, verdict_of};
-use tokenpipe_format::{ended_as, Summary, Verdict, UNFINISHED};
+use tokenpipe_format::{ended_as, Summary, Verdict, RUN_ENDS};
 
 /// The mark a ranking or a pivot puts after the figure of a run that is not comparable.
 pub const MARK: &str = "†";
@@ -46,11 +46,7 @@ pub fn short(summary: &Summary, verdict: &Verdict) -> String {
         if failed > 0 {
             parts.push(format!("{failed}/{held} failed"));
         }
-        for (kind, words) in [
-            ("cancelled", "cancelled"),
-            ("not_sent", "not sent"),
-            (UNFINISHED, "unfinished"),
-        ] {
+        for &(kind, words) in RUN_ENDS {
             let n = ended_as(summary, kind);
             if n > 0 {
                 parts.push(format!("{n} {words}"));

@@ -31,7 +31,7 @@ pub use spread::AcrossRuns;
 pub use stamp::Stamp;
 pub use summary::{parse_stat_key, stat_key, MetricState, StatName, Summary};
 pub use verdict::{
-    ended_as, server_failures, Check, Verdict, RUN_ENDED_KINDS, SERVER_REQUESTS_SLACK,
+    ended_as, server_failures, Check, Verdict, RUN_ENDED_KINDS, RUN_ENDS, SERVER_REQUESTS_SLACK,
     SERVER_REQUESTS_TOLERANCE, SERVER_TOKENS_TOLERANCE, UNFINISHED,
 };
 pub use window::MeasuredWindow;

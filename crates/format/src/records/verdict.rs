@@ -13,6 +13,14 @@ pub const RUN_ENDED_KINDS: &[&str] = &["cancelled", "not_sent"];
 /// The kind a summary's `errors` gives requests that have no `done` at all (a cut-off run).
 pub const UNFINISHED: &str = "unfinished";
 
+/// The ends that are the run's own, never the server's, with the words a reason uses for each:
+/// the kinds of [`RUN_ENDED_KINDS`] and [`UNFINISHED`].
+pub const RUN_ENDS: &[(&str, &str)] = &[
+    ("cancelled", "cancelled"),
+    ("not_sent", "not sent"),
+    (UNFINISHED, "unfinished"),
+];
+
 /// How far the server's request count may be from the client's: this fraction of the client's
 /// count, and never less than [`SERVER_REQUESTS_SLACK`] requests.
 pub const SERVER_REQUESTS_TOLERANCE: f64 = 0.01;
@@ -144,11 +152,7 @@ fn completeness(summary: &Summary) -> Check {
             kinds.join(", ")
         ));
     }
-    for (kind, words) in [
-        ("cancelled", "cancelled"),
-        ("not_sent", "not sent"),
-        (UNFINISHED, "unfinished"),
-    ] {
+    for &(kind, words) in RUN_ENDS {
         let n = ended_as(summary, kind);
         if n > 0 {
             parts.push(format!("{n} {words}"));
