@@ -62,10 +62,12 @@ impl From<ValueKind> for Kind {
 pub const MISSING: &str = "-";
 
 /// Writes one value as people read it: counts whole, measurements with two decimals, `-` for
-/// none.
+/// none. A count that is not whole (the mean of a count over repeated runs: 3.5 requests) keeps
+/// its decimals, so that it never reads as a count it is not (`4 ± 0.71`).
 pub fn format_value(value: Option<f64>, kind: Kind) -> String {
     match (value, kind) {
         (None, _) => MISSING.to_string(),
+        (Some(v), Kind::Count) if v.fract() != 0.0 => format!("{v:.2}"),
         (Some(v), Kind::Count) => format!("{v:.0}"),
         (Some(v), Kind::Value) => format!("{v:.2}"),
         (Some(v), Kind::YesNo) => if v != 0.0 { "yes" } else { "no" }.to_string(),
@@ -328,6 +330,19 @@ mod tests {
     fn formats_values() {
         assert_eq!(format_value(None, Kind::Value), "-");
         assert_eq!(format_value(Some(12.0), Kind::Count), "12");
+        assert_eq!(format_value(Some(3.5), Kind::Count), "3.50");
+        let mean_count = Num {
+            value: 3.5,
+            kind: Kind::Count,
+            spread: Some(Spread {
+                n: 2,
+                sd: 0.71,
+                cv_pct: Some(20.2),
+                ci95: None,
+                within_run: false,
+            }),
+        };
+        assert_eq!(render_num(&mean_count, SpreadMode::Sd), "3.50 ± 0.71");
         assert_eq!(format_value(Some(1.005), Kind::Value), "1.00");
         assert_eq!(format_value(Some(2623.256), Kind::Value), "2623.26");
         assert_eq!(format_value(Some(1.0), Kind::YesNo), "yes");
