@@ -6,34 +6,10 @@
 
 use crate::common;
 use common::*;
-use std::io::{BufRead, BufReader, Read};
-use std::os::unix::process::CommandExt;
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
-
-/// Waits for `child` to exit, killing it after `limit` (so a hang fails instead of blocking).
-fn wait_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let start = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("{:?} did not exit within {limit:?}", child.id());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn read_all(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = r.read_to_end(&mut v);
-        v
-    })
-}
+use std::time::Duration;
 
 /// `fire` on a closed-loop schedule of `n` requests at `concurrency`, reading its stdout as it
 /// comes: the returned receiver hears once when the first request has succeeded; the thread
@@ -208,46 +184,26 @@ fn retry_connect_waits_for_a_server_restarted_on_the_same_port() {
 fn ctrl_c_ends_every_stage_with_130_after_writing_what_it_has() {
     let server = Server::start(&["--ttft-ms", "20", "--itl-ms", "20"]);
     let saved = temp_path("stop-group-saved.ndjson");
-    let mut arrivals = Command::new(bin("arrivals"))
-        .args([
-            "--rate",
-            "50",
-            "-n",
-            "2000",
-            "--input-tokens",
-            "8",
-            "--output-tokens",
-            "30",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let group = arrivals.id() as i32;
-    let mut fire = Command::new(bin("fire"))
-        .args(["--url", &server.url, "--save"])
-        .arg(&saved)
-        .stdin(Stdio::from(arrivals.stdout.take().unwrap()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(group)
-        .spawn()
-        .unwrap();
-    let mut reduce = Command::new(bin("reduce"))
-        .stdin(Stdio::from(fire.stdout.take().unwrap()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(group)
-        .spawn()
-        .unwrap();
-    let mut table = Command::new(bin("table"))
-        .stdin(Stdio::from(reduce.stdout.take().unwrap()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(group)
-        .spawn()
-        .unwrap();
+    let saved_arg = saved.to_str().unwrap();
+    let (children, group) = spawn_group(&[
+        cmd(
+            "arrivals",
+            &[
+                "--rate",
+                "50",
+                "-n",
+                "2000",
+                "--input-tokens",
+                "8",
+                "--output-tokens",
+                "30",
+            ],
+        ),
+        cmd("fire", &["--url", &server.url, "--save", saved_arg]),
+        cmd("reduce", &[]),
+        cmd("table", &[]),
+    ]);
+    let [mut arrivals, mut fire, mut reduce, mut table]: [Child; 4] = children.try_into().unwrap();
     let shown = read_all(table.stdout.take().unwrap());
     let errs: Vec<_> = [
         fire.stderr.take().unwrap(),

@@ -5,33 +5,9 @@
 use crate::common;
 use common::*;
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::os::unix::process::CommandExt;
+use std::io::Write;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// Waits for `child` to exit, killing it after `limit` (so a hang fails instead of blocking).
-fn wait_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let start = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("{:?} did not exit within {limit:?}", child.id());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn read_all(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = r.read_to_end(&mut v);
-        v
-    })
-}
+use std::time::Duration;
 
 /// Parses every line of a saved event file, failing on any that is not whole.
 fn saved_records(path: &std::path::Path) -> Vec<serde_json::Value> {
@@ -66,39 +42,25 @@ fn one_done_per_sent(recs: &[serde_json::Value]) -> (u64, u64) {
 fn ctrl_c_on_the_whole_group_keeps_the_saved_events_whole_and_in_step_with_reduce() {
     let server = Server::start(&["--ttft-ms", "20", "--itl-ms", "20"]);
     let saved = temp_path("group-saved.ndjson");
-    let mut arrivals = Command::new(bin("arrivals"))
-        .args([
-            "--rate",
-            "50",
-            "-n",
-            "100000",
-            "--input-tokens",
-            "16",
-            "--output-tokens",
-            "4",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let group = arrivals.id() as i32;
-    let mut fire = Command::new(bin("fire"))
-        .args(["--url", &server.url, "--save"])
-        .arg(&saved)
-        .stdin(Stdio::from(arrivals.stdout.take().unwrap()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(group)
-        .spawn()
-        .unwrap();
-    let mut reduce = Command::new(bin("reduce"))
-        .stdin(Stdio::from(fire.stdout.take().unwrap()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(group)
-        .spawn()
-        .unwrap();
+    let saved_arg = saved.to_str().unwrap();
+    let (children, group) = spawn_group(&[
+        cmd(
+            "arrivals",
+            &[
+                "--rate",
+                "50",
+                "-n",
+                "100000",
+                "--input-tokens",
+                "16",
+                "--output-tokens",
+                "4",
+            ],
+        ),
+        cmd("fire", &["--url", &server.url, "--save", saved_arg]),
+        cmd("reduce", &[]),
+    ]);
+    let [mut arrivals, mut fire, mut reduce]: [Child; 3] = children.try_into().unwrap();
     let summary = read_all(reduce.stdout.take().unwrap());
     let fire_err = read_all(fire.stderr.take().unwrap());
     let reduce_err = read_all(reduce.stderr.take().unwrap());

@@ -112,6 +112,63 @@ pub fn pipeline(stages: &[Vec<String>], input: Option<&[u8]>) -> Vec<Output> {
         .collect()
 }
 
+/// Starts `stages` as a terminal starts a pipeline (`a | b | c`): joined by OS pipes, in one new
+/// process group whose id is returned, so that a signal to the group reaches every stage as
+/// Ctrl-C does. The first stage reads nothing and its stderr is dropped; the others' stderr and
+/// the last stage's stdout are piped for the test to read.
+pub fn spawn_group(stages: &[Vec<String>]) -> (Vec<Child>, i32) {
+    use std::os::unix::process::CommandExt;
+    let mut children: Vec<Child> = Vec::new();
+    let mut group = 0;
+    for (i, argv) in stages.iter().enumerate() {
+        let (stdin, stderr) = match children.last_mut() {
+            None => (Stdio::null(), Stdio::null()),
+            Some(before) => (
+                Stdio::from(before.stdout.take().expect("previous stdout")),
+                Stdio::piped(),
+            ),
+        };
+        let child = Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .process_group(group)
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {argv:?}: {e}"));
+        if i == 0 {
+            group = child.id() as i32;
+        }
+        children.push(child);
+    }
+    (children, group)
+}
+
+/// Waits for `child` to exit, killing it after `limit` (so a hang fails instead of blocking).
+pub fn wait_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{:?} did not exit within {limit:?}", child.id());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Reads `r` to its end on a thread of its own, so that a pipe never fills while the test
+/// waits for something else.
+pub fn read_all(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = r.read_to_end(&mut v);
+        v
+    })
+}
+
 /// Runs one command with `input` on stdin and returns its output.
 pub fn run(argv: &[String], input: &[u8]) -> Output {
     pipeline(&[argv.to_vec()], Some(input)).remove(0)
@@ -313,7 +370,6 @@ fn read_request(conn: &mut std::net::TcpStream) -> Option<()> {
 pub const SSE_HEAD: &str =
     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
 
-/// A fresh path in the temporary directory for a test's file, unique per process and `name`.
 /// Sends `sig` to a child (or, negated, to the process group) the test created.
 pub fn send_signal(pid_or_group: i32, sig: i32) {
     // SAFETY: kill(2) with a pid this test owns; no memory is involved.
@@ -322,6 +378,7 @@ pub fn send_signal(pid_or_group: i32, sig: i32) {
     }
 }
 
+/// A fresh path in the temporary directory for a test's file, unique per process and `name`.
 pub fn temp_path(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("tokenpipe-{}-{name}", std::process::id()))
 }
