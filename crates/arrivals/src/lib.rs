@@ -192,6 +192,7 @@ impl Plan {
             duration_ns: self.bounds.duration_ns,
             phases: self.bounds.phases.clone(),
             salt,
+            warmup_batches: None,
         })
     }
 

@@ -131,6 +131,18 @@ pub const INPUT_TOKENS: Setting = Setting {
     axis: None,
 };
 
+/// Tokens of extra context ahead of the prompt, sent as a system message (llama-benchy's
+/// `--depth`).
+pub const DEPTH: Setting = Setting {
+    key: "depth",
+    names: &["depth"],
+    short: "d",
+    heading: "Depth [tokens]",
+    kind: ValueKind::Count,
+    role: Role::Workload,
+    axis: None,
+};
+
 /// Output tokens asked for (OSL).
 pub const OUTPUT_TOKENS: Setting = Setting {
     key: "output_tokens",
@@ -254,6 +266,10 @@ pub const PEAK_CONCURRENT: Setting = Setting {
     axis: None,
 };
 
+/// fire's header parameter: the network round trip it measured before the first request (the
+/// mean of three `GET /models`, llama-benchy's method), in ms; llama-benchy's figures subtract it.
+pub const NET_LATENCY_MS: &str = "net_latency_ms";
+
 /// Every setting, in the order runs are told apart by (load first, then the workload, then
 /// what was measured).
 pub const SETTINGS: &[Setting] = &[
@@ -263,6 +279,7 @@ pub const SETTINGS: &[Setting] = &[
     BATCH,
     MAX_CONCURRENCY,
     INPUT_TOKENS,
+    DEPTH,
     OUTPUT_TOKENS,
     NUM_PROMPTS,
     MODE,

@@ -39,6 +39,10 @@ pub struct Schedule {
     /// new for every run, so a repeated run never finds its prompts in a warm prefix cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub salt: Option<Salt>,
+    /// Batch mode: the first this many batches warm the server up and are measured by no
+    /// figure (llama-benchy's discarded run 0); their requests are sent and recorded as usual.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_batches: Option<u64>,
 }
 
 /// One named stretch of a run, in run time.
