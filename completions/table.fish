@@ -26,6 +26,8 @@ complete -c table -l chart -d 'The chart `--format svg` draws: `load` (output th
 ttft-cdf\t'The distribution of time to first token, one line per run'
 itl-cdf\t'The distribution of inter-token latency, one line per run'
 timeline\t'Output tokens/s and requests in flight over a run\'s time, from `reduce --every`'"
+complete -c table -l percentile-metrics -d '`--style vllm`: the latency sections of each block, as `vllm bench serve --percentile-metrics` chooses them: ttft, tpot, itl, e2el, comma-separated. Sections keep vLLM\'s order (TTFT, TPOT, ITL, E2EL) whatever the order given. Default, as vLLM\'s: ttft,tpot,itl (no End-to-end Latency)' -r
+complete -c table -l metric-percentiles -d '`--style vllm`: the `P…` line of each section for these percentiles, in the order given, as `vllm bench serve --metric-percentiles` prints them (`50,90,99`, `99.9` → `P99.9`). Each must be among the run\'s figures: a vLLM result\'s own, or `reduce --percentiles`. Default, as vLLM\'s: 99' -r
 complete -c table -l generate -r -f -a "man\t'A roff man page for section 1'
 complete-bash\t'A bash completion script'
 complete-zsh\t'A zsh completion script'

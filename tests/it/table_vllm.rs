@@ -86,7 +86,16 @@ fn our_summary(path: &std::path::Path) {
                 ],
             ),
             cmd("fire", &["--url", server.url.as_str()]),
-            cmd("reduce", &["--label", "sim", "--vllm-compatible"]),
+            cmd(
+                "reduce",
+                &[
+                    "--label",
+                    "sim",
+                    "--vllm-compatible",
+                    "--percentiles",
+                    "50,99",
+                ],
+            ),
         ],
         None,
     );
@@ -125,8 +134,75 @@ fn vllm_style_writes_a_vllm_result_file_and_our_run_as_vllm_blocks() {
         lines[3],
         format!("{:<40} {:<10}", "Maximum request concurrency:", 2)
     );
-    assert!(lines.contains(&"----------------End-to-end Latency----------------"));
+    // vLLM's default sections: no End-to-end Latency, one P99 line each.
+    assert!(!second.contains("End-to-end Latency"), "{second}");
+    assert!(lines.contains(&"---------------Inter-token Latency----------------"));
+    assert_eq!(second.matches("\nP99 ").count(), 3, "{second}");
     assert_eq!(lines.last(), Some(&"=".repeat(50).as_str()));
+
+    // With vLLM's flags, its sections and percentiles: E2EL last, P50 and P99 in each.
+    let out = run(
+        &cmd(
+            "table",
+            &[
+                "--style",
+                "vllm",
+                "--percentile-metrics",
+                "e2el,ttft",
+                "--metric-percentiles",
+                "50,99",
+                &paths[1],
+            ],
+        ),
+        b"",
+    );
+    assert_ok(&out, "table --style vllm --percentile-metrics");
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let rules: Vec<&str> = text.lines().filter(|l| l.starts_with("---")).collect();
+    assert_eq!(
+        rules,
+        [
+            "---------------Time to First Token----------------",
+            "----------------End-to-end Latency----------------"
+        ]
+    );
+    let names: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with('P') && !l.starts_with("Peak"))
+        .map(|l| l[..40].trim_end())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "P50 TTFT (ms):",
+            "P99 TTFT (ms):",
+            "P50 E2EL (ms):",
+            "P99 E2EL (ms):"
+        ]
+    );
+
+    // A percentile the vLLM result was not saved with is refused, naming run and key.
+    let out = run(
+        &cmd(
+            "table",
+            &["--style", "vllm", "--metric-percentiles", "90", &paths[0]],
+        ),
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no vLLM figure \"p90_ttft_ms\""), "{err}");
+    // The section flags belong to --style vllm.
+    let out = run(
+        &cmd("table", &["--percentile-metrics", "e2el", &paths[1]]),
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--percentile-metrics chooses the sections of --style vllm's blocks"),
+        "{err}"
+    );
 
     // The default style puts both runs side by side, headed by their labels.
     let out = run(&cmd("table", &[&paths[0], &paths[1]]), b"");
