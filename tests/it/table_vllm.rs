@@ -229,3 +229,42 @@ fn a_json_file_that_is_neither_is_bad_input_naming_it() {
     );
     let _ = std::fs::remove_file(&path);
 }
+
+/// A result saved by a real `vllm bench serve` (open loop at 2 req/s) and the block vLLM's own
+/// print statements make of it (tests/fixtures/table/make_vllm_block.py).
+const RECORDED: &str = "tests/fixtures/vllm/real-0.32-seed0.json";
+const RECORDED_BLOCK: &str = include_str!("../fixtures/table/vllm_real_0.32_block.txt");
+
+#[test]
+fn a_recorded_vllm_result_prints_as_vllm_prints_it_for_the_metrics_chosen() {
+    // Saved with e2el: shown when chosen, byte for byte, the configured rate included.
+    let out = run(
+        &cmd(
+            "table",
+            &[
+                "--style",
+                "vllm",
+                "--percentile-metrics",
+                "ttft,tpot,itl,e2el",
+                RECORDED,
+            ],
+        ),
+        b"",
+    );
+    assert_ok(
+        &out,
+        "table --style vllm --percentile-metrics ttft,tpot,itl,e2el",
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), RECORDED_BLOCK);
+    // vLLM's defaults leave its E2EL section out, and nothing else.
+    let out = run(&cmd("table", &["--style", "vllm", RECORDED]), b"");
+    assert_ok(&out, "table --style vllm");
+    let e2el = RECORDED_BLOCK
+        .find("----------------End-to-end Latency")
+        .expect("the E2EL section");
+    let end = RECORDED_BLOCK
+        .rfind(&"=".repeat(50))
+        .expect("the closing banner");
+    let want = format!("{}{}", &RECORDED_BLOCK[..e2el], &RECORDED_BLOCK[end..]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), want);
+}

@@ -5,7 +5,8 @@
 //! `"{:<40} {:<10.2f}"` (everything else), so every value line ends in the spaces that pad the
 //! value to 10 characters; section rules are `"{s:{c}^{n}}".format(s=title, n=50, c='-')` and
 //! the banners 50 `=`. A line is written only when the run has its figure, as vLLM leaves out
-//! the goodput without `--goodput` and the concurrency limit without `--max-concurrency`.
+//! the goodput without `--goodput`, the concurrency limit without `--max-concurrency` and the
+//! configured request rate when it is infinite (its default).
 //!
 //! The latency sections are vLLM's `process_one_metric`: one per metric of
 //! `--percentile-metrics` (default `ttft,tpot,itl`), always in vLLM's order (TTFT, TPOT, ITL,
@@ -130,6 +131,11 @@ const HEAD_LINES: &[(&str, &str, Shown)] = &[
         key::MAX_CONCURRENCY,
         Shown::Plain,
     ),
+    (
+        "Request rate configured (RPS):",
+        key::REQUEST_RATE,
+        Shown::TwoDecimals,
+    ),
     ("Benchmark duration (s):", key::DURATION, Shown::TwoDecimals),
     ("Total input tokens:", key::TOTAL_INPUT_TOKENS, Shown::Plain),
     (
@@ -171,12 +177,23 @@ const HEAD_LINES: &[(&str, &str, Shown)] = &[
 
 /// The figures a run's block shows: its `vllm` member, or our own fields under vLLM's keys;
 /// plus the concurrency limit of its run (`max_concurrency` of a vLLM run, `concurrency` of a
-/// closed loop), which vLLM prints but keeps out of its figures.
+/// closed loop) and its request rate (`request_rate` of a vLLM run, `rate_per_s` of an open
+/// loop), which vLLM prints but keeps out of its figures. vLLM prints the rate only when it is
+/// finite (`"inf"` in its result file): a rate that is not a number has no line.
 pub fn figures(run: &RunReport) -> Figures {
     let mut figures = match &run.summary.vllm {
         Some(vllm) => vllm.clone(),
         None => our_figures(&run.summary),
     };
+    if !matches!(figures.get(key::REQUEST_RATE), Some(Value::Number(_))) {
+        figures.remove(key::REQUEST_RATE);
+        let rate = run
+            .param(vocab::RATE.key)
+            .filter(|v| v.as_f64().is_some_and(f64::is_finite));
+        if let Some(rate) = rate {
+            figures.insert(key::REQUEST_RATE.into(), rate.clone());
+        }
+    }
     if !figures.contains_key(key::MAX_CONCURRENCY) {
         let limit = run.header.as_ref().and_then(|h| {
             [
