@@ -42,9 +42,8 @@ Examples:
     # Each run as vLLM's result block, a vLLM result file beside a run of ours
     table --style vllm vllm-result.json ours.summary.ndjson
 
-    # The block of `vllm bench serve --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99`
-    reduce --vllm-compatible --percentiles 50,90,99 run.ndjson \
-      | table --style vllm --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99
+    # vLLM's block as `vllm bench serve --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99` prints it
+    reduce --vllm-compatible --percentiles 50,90,99 run.ndjson | table --style vllm --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99
 
     # Throughput and latency against concurrency as an SVG chart, from a sweep
     for c in 1 2 4 8; do arrivals --concurrency $c -n 64 | fire --url $URL; done | reduce | table --format svg > load.svg
@@ -94,7 +93,9 @@ struct Args {
     /// Layout: `default` is this tool's own (see --layout); `vllm` writes each run as the
     /// "Serving Benchmark Result" block of `vllm bench serve`, line for line (the summary's
     /// `vllm` member when it has one, from `reduce --vllm-compatible` or a vLLM result file,
-    /// else our own figures; every text format prints the same block, and charts are refused);
+    /// else our own figures; its latency sections as `--percentile-metrics` and
+    /// `--metric-percentiles` choose them, by default vLLM's: TTFT, TPOT and ITL with their P99;
+    /// every text format prints the same block, and charts are refused);
     /// `llama-bench` prints llama-benchy's decode and prefill tables (Markdown) from each
     /// summary's llama-benchy figures, one row per run sorted by concurrency.
     #[arg(long, value_enum, default_value_t = Style::Default)]
