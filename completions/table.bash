@@ -23,7 +23,7 @@ _table() {
 
     case "${cmd}" in
         table)
-            opts="-h -V --format --style --layout --columns --sort --spread --baseline --rows --cols --cell --top --only-comparable --list-fields --chart --generate --help --version"
+            opts="-h -V --format --style --layout --columns --sort --spread --baseline --rows --cols --cell --top --only-comparable --list-fields --chart --percentile-metrics --metric-percentiles --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -75,6 +75,14 @@ _table() {
                     ;;
                 --chart)
                     COMPREPLY=($(compgen -W "load ttft-cdf itl-cdf timeline" -- "${cur}"))
+                    return 0
+                    ;;
+                --percentile-metrics)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metric-percentiles)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --generate)

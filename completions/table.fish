@@ -5,7 +5,7 @@ json\t'A JSON array of objects with the members of the CSV columns'
 mermaid\t'Mermaid `xychart-beta` bar or line charts of `--cell` (default output throughput) in fenced blocks, which GitHub renders: one chart per `--cols` value with a pivot'
 svg\t'One chart as an SVG document (`--chart` picks which)'
 html\t'One self-contained HTML page: the table and every chart the runs have data for'"
-complete -c table -l style -d 'Layout: `default` is this tool\'s own (see --layout); `vllm` writes each run as the "Serving Benchmark Result" block of `vllm bench serve`, line for line (the summary\'s `vllm` member when it has one, from `reduce --vllm-compatible` or a vLLM result file, else our own figures; every text format prints the same block, and charts are refused); `llama-bench` prints llama-benchy\'s decode and prefill tables (Markdown) from each summary\'s llama-benchy figures, one row per run sorted by concurrency' -r -f -a "default\t'This tool\'s layouts (runs as columns or rows, pivots, rankings), in the chosen `--format`'
+complete -c table -l style -d 'Layout: `default` is this tool\'s own (see --layout); `vllm` writes each run as the "Serving Benchmark Result" block of `vllm bench serve`, line for line (the summary\'s `vllm` member when it has one, from `reduce --vllm-compatible` or a vLLM result file, else our own figures; its latency sections as `--percentile-metrics` and `--metric-percentiles` choose them, by default vLLM\'s: TTFT, TPOT and ITL with their P99; every text format prints the same block, and charts are refused); `llama-bench` prints llama-benchy\'s decode and prefill tables (Markdown) from each summary\'s llama-benchy figures, one row per run sorted by concurrency' -r -f -a "default\t'This tool\'s layouts (runs as columns or rows, pivots, rankings), in the chosen `--format`'
 vllm\t'Each run as the "Serving Benchmark Result" block of `vllm bench serve`, one after another, the same in every text format (charts are refused)'
 llama-bench\t'llama-benchy\'s two Markdown tables: decode and prefill throughput by concurrency'"
 complete -c table -l layout -d 'Runs as columns (`wide`: a row per metric) or as rows (`long`: a row per run, a column per field); `auto` is wide unless `--columns` is given or there are more than 6 runs' -r -f -a "auto\t'Wide while it stays readable, long when `--columns` is given or there are many runs'
@@ -26,6 +26,8 @@ complete -c table -l chart -d 'The chart `--format svg` draws: `load` (output th
 ttft-cdf\t'The distribution of time to first token, one line per run'
 itl-cdf\t'The distribution of inter-token latency, one line per run'
 timeline\t'Output tokens/s and requests in flight over a run\'s time, from `reduce --every`'"
+complete -c table -l percentile-metrics -d '`--style vllm`: the latency sections of each block, as `vllm bench serve --percentile-metrics` chooses them: ttft, tpot, itl, e2el, comma-separated. Sections keep vLLM\'s order (TTFT, TPOT, ITL, E2EL) whatever the order given. Default, as vLLM\'s: ttft,tpot,itl (no End-to-end Latency)' -r
+complete -c table -l metric-percentiles -d '`--style vllm`: the `P…` line of each section for these percentiles, in the order given, as `vllm bench serve --metric-percentiles` prints them (`50,90,99`, `99.9` → `P99.9`). Each must be among the run\'s figures: a vLLM result\'s own, or `reduce --percentiles`. Default, as vLLM\'s: 99' -r
 complete -c table -l generate -r -f -a "man\t'A roff man page for section 1'
 complete-bash\t'A bash completion script'
 complete-zsh\t'A zsh completion script'

@@ -3,47 +3,74 @@
 # the cross-model report over several such result folders.
 #
 #   recipes/matrix.sh URL MODEL SHAPE          measure one model on one shape
-#   recipes/matrix.sh --report DIR...          compare the result folders of several models
+#   recipes/matrix.sh --report DIR...          compare the result folders of several runs
 #
 # Reproduces: the study that holds hardware and methodology fixed and runs every model through
-# the same three closed-loop profiles:
-#   latency-1024x256-c1    1,024 prompt tokens, 256 out, 1 in flight   (single-user latency)
-#   serve-1024x256-c16     1,024 prompt tokens, 256 out, 16 in flight  (loaded serving)
-#   longctx-8192x256-c4    8,192 prompt tokens, 256 out, 4 in flight   (long context)
-# Each profile sends ROUNDS × its concurrency requests (ROUNDS 8: 8, 128 and 32 requests), so
-# every slot turns over several times. Every summary carries the metadata the report groups by
-# (`reduce --meta`): model, shape (SHAPE, e.g. "8x H200" or "16x H200 (TP=8, PP=2)"), engine
-# (ENGINE, else what the server's /v1/models says owns the model), profile and a UTC timestamp.
-# MODEL is sent to the server as the model name unless SERVED_MODEL names it otherwise.
+# the same three closed-loop profiles, as its `vllm bench serve` matrix runner does
+# (--max-concurrency C --request-rate inf --num-prompts N):
+#   latency-1024x256-c1    1,024 prompt tokens, 256 out, 1 in flight,  20 prompts (single user)
+#   serve-1024x256-c16     1,024 prompt tokens, 256 out, 16 in flight, 200 prompts (loaded serving)
+#   longctx-8192x256-c4    8,192 prompt tokens, 256 out, 4 in flight,  50 prompts (long context)
+# Every summary carries the metadata the report groups by (`reduce --meta`): model, shape
+# (SHAPE, e.g. "8x H200" or "16x H200 (TP=8, PP=2)"), engine (ENGINE, else what the server's
+# /v1/models says owns the model), profile, a UTC timestamp and, with NOTE, a note. MODEL is sent
+# to the server as the model name unless SERVED_MODEL names it otherwise.
 #
-# Parameters (environment): ROUNDS (8), PROFILES (all three), ENGINE, SERVED_MODEL, SEED (42),
-# TOKENIZER (the model's tokenizer.json, for prompts of exact token lengths). QUICK=1: 2 rounds
-# of 64 → 16-token profiles (the names stay).
+# Parameters (environment): PROMPTS (NAME=COUNT pairs, e.g. "serve-1024x256-c16=400": a
+# profile's prompt count; the seed's 20/200/50 by default), ROUNDS (instead: ROUNDS × the
+# profile's concurrency prompts, for the profiles PROMPTS does not name), PROFILES (the names to
+# run; all three by default), NOTE (a caveat shown in the report's Notes column, e.g. "fallback
+# shape (TP=8, eager)"), ENGINE, SERVED_MODEL, SEED (42), TOKENIZER (the model's tokenizer.json,
+# for prompts of exact token lengths). QUICK=1: 2 × concurrency prompts of 64 → 16 tokens (the
+# names stay).
 #
-# Reading the output. Measuring: one row per profile (requests ok and failed, output tok/s,
-# TTFT and TPOT, mean and p99) and whether it is comparable (reduce's verdict, and why not), in
-# $OUT/profiles.md; each profile's summary in $OUT/summaries/PROFILE.ndjson and its events in
-# $OUT/runs/. A profile whose run fails does not stop the others; the recipe exits 1 when one
-# did not finish or is incomplete. Reporting (--report): seed 003's section 3 as Markdown,
-# printed and written to ./matrix-report.md (REPORT=path to change it): the top 3 models per
-# profile by output tok/s, every model side by side (model, hardware shape, one column per
-# profile), and a mermaid bar chart per profile, best first (GitHub renders them). Only
-# comparable runs (seed 003: "complete result files and successful traces") are ranked and
-# charted; the others are listed after the charts with their reason, as the seed lists its
-# fallback-shape runs, and so are the profiles of the matrix a folder lacks. --report exits 1
-# when a profile is missing or incomplete (a request failed, was cancelled or not sent), after
-# writing the report.
+# Reading the output. Measuring: one row per profile, by concurrency (requests ok and failed,
+# output tok/s, TTFT and TPOT, mean and p99) and whether it is comparable (reduce's verdict, and
+# why not), in $OUT/profiles.md; each profile's summary in $OUT/summaries/PROFILE.ndjson and its
+# events in $OUT/runs/. Reporting (--report): seed 003's section 3 as Markdown, printed and
+# written to ./matrix-report.md (REPORT=path to change it), profiles in the matrix's order
+# (c1, c16, c4, as the seed prints them):
+#   - the top 3 per profile by output tok/s, of the comparable runs only;
+#   - every run side by side, one row per model, hardware shape and engine (a run's identity:
+#     one model on 8x and on 16x is two rows, the seed's main comparison), one output tok/s
+#     column per profile, the failed requests over its profiles (Failed) and its notes (Notes,
+#     from `reduce --meta note=…`); a run that is not comparable is marked †;
+#   - a mermaid bar chart per profile of the comparable runs, best first (GitHub renders them);
+#   - the runs that are not comparable, with their reason (seed 003 ranks only "complete result
+#     files and successful traces"; reduce's verdict, docs/verdict.md), and the profiles of the
+#     matrix a folder lacks.
+# Two summaries of one model, shape and engine for the same profile (the same folder given
+# twice, a rerun) are refused before anything is printed (exit 2): give one of them.
 #
-# Failures and Ctrl-C: a benchmark whose run fails does not stop the next; Ctrl-C stops the run
-# in progress and prints the tables of the benchmarks that finished (exit 130). Exit status 1
-# when a benchmark did not finish or is incomplete (recipes/lib.sh says more).
+# Failures and Ctrl-C: a profile whose run fails does not stop the next; Ctrl-C stops the run in
+# progress and prints the table of the profiles that finished (exit 130). Exit status 1 when a
+# profile did not finish or is incomplete (a request failed, was cancelled or not sent); for
+# --report, when a folder lacks a profile or one is incomplete, after writing the report
+# (recipes/lib.sh says more).
 . "$(dirname "$0")/lib.sh"
 
+# NAME INPUT OUTPUT CONCURRENCY PROMPTS, in the seed's order (the report's too).
 PROFILE_SPECS=(
-  "latency-1024x256-c1 1024 256 1"
-  "serve-1024x256-c16 1024 256 16"
-  "longctx-8192x256-c4 8192 256 4"
+  "latency-1024x256-c1 1024 256 1 20"
+  "serve-1024x256-c16 1024 256 16 200"
+  "longctx-8192x256-c4 8192 256 4 50"
 )
+
+# prompts_for NAME DEFAULT CONCURRENCY: the profile's prompt count: PROMPTS' NAME=N, else
+# ROUNDS × CONCURRENCY when ROUNDS is set, else 2 × CONCURRENCY under QUICK, else DEFAULT.
+prompts_for() {
+  local pair n=""
+  for pair in ${PROMPTS:-}; do
+    case "$pair" in "$1="*) n=${pair#*=} ;; esac
+  done
+  if [ -z "$n" ]; then
+    if [ -n "${ROUNDS:-}" ]; then n=$((ROUNDS * $3)); else n=$(quick "$2" $((2 * $3))); fi
+  fi
+  case "$n" in
+    ''|*[!0-9]*|0) usage_error "PROMPTS: the prompt count of $1 must be a whole number above 0, got \`$n'" ;;
+  esac
+  echo "$n"
+}
 
 # model_of DIR: the model a result folder measured (its summaries' `model`), else the folder.
 model_of() {
@@ -55,11 +82,97 @@ model_of() {
   echo "$1"
 }
 
+# record FILE: what the report needs of one summaries file (its last summary: a group when it has
+# one), as one JSON line. The lane (model, shape, engine) is the run's identity; the profile is
+# the file's name when the summary does not say.
+record() {
+  jq -cs --arg file "$1" --arg name "$(basename "$1" .ndjson)" '
+    [.[] | select(.type == "summary")] | last // {}
+    | {file: $file, profile: (.meta.profile // $name),
+       model: (.meta.model // .label // "?"), shape: (.meta.shape // "?"),
+       engine: (.meta.engine // "?"), note: (.meta.note // ""),
+       tps: (.output_throughput_tokens_per_s // 0), failed: (.requests_failed // 0),
+       comparable: (.verdict.comparable // false),
+       complete: (.verdict.complete.ok // false),
+       reason: (.verdict.reason // "no verdict (a summary older than format 1.7: run reduce again)")}' "$1"
+}
+
+# The jq functions of the report: a lane's name, numbers as table writes them, Markdown tables
+# padded as table pads them. Records are those of `record`; $order is the profiles' order.
+REPORT_JQ='
+def rep($s; $n): if $n > 0 then $s * $n else "" end;
+def f2: (. * 100 | nearbyint) as $c
+  | "\($c / 100 | floor).\($c % 100 | tostring | if length < 2 then "0" + . else . end)";
+def pad($w; $right): if $right then rep(" "; $w - length) + . else . + rep(" "; $w - length) end;
+# md(RIGHT): the rows (the heading first, cells as strings) as a Markdown table, each column
+# padded to its widest cell; RIGHT says which columns are right-aligned (numbers).
+def md($right):
+  map(map(gsub("\\|"; "\\|"))) as $t
+  | [range(0; $t[0] | length) as $i | [$t[] | .[$i] | length] | max] as $w
+  | def line: [range(0; length) as $i | .[$i] | pad($w[$i]; $right[$i])] | "| " + join(" | ") + " |";
+    ($t[0] | line),
+    "|" + ([range(0; $w | length) as $i
+      | if $right[$i] then rep("-"; $w[$i] + 1) + ":" else rep("-"; $w[$i] + 2) end] | join("|"))
+      + "|",
+    ($t[1:][] | line);
+# Several engines for one model and shape: the engine tells the lanes apart too.
+def lanes: (group_by([.model, .shape]) | map(select(map(.engine) | unique | length > 1))
+  | map(.[0] | [.model, .shape])) as $shared
+  | map(. + {lane: (if [.model, .shape] as $ms | any($shared[]; . == $ms)
+                    then "\(.model), \(.shape), \(.engine)"
+                    else "\(.model), \(.shape)" end)});
+'
+
+# report_sections: the report's tables from the records on stdin (one JSON line each), the
+# profiles in the order of $ORDER (a JSON array).
+report_sections() {
+  jq -rs --argjson order "$ORDER" "$REPORT_JQ"'
+    lanes as $all
+    | [$all[] | select(.comparable)] as $good
+    | [$order[] as $p | [$good[] | select(.profile == $p)] | sort_by(-.tps)] as $ranked
+    | ([$ranked[] | length] + [0] | max | [., 3] | min) as $n
+    | "## Top \(if $n > 0 then $n else 3 end) by output throughput (tok/s) per profile",
+      "",
+      (if $n == 0 then "No comparable run."
+       else [["Profile"] + [range(0; $n) | "#\(. + 1)"]]
+         + [range(0; $order | length) as $i | [$order[$i]]
+            + [range(0; $n) as $k | $ranked[$i][$k]
+               | if . then "\(.lane) (\(.tps | f2) tok/s)" else "-" end]]
+         | md([range(0; $n + 1) | false]) end),
+      "",
+      "## Every model side by side (output tok/s)",
+      "",
+      "One row per model, hardware shape and engine. † marks a run that is not comparable (listed at the end); Failed counts its failed requests over the profiles.",
+      "",
+      ([["Model", "Hardware shape", "Engine"] + [$order[] | "\(.) [tok/s]"] + ["Failed", "Notes"]]
+        + [$all | group_by([.model, .shape, .engine]) | sort_by(map(.i) | min)[]
+           | . as $runs
+           | [.[0].model, .[0].shape, .[0].engine]
+             + [$order[] as $p | [$runs[] | select(.profile == $p)][0]
+                | if . == null then "-" elif .comparable then (.tps | f2) else "\(.tps | f2) †" end]
+             + ["\(map(.failed) | add)", (map(.note) | map(select(. != "")) | unique | join("; "))]]
+        | md([false, false, false] + [$order[] | true] + [true, false]))
+  '
+}
+
+# check_lanes: refuses (exit 2) two summaries of one lane and profile, which the report would
+# have to choose between.
+check_lanes() {
+  local twice
+  twice=$(jq -rs 'group_by([.model, .shape, .engine, .profile]) | map(select(length > 1))[]
+    | "\(.[0].model) (\(.[0].shape), \(.[0].engine)), \(.[0].profile): \(map(.file) | join(" and "))"')
+  [ -z "$twice" ] || usage_error "one model, shape and engine measured twice for a profile; give one of each:
+$twice"
+}
+
 report() {
   [ $# -gt 0 ] || usage_error "usage: recipes/matrix.sh --report DIR..."
   TABLE=$(tool table)
   need_jq
-  local files=() good=() excluded=() missing=() dir spec name f ok complete reason bad=0
+  local files=() excluded=() missing=() dir spec name f bad=0 i=0
+  local records=""
+  ORDER=$(for spec in "${PROFILE_SPECS[@]}"; do read -r name _ <<<"$spec"; echo "$name"; done \
+    | jq -Rsc 'split("\n") | map(select(. != ""))')
   for dir in "$@"; do
     [ -d "$dir/summaries" ] || usage_error "$dir: not a result folder of matrix.sh (no summaries/)"
     for spec in "${PROFILE_SPECS[@]}"; do
@@ -72,40 +185,32 @@ report() {
     for f in "$dir"/summaries/*.ndjson; do
       [ -e "$f" ] || continue
       files+=("$f")
-      IFS=$'\t' read -r name ok complete reason < <(verdict "$f")
-      if [ "$ok" = true ]; then
-        good+=("$f")
-      else
-        excluded+=("$(jq -rs '[.[] | select(.type == "summary")] | last
-          | "\(.meta.model // .label // "?") (\(.meta.shape // "?"))"' "$f"), $name: $reason")
-      fi
-      [ "$complete" = true ] || bad=1
+      records+="$(record "$f" | jq -c --argjson i "$i" '. + {i: $i}')"$'\n'
+      i=$((i + 1))
     done
   done
-  local out=${REPORT:-matrix-report.md}
+  printf '%s' "$records" | check_lanes
+  # Profiles outside the matrix (an older recipe's) follow it, in the order first met.
+  ORDER=$(printf '%s' "$records" | jq -sc --argjson order "$ORDER" \
+    '$order + ([.[].profile] | reduce .[] as $p ([]; if index([$p]) then . else . + [$p] end)
+      | map(select(. as $p | $order | index([$p]) | not)))')
+  local lines
+  lines=$(printf '%s' "$records" | jq -r 'select(.comparable | not)
+    | "\(.model) (\(.shape)), \(.profile): \(.reason)"')
+  [ -z "$lines" ] || mapfile -t excluded <<<"$lines"
+  lines=$(printf '%s' "$records" | jq -r 'select(.complete | not) | .file')
+  [ -z "$lines" ] || bad=1
+  local out=${REPORT:-matrix-report.md} tmp
+  tmp=$(mktemp -d)
+  # shellcheck disable=SC2064
+  trap "rm -rf '$tmp'" EXIT
   {
-    echo "## Top 3 by output throughput per profile"
-    echo
-    if [ ${#good[@]} -gt 0 ]; then
-      "$TABLE" --rows model --cols profile --top 3 --format markdown "${good[@]}"
-    else
-      echo "No comparable run."
-    fi
-    echo
     if [ ${#files[@]} -gt 0 ]; then
-      echo "## Every model side by side (output tok/s)"
+      printf '%s' "$records" | report_sections
       echo
-      if [ ${#excluded[@]} -gt 0 ]; then
-        echo "Every run, those not comparable (listed at the end) included."
-        echo
-      fi
-      "$TABLE" --rows model --cols profile --columns shape --format markdown "${files[@]}"
-      echo
-    fi
-    if [ ${#good[@]} -gt 0 ]; then
-      echo "## Output throughput per profile"
-      echo
-      "$TABLE" --rows model --cols profile --format mermaid "${good[@]}"
+      charts "$tmp"
+    else
+      echo "No summary."
       echo
     fi
     if [ ${#excluded[@]} -gt 0 ]; then
@@ -126,6 +231,28 @@ report() {
     say "a profile of the matrix is missing or incomplete (see the report's last sections)"
     exit 1
   fi
+}
+
+# charts TMP: a mermaid bar chart of output tok/s per profile, in the matrix's order, of the
+# comparable runs only, best first (table --format mermaid), each bar named by its lane. The
+# summaries are copied to TMP with their lane as `meta.lane`, which table pivots by.
+charts() {
+  local tmp=$1 p n=0 chart_files
+  printf '%s' "$records" | jq -c "$REPORT_JQ"'[inputs] | lanes[] | select(.comparable)' -n \
+    | while IFS= read -r rec; do
+      n=$((n + 1))
+      jq -c --argjson r "$rec" 'if .type == "summary" then .meta.lane = $r.lane else . end' \
+        "$(jq -r .file <<<"$rec")" >"$tmp/$(jq -r .profile <<<"$rec")--$n.ndjson"
+    done
+  local any=0 profiles=()
+  mapfile -t profiles < <(jq -r '.[]' <<<"$ORDER")
+  for p in "${profiles[@]}"; do
+    chart_files=("$tmp/$p"--*.ndjson)
+    [ -e "${chart_files[0]}" ] || continue
+    if [ "$any" = 0 ]; then echo "## Output throughput per profile"; echo; any=1; fi
+    "$TABLE" --rows meta.lane --cols profile --format mermaid "${chart_files[@]}"
+    echo
+  done
 }
 
 # finish: the table of the profiles measured so far, and their verdicts.
@@ -154,18 +281,38 @@ measure() {
         2>/dev/null || true)
   fi
   engine=${engine:-unknown}
-  local rounds=${ROUNDS:-$(quick 8 2)} seed=${SEED:-42} stamp
+  local seed=${SEED:-42} stamp
   stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-  local spec name input output c
+  local spec name input output c count n
+  local notes=()
+  [ -n "${NOTE:-}" ] && notes=(--meta "note=$NOTE")
+  # Every count is checked before the first run.
+  local pair names=" " counts=()
   for spec in "${PROFILE_SPECS[@]}"; do
-    read -r name input output c <<<"$spec"
+    read -r name _ _ c count <<<"$spec"
+    names+="$name "
+    counts+=("$(prompts_for "$name" "$count" "$c")")
+  done
+  for pair in ${PROMPTS:-}; do
+    case "$pair" in
+      *=*) case "$names" in *" ${pair%%=*} "*) ;; *)
+        usage_error "PROMPTS: \`${pair%%=*}' is not a profile of the matrix:${names% }" ;; esac ;;
+      *) usage_error "PROMPTS: expected NAME=COUNT pairs such as serve-1024x256-c16=200, got \`$pair'" ;;
+    esac
+  done
+  local k=0
+  for spec in "${PROFILE_SPECS[@]}"; do
+    read -r name input output c count <<<"$spec"
+    n=${counts[k]}
+    k=$((k + 1))
     case " ${PROFILES:-$name} " in *" $name "*) ;; *) continue ;; esac
     if [ "${QUICK:-0}" = 1 ]; then input=64 output=16; fi
     local lengths=(--input-tokens "$input" --output-tokens "$output")
     [ -n "${TOKENIZER:-}" ] && lengths+=(--tokenizer "$TOKENIZER")
-    run "$name" --concurrency "$c" -n $((rounds * c)) "${lengths[@]}" --seed "$seed" || continue
+    run "$name" --concurrency "$c" -n "$n" "${lengths[@]}" --seed "$seed" || continue
     summarize "$name" "$2" "$OUT/runs/$name.ndjson" -- --meta "model=$2" --meta "shape=$shape" \
-      --meta "engine=$engine" --meta "profile=$name" --meta "timestamp=$stamp" || continue
+      --meta "engine=$engine" --meta "profile=$name" --meta "timestamp=$stamp" \
+      "${notes[@]}" || continue
     summaries+=("$OUT/summaries/$name.ndjson")
   done
   finish

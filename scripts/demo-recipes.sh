@@ -25,10 +25,15 @@ recipe serve "$url"
 SHAREGPT=${SHAREGPT:-tests/fixtures/arrivals/sharegpt.json} recipe arena "$url"
 recipe sweep "$url"
 recipe closed-loop "$url"
-# two "models" on the one simulated server, then the cross-model report over both folders
+# two "models" on the one simulated server, one of them on two shapes (seed 003's main
+# comparison), then the cross-model report over the three folders
 OUT="$results/matrix-a" recipes/matrix.sh "$url" model-a "1x sim" >/dev/null
-OUT="$results/matrix-b" recipes/matrix.sh "$url" model-b "2x sim" >/dev/null
-printf '\n### recipes/matrix.sh --report %s %s\n\n' "$results/matrix-a" "$results/matrix-b"
-REPORT="$results/matrix-report.md" recipes/matrix.sh --report "$results/matrix-a" "$results/matrix-b"
+OUT="$results/matrix-a2" NOTE="the same server: no scaling" \
+  recipes/matrix.sh "$url" model-a "2x sim" >/dev/null
+OUT="$results/matrix-b" recipes/matrix.sh "$url" model-b "1x sim" >/dev/null
+printf '\n### recipes/matrix.sh --report %s %s %s\n\n' \
+  "$results/matrix-a" "$results/matrix-a2" "$results/matrix-b"
+REPORT="$results/matrix-report.md" recipes/matrix.sh --report \
+  "$results/matrix-a" "$results/matrix-a2" "$results/matrix-b"
 echo >&2
 echo "demo-recipes: every run's events, summaries, tables and charts are in $results/" >&2

@@ -36,6 +36,7 @@ mod real_llama;
 mod real_llama_cpp_python;
 mod real_vllm;
 mod recipes;
+mod recipes_matrix;
 mod reduce_outcomes;
 mod runs_and_shards;
 mod server_faults;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The directory holding this build's binaries (what `TOKENPIPE_BIN` names for a recipe).
-fn bin_dir() -> PathBuf {
+pub(crate) fn bin_dir() -> PathBuf {
     Path::new(&bin("fire"))
         .parent()
         .expect("the binaries' directory")
@@ -16,21 +16,21 @@ fn bin_dir() -> PathBuf {
 }
 
 /// A fresh results folder for one recipe run, removed when dropped.
-struct Results(PathBuf);
+pub(crate) struct Results(pub(crate) PathBuf);
 
 impl Results {
-    fn new(name: &str) -> Self {
+    pub(crate) fn new(name: &str) -> Self {
         let dir = temp_path(&format!("recipe-{name}"));
         let _ = std::fs::remove_dir_all(&dir);
         Results(dir)
     }
 
-    fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.0.join(rel)
     }
 
     /// The files directly in folder `rel`, sorted.
-    fn files(&self, rel: &str) -> Vec<String> {
+    pub(crate) fn files(&self, rel: &str) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(self.path(rel))
             .unwrap_or_else(|e| panic!("{}: {e}", self.path(rel).display()))
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -47,7 +47,12 @@ impl Drop for Results {
 }
 
 /// `recipes/NAME.sh args...` with QUICK=1, this build's tools and `out` as its results.
-fn recipe_command(name: &str, args: &[&str], out: &Results, env: &[(&str, &str)]) -> Command {
+pub(crate) fn recipe_command(
+    name: &str,
+    args: &[&str],
+    out: &Results,
+    env: &[(&str, &str)],
+) -> Command {
     let mut command = Command::new(format!("recipes/{name}.sh"));
     command
         .args(args)
@@ -60,7 +65,7 @@ fn recipe_command(name: &str, args: &[&str], out: &Results, env: &[(&str, &str)]
 }
 
 /// Runs `recipes/NAME.sh args...` (see [`recipe_command`]), which must succeed.
-fn recipe(name: &str, args: &[&str], out: &Results, env: &[(&str, &str)]) -> Output {
+pub(crate) fn recipe(name: &str, args: &[&str], out: &Results, env: &[(&str, &str)]) -> Output {
     let output = recipe_command(name, args, out, env)
         .output()
         .expect("run the recipe");
@@ -68,7 +73,7 @@ fn recipe(name: &str, args: &[&str], out: &Results, env: &[(&str, &str)]) -> Out
     output
 }
 
-fn stdout(out: &Output) -> String {
+pub(crate) fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -309,196 +314,9 @@ fn closed_loop_measures_each_scenario_and_concurrency_over_its_measure_phase() {
     }
 }
 
-#[test]
-fn matrix_measures_three_profiles_per_model_and_reports_across_models() {
-    let server = Server::start(&["--profile", "small-gpu"]);
-    let (a, b) = (Results::new("matrix-a"), Results::new("matrix-b"));
-    let out = recipe(
-        "matrix",
-        &[&server.url, "model-a", "8x H200"],
-        &a,
-        &[("ENGINE", "vllm 0.19")],
-    );
-    let text = stdout(&out);
-    for profile in [
-        "latency-1024x256-c1",
-        "serve-1024x256-c16",
-        "longctx-8192x256-c4",
-    ] {
-        assert!(text.contains(&format!("| {profile} ")), "{profile}: {text}");
-    }
-    assert!(
-        text.contains("| 8x H200 ") && text.contains("| vllm 0.19 "),
-        "{text}"
-    );
-    // Requests that failed have their column, and each profile its verdict under the table.
-    let rows = markdown_rows(&text);
-    for row in 1..rows.len() {
-        assert_eq!(cell(&rows, row, "Failed"), "0", "{text}");
-    }
-    assert!(text.contains("\nComparable:\n"), "{text}");
-    for profile in [
-        "latency-1024x256-c1",
-        "serve-1024x256-c16",
-        "longctx-8192x256-c4",
-    ] {
-        assert!(
-            text.contains(&format!("\n- {profile}: ")),
-            "{profile}: {text}"
-        );
-    }
-    assert_eq!(
-        a.files("summaries"),
-        [
-            "latency-1024x256-c1.ndjson",
-            "longctx-8192x256-c4.ndjson",
-            "serve-1024x256-c16.ndjson"
-        ]
-    );
-    let summary = std::fs::read_to_string(a.path("summaries/serve-1024x256-c16.ndjson")).unwrap();
-    assert!(
-        summary.contains("\"timestamp\":\"20"),
-        "a UTC timestamp: {summary}"
-    );
-    recipe("matrix", &[&server.url, "model-b", "16x H200"], &b, &[]);
-
-    let report = Results::new("matrix-report");
-    std::fs::create_dir_all(&report.0).unwrap();
-    let file = report.path("report.md");
-    let out = Command::new("recipes/matrix.sh")
-        .arg("--report")
-        .args([&a.0, &b.0])
-        .env("TOKENPIPE_BIN", bin_dir())
-        .env("REPORT", &file)
-        .output()
-        .unwrap();
-    assert_ok(&out, "matrix --report");
-    let text = stdout(&out);
-    assert!(
-        text.contains("Top 2 by Output [tok/s] per profile"),
-        "{text}"
-    );
-    let side_by_side = text
-        .lines()
-        .filter(|l| l.starts_with("| model-a") || l.starts_with("| model-b"))
-        .collect::<Vec<_>>();
-    assert_eq!(side_by_side.len(), 2, "{text}");
-    assert!(side_by_side[0].contains("| 8x H200 "), "{text}");
-    assert!(side_by_side[1].contains("| 16x H200 "), "{text}");
-    assert_eq!(text.matches("```mermaid").count(), 3, "{text}");
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
-}
-
-/// Runs `matrix.sh --report DIRS...` writing `file`.
-fn matrix_report(dirs: &[&Path], file: &Path) -> Output {
-    Command::new("recipes/matrix.sh")
-        .arg("--report")
-        .args(dirs)
-        .env("TOKENPIPE_BIN", bin_dir())
-        .env("REPORT", file)
-        .output()
-        .unwrap()
-}
-
-#[test]
-fn matrix_against_a_failing_server_exits_1_and_ranks_no_incomplete_profile() {
-    let healthy = Server::start(&["--profile", "small-gpu"]);
-    let failing = Server::start(&["--profile", "small-gpu", "--fault", "http:0.3"]);
-    let (a, b) = (Results::new("matrix-ok"), Results::new("matrix-failing"));
-    recipe("matrix", &[&healthy.url, "model-a", "8x H200"], &a, &[]);
-    let out = recipe_command("matrix", &[&failing.url, "model-b", "16x H200"], &b, &[])
-        .output()
-        .unwrap();
-    let (text, err) = (stdout(&out), String::from_utf8_lossy(&out.stderr));
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    // Every profile ran; the table has a Failed column and the verdict of each profile.
-    let rows = markdown_rows(&text);
-    assert_eq!(rows.len(), 4, "{text}");
-    let mut incomplete = Vec::new();
-    for row in 1..rows.len() {
-        let profile = cell(&rows, row, "profile").to_string();
-        let failed: u64 = cell(&rows, row, "Failed").parse().unwrap();
-        let ok: u64 = cell(&rows, row, "OK").parse().unwrap();
-        if failed > 0 {
-            let line = format!(
-                "- {profile}: no, incomplete: {failed} of {} failed (",
-                ok + failed
-            );
-            assert!(text.contains(&line), "{line}: {text}");
-            assert!(err.contains(&format!("incomplete: {profile}: ")), "{err}");
-            incomplete.push(profile);
-        }
-    }
-    // 30 % of the 32 requests of serve-1024x256-c16 (QUICK) failed, as in the issue.
-    assert!(
-        incomplete.contains(&"serve-1024x256-c16".to_string()),
-        "{text}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(b.path("profiles.md")).unwrap(),
-        text
-    );
-
-    let report = Results::new("matrix-failing-report");
-    std::fs::create_dir_all(&report.0).unwrap();
-    let file = report.path("report.md");
-    let out = matrix_report(&[&a.0, &b.0], &file);
-    let (text, err) = (stdout(&out), String::from_utf8_lossy(&out.stderr));
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("missing or incomplete"), "{err}");
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
-    let (ranked, rest) = text
-        .split_once("## Every model side by side")
-        .expect("the side-by-side section");
-    let (_, charts) = rest
-        .split_once("## Output throughput per profile")
-        .expect("the charts");
-    let (charts, excluded) = charts
-        .split_once("## Not comparable (left out of the top 3 and the charts)")
-        .expect("the list of runs left out");
-    for profile in &incomplete {
-        // Not in its profile's ranking row, nor in its chart.
-        let row = ranked
-            .lines()
-            .find(|l| l.starts_with(&format!("| {profile} ")))
-            .unwrap_or_else(|| panic!("no ranking of {profile}: {text}"));
-        assert!(!row.contains("model-b"), "{row}");
-        let chart = charts
-            .split("```mermaid")
-            .find(|c| c.contains(&format!("title \"{profile}:")))
-            .unwrap_or_else(|| panic!("no chart of {profile}: {text}"));
-        assert!(!chart.contains("model-b"), "{chart}");
-        assert!(
-            excluded.contains(&format!("- model-b (16x H200), {profile}: incomplete: ")),
-            "{excluded}"
-        );
-    }
-    // Both models stay side by side, the incomplete run's figures with them.
-    assert!(
-        rest.contains("| model-a ") && rest.contains("| model-b "),
-        "{text}"
-    );
-
-    // A folder whose matrix lacks a profile fails the report too, naming it.
-    let out = matrix_report(&[&a.0], &file);
-    assert_ok(&out, "matrix --report of a whole matrix");
-    std::fs::remove_file(a.path("summaries/longctx-8192x256-c4.ndjson")).unwrap();
-    let out = matrix_report(&[&a.0], &file);
-    let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(
-        text.contains("## Missing profiles")
-            && text.contains(&format!(
-                "- model-a ({}), longctx-8192x256-c4: no summary",
-                a.0.display()
-            )),
-        "{text}"
-    );
-}
-
 /// The rows of the first Markdown table in `text` (heading first), cells trimmed; separator
 /// lines left out.
-fn markdown_rows(text: &str) -> Vec<Vec<String>> {
+pub(crate) fn markdown_rows(text: &str) -> Vec<Vec<String>> {
     text.lines()
         .skip_while(|l| !l.starts_with('|'))
         .take_while(|l| l.starts_with('|'))
@@ -513,7 +331,7 @@ fn markdown_rows(text: &str) -> Vec<Vec<String>> {
 }
 
 /// The cell of `row` under `heading`.
-fn cell<'a>(rows: &'a [Vec<String>], row: usize, heading: &str) -> &'a str {
+pub(crate) fn cell<'a>(rows: &'a [Vec<String>], row: usize, heading: &str) -> &'a str {
     let col = rows[0]
         .iter()
         .position(|h| h == heading)

@@ -86,7 +86,16 @@ fn our_summary(path: &std::path::Path) {
                 ],
             ),
             cmd("fire", &["--url", server.url.as_str()]),
-            cmd("reduce", &["--label", "sim", "--vllm-compatible"]),
+            cmd(
+                "reduce",
+                &[
+                    "--label",
+                    "sim",
+                    "--vllm-compatible",
+                    "--percentiles",
+                    "50,99",
+                ],
+            ),
         ],
         None,
     );
@@ -125,8 +134,75 @@ fn vllm_style_writes_a_vllm_result_file_and_our_run_as_vllm_blocks() {
         lines[3],
         format!("{:<40} {:<10}", "Maximum request concurrency:", 2)
     );
-    assert!(lines.contains(&"----------------End-to-end Latency----------------"));
+    // vLLM's default sections: no End-to-end Latency, one P99 line each.
+    assert!(!second.contains("End-to-end Latency"), "{second}");
+    assert!(lines.contains(&"---------------Inter-token Latency----------------"));
+    assert_eq!(second.matches("\nP99 ").count(), 3, "{second}");
     assert_eq!(lines.last(), Some(&"=".repeat(50).as_str()));
+
+    // With vLLM's flags, its sections and percentiles: E2EL last, P50 and P99 in each.
+    let out = run(
+        &cmd(
+            "table",
+            &[
+                "--style",
+                "vllm",
+                "--percentile-metrics",
+                "e2el,ttft",
+                "--metric-percentiles",
+                "50,99",
+                &paths[1],
+            ],
+        ),
+        b"",
+    );
+    assert_ok(&out, "table --style vllm --percentile-metrics");
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let rules: Vec<&str> = text.lines().filter(|l| l.starts_with("---")).collect();
+    assert_eq!(
+        rules,
+        [
+            "---------------Time to First Token----------------",
+            "----------------End-to-end Latency----------------"
+        ]
+    );
+    let names: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with('P') && !l.starts_with("Peak"))
+        .map(|l| l[..40].trim_end())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "P50 TTFT (ms):",
+            "P99 TTFT (ms):",
+            "P50 E2EL (ms):",
+            "P99 E2EL (ms):"
+        ]
+    );
+
+    // A percentile the vLLM result was not saved with is refused, naming run and key.
+    let out = run(
+        &cmd(
+            "table",
+            &["--style", "vllm", "--metric-percentiles", "90", &paths[0]],
+        ),
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no vLLM figure \"p90_ttft_ms\""), "{err}");
+    // The section flags belong to --style vllm.
+    let out = run(
+        &cmd("table", &["--percentile-metrics", "e2el", &paths[1]]),
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--percentile-metrics chooses the sections of --style vllm's blocks"),
+        "{err}"
+    );
 
     // The default style puts both runs side by side, headed by their labels.
     let out = run(&cmd("table", &[&paths[0], &paths[1]]), b"");
@@ -152,4 +228,43 @@ fn a_json_file_that_is_neither_is_bad_input_naming_it() {
         "{err}"
     );
     let _ = std::fs::remove_file(&path);
+}
+
+/// A result saved by a real `vllm bench serve` (open loop at 2 req/s) and the block vLLM's own
+/// print statements make of it (tests/fixtures/table/make_vllm_block.py).
+const RECORDED: &str = "tests/fixtures/vllm/real-0.32-seed0.json";
+const RECORDED_BLOCK: &str = include_str!("../fixtures/table/vllm_real_0.32_block.txt");
+
+#[test]
+fn a_recorded_vllm_result_prints_as_vllm_prints_it_for_the_metrics_chosen() {
+    // Saved with e2el: shown when chosen, byte for byte, the configured rate included.
+    let out = run(
+        &cmd(
+            "table",
+            &[
+                "--style",
+                "vllm",
+                "--percentile-metrics",
+                "ttft,tpot,itl,e2el",
+                RECORDED,
+            ],
+        ),
+        b"",
+    );
+    assert_ok(
+        &out,
+        "table --style vllm --percentile-metrics ttft,tpot,itl,e2el",
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), RECORDED_BLOCK);
+    // vLLM's defaults leave its E2EL section out, and nothing else.
+    let out = run(&cmd("table", &["--style", "vllm", RECORDED]), b"");
+    assert_ok(&out, "table --style vllm");
+    let e2el = RECORDED_BLOCK
+        .find("----------------End-to-end Latency")
+        .expect("the E2EL section");
+    let end = RECORDED_BLOCK
+        .rfind(&"=".repeat(50))
+        .expect("the closing banner");
+    let want = format!("{}{}", &RECORDED_BLOCK[..e2el], &RECORDED_BLOCK[end..]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), want);
 }

@@ -137,6 +137,19 @@ pub const METRICS: &[Metric] = &[
     },
 ];
 
+/// The metrics `vllm bench serve` prints a section for when `--percentile-metrics` is not
+/// given (`ttft,tpot,itl`): End-to-end Latency only when asked for.
+pub const DEFAULT_PERCENTILE_METRICS: &[&str] = &["ttft", "tpot", "itl"];
+
+/// The percentiles `vllm bench serve` prints and saves when `--metric-percentiles` is not
+/// given (`99`).
+pub const DEFAULT_METRIC_PERCENTILES: &[f64] = &[99.0];
+
+/// The latency metric vLLM calls `name` (`ttft`, `e2el`), if it reports one.
+pub fn metric(name: &str) -> Option<&'static Metric> {
+    METRICS.iter().find(|m| m.name == name)
+}
+
 /// A latency statistic vLLM writes for each metric.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stat {
@@ -294,6 +307,17 @@ mod tests {
         assert_eq!(latency_key("e2el", Stat::Median), "median_e2el_ms");
         assert_eq!(parse_latency_key("mean_ttfts_ms"), None);
         assert_eq!(parse_latency_key("mean_ttft"), None);
+    }
+
+    #[test]
+    fn the_defaults_are_vllms_and_name_its_metrics() {
+        assert_eq!(DEFAULT_PERCENTILE_METRICS, ["ttft", "tpot", "itl"]);
+        assert_eq!(DEFAULT_METRIC_PERCENTILES, [99.0]);
+        for name in DEFAULT_PERCENTILE_METRICS {
+            assert_eq!(metric(name).map(|m| m.name), Some(*name));
+        }
+        assert_eq!(metric("e2el").map(|m| m.shown), Some("E2EL"));
+        assert_eq!(metric("ttfr"), None);
     }
 
     #[test]

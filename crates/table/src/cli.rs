@@ -42,6 +42,9 @@ Examples:
     # Each run as vLLM's result block, a vLLM result file beside a run of ours
     table --style vllm vllm-result.json ours.summary.ndjson
 
+    # vLLM's block as `vllm bench serve --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99` prints it
+    reduce --vllm-compatible --percentiles 50,90,99 run.ndjson | table --style vllm --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99
+
     # Throughput and latency against concurrency as an SVG chart, from a sweep
     for c in 1 2 4 8; do arrivals --concurrency $c -n 64 | fire --url $URL; done | reduce | table --format svg > load.svg
 
@@ -90,7 +93,9 @@ struct Args {
     /// Layout: `default` is this tool's own (see --layout); `vllm` writes each run as the
     /// "Serving Benchmark Result" block of `vllm bench serve`, line for line (the summary's
     /// `vllm` member when it has one, from `reduce --vllm-compatible` or a vLLM result file,
-    /// else our own figures; every text format prints the same block, and charts are refused);
+    /// else our own figures; its latency sections as `--percentile-metrics` and
+    /// `--metric-percentiles` choose them, by default vLLM's: TTFT, TPOT and ITL with their P99;
+    /// every text format prints the same block, and charts are refused);
     /// `llama-bench` prints llama-benchy's decode and prefill tables (Markdown) from each
     /// summary's llama-benchy figures, one row per run sorted by concurrency.
     #[arg(long, value_enum, default_value_t = Style::Default)]
@@ -169,6 +174,50 @@ struct Args {
     /// the runs have data for.
     #[arg(long, value_enum, value_name = "KIND")]
     chart: Option<ChartKind>,
+
+    /// `--style vllm`: the latency sections of each block, as `vllm bench serve
+    /// --percentile-metrics` chooses them: ttft, tpot, itl, e2el, comma-separated. Sections
+    /// keep vLLM's order (TTFT, TPOT, ITL, E2EL) whatever the order given. Default, as vLLM's:
+    /// ttft,tpot,itl (no End-to-end Latency).
+    #[arg(long, value_name = "METRIC,...", value_delimiter = ',', value_parser = metric_name)]
+    percentile_metrics: Option<Vec<String>>,
+
+    /// `--style vllm`: the `P…` line of each section for these percentiles, in the order given,
+    /// as `vllm bench serve --metric-percentiles` prints them (`50,90,99`, `99.9` → `P99.9`).
+    /// Each must be among the run's figures: a vLLM result's own, or `reduce --percentiles`.
+    /// Default, as vLLM's: 99.
+    #[arg(long, value_name = "P,...", value_delimiter = ',', value_parser = percentile)]
+    metric_percentiles: Option<Vec<f64>>,
+}
+
+/// Reads one of vLLM's latency metric names, for `--percentile-metrics`.
+fn metric_name(s: &str) -> Result<String, String> {
+    let name = s.trim();
+    match tokenpipe_format::vllm::metric(name) {
+        Some(m) => Ok(m.name.to_string()),
+        None => {
+            let known: Vec<&str> = tokenpipe_format::vllm::METRICS
+                .iter()
+                .map(|m| m.name)
+                .collect();
+            Err(format!(
+                "`{s}` is not one of vLLM's metrics ({})",
+                known.join(", ")
+            ))
+        }
+    }
+}
+
+/// Reads a percentile from 0 to 100, for `--metric-percentiles`.
+fn percentile(s: &str) -> Result<f64, String> {
+    let p: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a percentile from 0 to 100, got `{s}`"))?;
+    if !(0.0..=100.0).contains(&p) {
+        return Err(format!("a percentile is from 0 to 100, got `{s}`"));
+    }
+    Ok(p)
 }
 
 impl Args {
@@ -186,6 +235,8 @@ impl Args {
             top: self.top,
             chart: self.chart,
             only_comparable: self.only_comparable,
+            percentile_metrics: self.percentile_metrics.clone(),
+            metric_percentiles: self.metric_percentiles.clone(),
         }
     }
 }
@@ -330,6 +381,31 @@ mod tests {
         );
         assert!(Args::try_parse_from(["table", "--style", "llama-benchy"]).is_err());
         assert!(Args::try_parse_from(["table", "--style", "sglang"]).is_err());
+    }
+
+    #[test]
+    fn vllm_section_flags_parse_with_vllms_names() {
+        let a = Args::try_parse_from([
+            "table",
+            "--style",
+            "vllm",
+            "--percentile-metrics",
+            "ttft,e2el",
+            "--metric-percentiles",
+            "50,99.9",
+        ])
+        .unwrap();
+        let opts = a.options();
+        assert_eq!(
+            opts.percentile_metrics,
+            Some(vec!["ttft".to_string(), "e2el".to_string()])
+        );
+        assert_eq!(opts.metric_percentiles, Some(vec![50.0, 99.9]));
+        let a = Args::try_parse_from(["table"]).unwrap().options();
+        assert_eq!((a.percentile_metrics, a.metric_percentiles), (None, None));
+        assert!(Args::try_parse_from(["table", "--percentile-metrics", "ttft,ttfr"]).is_err());
+        assert!(Args::try_parse_from(["table", "--metric-percentiles", "101"]).is_err());
+        assert!(Args::try_parse_from(["table", "--metric-percentiles", "p99"]).is_err());
     }
 
     /// Each value is listed once, under the name the library gives it, and parses back to itself.

@@ -124,6 +124,19 @@ pub enum Error {
         /// What the summary holds instead.
         found: serde_json::Value,
     },
+    /// A percentile `--style vllm` was asked to print (`--metric-percentiles`) that a run's
+    /// figures do not carry.
+    #[error(
+        "run {run}: no vLLM figure \"{key}\" to print: a vLLM result holds the percentiles it \
+         was run with, a summary those of reduce --percentiles; choose among them with \
+         --metric-percentiles (default 99, as vLLM's)"
+    )]
+    VllmPercentile {
+        /// The run's column label.
+        run: String,
+        /// The figure's key (`p90_ttft_ms`).
+        key: String,
+    },
     /// A chart cannot be drawn: the runs lack its data, or plotters failed.
     #[error(transparent)]
     Chart(#[from] ChartError),
@@ -165,7 +178,8 @@ impl ToolError for Error {
             | Error::Baseline { .. }
             | Error::SharedCell { .. }
             | Error::NothingToShow(_)
-            | Error::VllmFigure { .. } => Ending::BadInput,
+            | Error::VllmFigure { .. }
+            | Error::VllmPercentile { .. } => Ending::BadInput,
             Error::Encode(_) | Error::NoChartLaidOut => Ending::Failure,
             Error::Io(e) => e.ending(),
         }
@@ -217,6 +231,10 @@ mod tests {
                 run: "a".into(),
                 key: "completed".into(),
                 found: "ten".into(),
+            },
+            Error::VllmPercentile {
+                run: "a".into(),
+                key: "p90_ttft_ms".into(),
             },
             Error::Chart(ChartError::NoData("no histograms".into())),
             Error::Open(OpenError {

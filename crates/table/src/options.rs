@@ -1,7 +1,8 @@
 //! What the layout flags ask for, gathered in one value that the layouts read: which runs go
 //! where (`--layout`, `--columns`, `--sort`), pivots and rankings (`--rows`, `--cols`, `--cell`,
 //! `--top`), ratios (`--baseline`), how spreads read (`--spread`) and which chart an SVG shows
-//! (`--chart`). Kept apart from clap so that the library can be called without a command line.
+//! (`--chart`), and the sections of vLLM's block (`--percentile-metrics`,
+//! `--metric-percentiles`). Kept apart from clap so that the library can be called without a command line.
 
 use crate::chart::ChartKind;
 use crate::error::Error;
@@ -56,12 +57,30 @@ pub struct Options {
     /// `--only-comparable`: leave out the runs that are not comparable (docs/verdict.md), each
     /// named on stderr with its reason.
     pub only_comparable: bool,
+    /// `--percentile-metrics`: the latency sections of `--style vllm`, by vLLM's metric names
+    /// (`None`: vLLM's default, `ttft,tpot,itl`).
+    pub percentile_metrics: Option<Vec<String>>,
+    /// `--metric-percentiles`: the `P…` lines of each section of `--style vllm`, in the order
+    /// given (`None`: vLLM's default, `99`).
+    pub metric_percentiles: Option<Vec<f64>>,
 }
 
 impl Options {
     /// Whether a pivot or ranking was asked for.
     pub fn is_pivot(&self) -> bool {
         self.rows.is_some() || self.cols.is_some() || self.top.is_some()
+    }
+
+    /// The flags of `--style vllm`'s sections given, by name: what every other style refuses.
+    pub fn vllm_sections_given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if self.percentile_metrics.is_some() {
+            given.push("--percentile-metrics");
+        }
+        if self.metric_percentiles.is_some() {
+            given.push("--metric-percentiles");
+        }
+        given
     }
 
     /// The layout flags given, by name: what a fixed layout (another tool's style, a chart)

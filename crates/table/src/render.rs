@@ -161,6 +161,18 @@ fn choose(
     format: Format,
     opts: &Options,
 ) -> Result<(View, Box<dyn Exporter>), Error> {
+    let sections = opts.vllm_sections_given();
+    if style != Style::Vllm && !sections.is_empty() {
+        return Err(Error::Flags(format!(
+            "{} {} the sections of --style vllm's blocks; add --style vllm",
+            sections.join(" and "),
+            if sections.len() == 1 {
+                "chooses"
+            } else {
+                "choose"
+            }
+        )));
+    }
     if let Some(kind) = opts.chart {
         if format != Format::Svg || style != Style::Default {
             return Err(Error::Flags(
@@ -267,7 +279,7 @@ impl View {
             }),
             View::Plots => layout::plots::lay_out(report, opts),
             View::Chart(kind) => Ok(layout::charts::one(report, kind)),
-            View::Vllm => style::vllm::lay_out(report),
+            View::Vllm => style::vllm::lay_out(report, opts),
             View::LlamaBench => style::llama_bench::lay_out(report),
         }
     }

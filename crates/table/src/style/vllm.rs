@@ -5,8 +5,14 @@
 //! `"{:<40} {:<10.2f}"` (everything else), so every value line ends in the spaces that pad the
 //! value to 10 characters; section rules are `"{s:{c}^{n}}".format(s=title, n=50, c='-')` and
 //! the banners 50 `=`. A line is written only when the run has its figure, as vLLM leaves out
-//! the goodput without `--goodput`, the concurrency limit without `--max-concurrency`, and a
-//! latency section whose metric was not selected.
+//! the goodput without `--goodput`, the concurrency limit without `--max-concurrency` and the
+//! configured request rate when it is infinite (its default).
+//!
+//! The latency sections are vLLM's `process_one_metric`: one per metric of
+//! `--percentile-metrics` (default `ttft,tpot,itl`), always in vLLM's order (TTFT, TPOT, ITL,
+//! E2EL) whatever the order given, each with its mean, its median and one `P…` line per
+//! percentile of `--metric-percentiles` (default `99`) in the order given, named as Python's
+//! `str(int(p)) if int(p) == p else str(p)` names it (`P99`, `P99.9`). See [`Sections`].
 //!
 //! The figures are the summary's `vllm` member when it has one (`reduce --vllm-compatible`, or a
 //! vLLM result file read as input): vLLM's own definitions. Otherwise they are our own fields
@@ -15,6 +21,7 @@
 use crate::error::Error;
 use crate::grid::Grid;
 use crate::laid_out::LaidOut;
+use crate::options::Options;
 use crate::report::{Report, RunReport};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -23,10 +30,12 @@ use tokenpipe_format::vllm::{self, key, latency_key, Stat};
 use tokenpipe_format::vocab;
 use tokenpipe_format::{StatName, Summary};
 
-/// The blocks of every run as one preformatted grid, which every text format writes as it is.
-pub(crate) fn lay_out(report: &Report) -> Result<LaidOut, Error> {
+/// The blocks of every run as one preformatted grid, which every text format writes as it is;
+/// `opts` chooses their latency sections.
+pub(crate) fn lay_out(report: &Report, opts: &Options) -> Result<LaidOut, Error> {
+    let sections = Sections::from_options(opts)?;
     let grid = Grid {
-        preformatted: Some(blocks(report)?),
+        preformatted: Some(blocks(report, &sections)?),
         ..Grid::default()
     };
     Ok(LaidOut {
@@ -35,14 +44,70 @@ pub(crate) fn lay_out(report: &Report) -> Result<LaidOut, Error> {
     })
 }
 
+/// The latency sections of a block, as vLLM's `--percentile-metrics` and
+/// `--metric-percentiles` choose them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sections {
+    /// The metrics with a section, in vLLM's order (that of [`vllm::METRICS`]).
+    metrics: Vec<&'static vllm::Metric>,
+    /// The percentiles of each section's `P…` lines, in the order given.
+    percentiles: Vec<f64>,
+}
+
+impl Default for Sections {
+    /// vLLM's defaults: TTFT, TPOT and ITL, each with its P99.
+    fn default() -> Self {
+        Sections {
+            metrics: Self::in_vllms_order(vllm::DEFAULT_PERCENTILE_METRICS),
+            percentiles: vllm::DEFAULT_METRIC_PERCENTILES.to_vec(),
+        }
+    }
+}
+
+impl Sections {
+    /// The sections `opts` asks for, vLLM's defaults for what it leaves out. A metric vLLM does
+    /// not report, or a percentile outside 0 to 100, is bad input naming it.
+    pub fn from_options(opts: &Options) -> Result<Self, Error> {
+        let mut sections = Sections::default();
+        if let Some(names) = &opts.percentile_metrics {
+            if let Some(bad) = names.iter().find(|n| vllm::metric(n).is_none()) {
+                let known: Vec<&str> = vllm::METRICS.iter().map(|m| m.name).collect();
+                return Err(Error::Flags(format!(
+                    "--percentile-metrics: `{bad}` is not one of vLLM's metrics ({})",
+                    known.join(", ")
+                )));
+            }
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            sections.metrics = Self::in_vllms_order(&names);
+        }
+        if let Some(percentiles) = &opts.metric_percentiles {
+            if let Some(bad) = percentiles.iter().find(|p| !(0.0..=100.0).contains(*p)) {
+                return Err(Error::Flags(format!(
+                    "--metric-percentiles: a percentile is from 0 to 100, got {bad}"
+                )));
+            }
+            sections.percentiles = percentiles.clone();
+        }
+        Ok(sections)
+    }
+
+    /// vLLM's metrics among `names`, in the order vLLM prints their sections.
+    fn in_vllms_order(names: &[&str]) -> Vec<&'static vllm::Metric> {
+        vllm::METRICS
+            .iter()
+            .filter(|m| names.contains(&m.name))
+            .collect()
+    }
+}
+
 /// Each run as vLLM's result block, in input order, with no blank line between blocks (as
 /// consecutive `vllm bench serve` runs print them).
-pub fn blocks(report: &Report) -> Result<String, Error> {
+pub fn blocks(report: &Report, sections: &Sections) -> Result<String, Error> {
     let blocks = report
         .runs
         .iter()
         .zip(crate::labels::column_labels(report))
-        .map(|(run, label)| block(&figures(run), &label))
+        .map(|(run, label)| block(&figures(run), &label, sections))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(blocks.join("\n"))
 }
@@ -65,6 +130,11 @@ const HEAD_LINES: &[(&str, &str, Shown)] = &[
         "Maximum request concurrency:",
         key::MAX_CONCURRENCY,
         Shown::Plain,
+    ),
+    (
+        "Request rate configured (RPS):",
+        key::REQUEST_RATE,
+        Shown::TwoDecimals,
     ),
     ("Benchmark duration (s):", key::DURATION, Shown::TwoDecimals),
     ("Total input tokens:", key::TOTAL_INPUT_TOKENS, Shown::Plain),
@@ -107,12 +177,23 @@ const HEAD_LINES: &[(&str, &str, Shown)] = &[
 
 /// The figures a run's block shows: its `vllm` member, or our own fields under vLLM's keys;
 /// plus the concurrency limit of its run (`max_concurrency` of a vLLM run, `concurrency` of a
-/// closed loop), which vLLM prints but keeps out of its figures.
+/// closed loop) and its request rate (`request_rate` of a vLLM run, `rate_per_s` of an open
+/// loop), which vLLM prints but keeps out of its figures. vLLM prints the rate only when it is
+/// finite (`"inf"` in its result file): a rate that is not a number has no line.
 pub fn figures(run: &RunReport) -> Figures {
     let mut figures = match &run.summary.vllm {
         Some(vllm) => vllm.clone(),
         None => our_figures(&run.summary),
     };
+    if !matches!(figures.get(key::REQUEST_RATE), Some(Value::Number(_))) {
+        figures.remove(key::REQUEST_RATE);
+        let rate = run
+            .param(vocab::RATE.key)
+            .filter(|v| v.as_f64().is_some_and(f64::is_finite));
+        if let Some(rate) = rate {
+            figures.insert(key::REQUEST_RATE.into(), rate.clone());
+        }
+    }
     if !figures.contains_key(key::MAX_CONCURRENCY) {
         let limit = run.header.as_ref().and_then(|h| {
             [
@@ -131,8 +212,9 @@ pub fn figures(run: &RunReport) -> Figures {
 
 /// Our summary's fields under vLLM's keys, where they mean the same thing; the latency
 /// statistics follow docs/metrics.md, not vLLM (`reduce --vllm-compatible` gives vLLM's).
-/// Percentiles other than the median are each written, as vLLM writes each one of its
-/// `--metric-percentiles`; a statistic without a value reads 0, as in vLLM.
+/// Every percentile the summary carries is written, the median both as `median_…` and as
+/// `p50_…`, as vLLM writes each one of its `--metric-percentiles`; a statistic without a value
+/// reads 0, as in vLLM.
 pub fn our_figures(s: &Summary) -> Figures {
     let mut f = Figures::new();
     let mut put = |key: &str, value: Value| {
@@ -165,7 +247,7 @@ pub fn our_figures(s: &Summary) -> Figures {
         if has(StatName::Std) {
             put(&latency_key(metric, Stat::Std), value(StatName::Std));
         }
-        for &p in s.percentile_set().iter().filter(|&&p| p != 50.0) {
+        for &p in s.percentile_set().iter() {
             if has(StatName::Percentile(p)) {
                 put(
                     &latency_key(metric, Stat::Percentile(p)),
@@ -177,8 +259,9 @@ pub fn our_figures(s: &Summary) -> Figures {
     f
 }
 
-/// One run's block. `label` names the run in the error about a figure that is not a number.
-pub fn block(figures: &Figures, label: &str) -> Result<String, Error> {
+/// One run's block, with the latency sections `sections` chooses. `label` names the run in the
+/// error about a figure that is not a number, or a percentile chosen that it does not carry.
+pub fn block(figures: &Figures, label: &str, sections: &Sections) -> Result<String, Error> {
     let number = |key: &str| -> Result<Option<&serde_json::Number>, Error> {
         match figures.get(key) {
             None | Some(Value::Null) => Ok(None),
@@ -204,12 +287,13 @@ pub fn block(figures: &Figures, label: &str) -> Result<String, Error> {
             line(&mut out, name, n, *shown);
         }
     }
-    for vllm::Metric {
+    for &&vllm::Metric {
         name: metric,
         shown: shown_name,
         title,
-    } in vllm::METRICS
+    } in &sections.metrics
     {
+        // A metric the run did not measure has no section, whatever was chosen.
         let Some(mean) = number(&latency_key(metric, Stat::Mean))? else {
             continue;
         };
@@ -228,34 +312,24 @@ pub fn block(figures: &Figures, label: &str) -> Result<String, Error> {
                 Shown::TwoDecimals,
             );
         }
-        for p in percentiles_of(figures, metric) {
-            if let Some(v) = number(&format!("p{p}_{metric}_ms"))? {
-                line(
-                    &mut out,
-                    &format!("P{p} {shown_name} (ms):"),
-                    v,
-                    Shown::TwoDecimals,
-                );
-            }
+        for &p in &sections.percentiles {
+            let key = latency_key(metric, Stat::Percentile(p));
+            let Some(v) = number(&key)? else {
+                return Err(Error::VllmPercentile {
+                    run: label.to_string(),
+                    key,
+                });
+            };
+            line(
+                &mut out,
+                &format!("P{} {shown_name} (ms):", vllm::percentile_label(p)),
+                v,
+                Shown::TwoDecimals,
+            );
         }
     }
     out.push_str(&"=".repeat(50));
     Ok(out)
-}
-
-/// The percentiles the figures carry for `metric`, as written in their keys (`99`, `99.9`), in
-/// increasing order.
-fn percentiles_of(figures: &Figures, metric: &str) -> Vec<String> {
-    let suffix = format!("_{metric}_ms");
-    let mut found: Vec<(f64, String)> = figures
-        .keys()
-        .filter_map(|k| {
-            let p = k.strip_prefix('p')?.strip_suffix(&suffix)?;
-            Some((p.parse::<f64>().ok()?, p.to_string()))
-        })
-        .collect();
-    found.sort_by(|a, b| a.0.total_cmp(&b.0));
-    found.into_iter().map(|(_, p)| p).collect()
 }
 
 /// A JSON number as Python's `str` writes it: integers as digits, floats with a decimal point

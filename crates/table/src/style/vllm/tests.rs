@@ -2,9 +2,20 @@
 //! and our own figures written in the same lines.
 
 use super::*;
+use crate::options::Options;
 use crate::report::{Report, RunReport};
 use tokenpipe_cli::{Ending, ToolError};
 use tokenpipe_format::Header;
+
+/// The sections `--percentile-metrics METRICS --metric-percentiles PERCENTILES` choose.
+fn chosen(metrics: &[&str], percentiles: &[f64]) -> Sections {
+    Sections::from_options(&Options {
+        percentile_metrics: Some(metrics.iter().map(|m| m.to_string()).collect()),
+        metric_percentiles: Some(percentiles.to_vec()),
+        ..Options::default()
+    })
+    .unwrap()
+}
 
 /// A run whose summary carries `figures` as its `vllm` member.
 fn vllm_run(label: &str, figures: Value) -> RunReport {
@@ -74,7 +85,7 @@ fn seed_runs() -> Vec<RunReport> {
 #[test]
 fn seed_blocks_are_reproduced_line_for_line() {
     let want = include_str!("../../../../../tests/fixtures/table/vllm_seed_002_blocks.txt");
-    let got = blocks(&Report { runs: seed_runs() }).unwrap();
+    let got = blocks(&Report { runs: seed_runs() }, &Sections::default()).unwrap();
     let want_lines: Vec<&str> = want.trim_end_matches('\n').split('\n').collect();
     let got_lines: Vec<&str> = got.split('\n').collect();
     assert_eq!(got_lines.len(), want_lines.len(), "{got}");
@@ -121,7 +132,12 @@ fn ours() -> RunReport {
 
 #[test]
 fn our_figures_fill_the_same_lines() {
-    let got = block(&figures(&ours()), "m").unwrap();
+    let got = block(
+        &figures(&ours()),
+        "m",
+        &chosen(&["ttft", "tpot", "itl", "e2el"], &[90.0, 99.0]),
+    )
+    .unwrap();
     let mut want: Vec<String> = [
         "============ Serving Benchmark Result ============",
         "Successful requests:                     3         ",
@@ -176,7 +192,7 @@ fn the_vllm_member_wins_over_our_fields_and_lines_follow_its_keys() {
         .map(|(k, v)| (k.to_string(), v))
         .collect(),
     );
-    let got = block(&figures(&run), "m").unwrap();
+    let got = block(&figures(&run), "m", &chosen(&["ttft"], &[50.0, 99.9])).unwrap();
     assert_eq!(
         got,
         [
@@ -210,7 +226,7 @@ fn counts_read_as_python_writes_them() {
 #[test]
 fn a_figure_that_is_not_a_number_names_the_run_and_key() {
     let run = vllm_run("bad", json!({"completed": "many"}));
-    let err = blocks(&Report { runs: vec![run] }).unwrap_err();
+    let err = blocks(&Report { runs: vec![run] }, &Sections::default()).unwrap_err();
     assert!(
         err.to_string()
             .contains("run bad: vLLM figure \"completed\": expected a number"),
@@ -218,3 +234,40 @@ fn a_figure_that_is_not_a_number_names_the_run_and_key() {
     );
     assert_eq!(err.ending(), Ending::BadInput);
 }
+
+#[test]
+fn a_finite_request_rate_has_its_line_after_the_concurrency_limit() {
+    let rate_line = "Request rate configured (RPS):           2.50      ";
+    // Our open loop: arrivals' rate, as `vllm bench serve --request-rate 2.5` prints it.
+    let mut run = ours();
+    if let Some(h) = run.header.as_mut() {
+        h.upstream[0].params.insert("rate_per_s".into(), json!(2.5));
+    }
+    let got = block(&figures(&run), "m", &Sections::default()).unwrap();
+    let lines: Vec<&str> = got.lines().collect();
+    assert_eq!(
+        lines[3..6],
+        [
+            "Maximum request concurrency:             4         ",
+            rate_line,
+            "Benchmark duration (s):                  2.00      "
+        ]
+    );
+    // A closed loop has no rate, and vLLM's "inf" has no line.
+    let got = block(&figures(&ours()), "m", &Sections::default()).unwrap();
+    assert!(!got.contains("Request rate"), "{got}");
+    let inf = vllm_run(
+        "inf",
+        json!({"completed": 1, "failed": 0, "duration": 1.0, "request_rate": "inf"}),
+    );
+    let got = block(&figures(&inf), "inf", &Sections::default()).unwrap();
+    assert!(!got.contains("Request rate"), "{got}");
+    let two = vllm_run(
+        "two",
+        json!({"completed": 1, "failed": 0, "duration": 1.0, "request_rate": 2.5}),
+    );
+    let got = block(&figures(&two), "two", &Sections::default()).unwrap();
+    assert_eq!(got.lines().nth(3), Some(rate_line), "{got}");
+}
+
+mod sections;
