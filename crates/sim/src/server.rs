@@ -18,6 +18,7 @@ use crate::engine::{self, Admission, Departure, Engine};
 use crate::fault::select::FaultPlan;
 use crate::fault::{self, Fault, NotStream, Reset, WholeDivert};
 use crate::metrics::{self, Meter, Metrics};
+use crate::prompt_count::PromptCount;
 use crate::render::{self, Renderer};
 use crate::request_log::RequestLog;
 use crate::stamps::{RequestStamps, StampLog};
@@ -71,6 +72,8 @@ struct App {
     request_log: Option<Arc<RequestLog>>,
     /// What `/metrics` reports.
     metrics: Arc<Metrics>,
+    /// How prompt tokens are counted.
+    prompt_count: PromptCount,
 }
 
 impl App {
@@ -92,6 +95,7 @@ impl App {
             next_id: AtomicU64::new(1),
             request_log: None,
             metrics: Arc::new(Metrics::new(&config.model, max_model_len)),
+            prompt_count: config.prompt_count,
         }
     }
 }
@@ -237,7 +241,7 @@ async fn handle<B: RequestBody>(
         }
     }
     if matches!(route, Route::Tokenize) && method == Method::POST {
-        return Ok(tokenize(req, app.engine.max_model_len()).await);
+        return Ok(tokenize(req, app.engine.max_model_len(), &app.prompt_count).await);
     }
     Ok(match route {
         Route::Models if method == Method::GET || method == Method::HEAD => {
@@ -327,19 +331,20 @@ async fn answer<B: RequestBody>(
     }
     // Its line in the stamps file is written when this is dropped, whatever the answer.
     let mut stamps = RequestStamps::new(app.stamps.clone(), request_id, received_ns);
-    let (mut parsed, header_fault) = match (api::parse(kind, &body), header_fault) {
-        (Ok(parsed), Ok(asked)) => (parsed, asked),
-        // The body's error first, then the header's.
-        (Err(api::ApiError { message }), _) => {
-            let bad = error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
-            return Ok(bad);
-        }
-        (_, Err(header)) => {
-            let message = header.to_string();
-            let bad = error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
-            return Ok(bad);
-        }
-    };
+    let (mut parsed, header_fault) =
+        match (api::parse(kind, &body, &app.prompt_count), header_fault) {
+            (Ok(parsed), Ok(asked)) => (parsed, asked),
+            // The body's error first, then the header's.
+            (Err(api::ApiError { message }), _) => {
+                let bad = error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
+                return Ok(bad);
+            }
+            (_, Err(header)) => {
+                let message = header.to_string();
+                let bad = error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
+                return Ok(bad);
+            }
+        };
     let id = app.next_id.fetch_add(1, Ordering::Relaxed);
     let asked = header_fault.over(parsed.fault);
     let fault = app.faults.choose(id, &asked, parsed.max_tokens);
@@ -373,7 +378,7 @@ async fn answer<B: RequestBody>(
         prompt_tokens: parsed.prompt_tokens,
         max_tokens: parsed.max_tokens,
         prefix_blocks: if app.engine.wants_prefix_blocks() {
-            crate::prompt_blocks::of_body(kind, &body)
+            crate::prompt_blocks::of_body(kind, &body, &app.prompt_count)
         } else {
             Vec::new()
         },
@@ -472,6 +477,7 @@ async fn whole_answer(
 async fn tokenize<B: RequestBody>(
     req: Request<B>,
     max_model_len: Option<u64>,
+    count: &PromptCount,
 ) -> Response<ResponseBody> {
     let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
         .collect()
@@ -484,7 +490,7 @@ async fn tokenize<B: RequestBody>(
         }
     };
     let max_model_len = max_model_len.unwrap_or(metrics::DEFAULT_MAX_MODEL_LEN);
-    match crate::tokenize::answer(&body, max_model_len) {
+    match crate::tokenize::answer(&body, max_model_len, count) {
         Ok(answer) => json(StatusCode::OK, Bytes::from(answer.to_string())),
         Err(e) => error(StatusCode::BAD_REQUEST, "invalid_request_error", &e.message),
     }
