@@ -85,6 +85,23 @@ impl PromptCount {
         }
     }
 
+    /// Runs `work`, which counts with this rule, where it cannot hold up the tokens of other
+    /// streams: on tokio's blocking threads when a tokenizer counts (encoding a long prompt
+    /// takes milliseconds), inline when words do. `None` if the runtime shut down meanwhile.
+    pub async fn off_loop<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Option<T> {
+        if self.tokenizer.is_none() {
+            return Some(work());
+        }
+        match tokio::task::spawn_blocking(work).await {
+            Ok(done) => Some(done),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => None,
+        }
+    }
+
     /// The tokenizer's ids of `text`, or `None` when words count.
     pub fn ids(&self, text: &str, special: bool) -> Option<Vec<u64>> {
         self.tokenizer

@@ -331,20 +331,27 @@ async fn answer<B: RequestBody>(
     }
     // Its line in the stamps file is written when this is dropped, whatever the answer.
     let mut stamps = RequestStamps::new(app.stamps.clone(), request_id, received_ns);
-    let (mut parsed, header_fault) =
-        match (api::parse(kind, &body, &app.prompt_count), header_fault) {
-            (Ok(parsed), Ok(asked)) => (parsed, asked),
-            // The body's error first, then the header's.
-            (Err(api::ApiError { message }), _) => {
-                let bad = error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
-                return Ok(bad);
-            }
-            (_, Err(header)) => {
-                let message = header.to_string();
-                let bad = error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
-                return Ok(bad);
-            }
-        };
+    let Some((parsed, prefix_blocks)) = read_prompt(app, kind, &body).await else {
+        let message = "the server is shutting down";
+        return Ok(error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "server_error",
+            message,
+        ));
+    };
+    let (mut parsed, header_fault) = match (parsed, header_fault) {
+        (Ok(parsed), Ok(asked)) => (parsed, asked),
+        // The body's error first, then the header's.
+        (Err(api::ApiError { message }), _) => {
+            let bad = error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
+            return Ok(bad);
+        }
+        (_, Err(header)) => {
+            let message = header.to_string();
+            let bad = error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
+            return Ok(bad);
+        }
+    };
     let id = app.next_id.fetch_add(1, Ordering::Relaxed);
     let asked = header_fault.over(parsed.fault);
     let fault = app.faults.choose(id, &asked, parsed.max_tokens);
@@ -377,11 +384,7 @@ async fn answer<B: RequestBody>(
         arrival_ns,
         prompt_tokens: parsed.prompt_tokens,
         max_tokens: parsed.max_tokens,
-        prefix_blocks: if app.engine.wants_prefix_blocks() {
-            crate::prompt_blocks::of_body(kind, &body, &app.prompt_count)
-        } else {
-            Vec::new()
-        },
+        prefix_blocks,
     };
     // An answer longer than asked (`long=N`, `endless`) is the fault's point, not a request to
     // refuse for its length.
@@ -473,6 +476,28 @@ async fn whole_answer(
     }
 }
 
+/// The request in `body` parsed, and its prompt's block hashes if the engine wants them (none
+/// for a request refused), counted as the server counts prompts; `None` if the runtime shuts
+/// down meanwhile.
+async fn read_prompt(
+    app: &App,
+    kind: Kind,
+    body: &Bytes,
+) -> Option<(Result<GenerationRequest, api::ApiError>, Vec<u64>)> {
+    let count = app.prompt_count.clone();
+    let wants_blocks = app.engine.wants_prefix_blocks();
+    let body = body.clone();
+    let read = move || {
+        let parsed = api::parse(kind, &body, &count);
+        let blocks = match parsed {
+            Ok(_) if wants_blocks => crate::prompt_blocks::of_body(kind, &body, &count),
+            _ => Vec::new(),
+        };
+        (parsed, blocks)
+    };
+    app.prompt_count.off_loop(read).await
+}
+
 /// `POST /tokenize`: the prompt's token count and ids, or a 400 naming what was wrong.
 async fn tokenize<B: RequestBody>(
     req: Request<B>,
@@ -490,9 +515,16 @@ async fn tokenize<B: RequestBody>(
         }
     };
     let max_model_len = max_model_len.unwrap_or(metrics::DEFAULT_MAX_MODEL_LEN);
-    match crate::tokenize::answer(&body, max_model_len, count) {
-        Ok(answer) => json(StatusCode::OK, Bytes::from(answer.to_string())),
-        Err(e) => error(StatusCode::BAD_REQUEST, "invalid_request_error", &e.message),
+    let counting = count.clone();
+    let answer = move || crate::tokenize::answer(&body, max_model_len, &counting);
+    match count.off_loop(answer).await {
+        Some(Ok(answer)) => json(StatusCode::OK, Bytes::from(answer.to_string())),
+        Some(Err(e)) => error(StatusCode::BAD_REQUEST, "invalid_request_error", &e.message),
+        None => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "server_error",
+            "the server is shutting down",
+        ),
     }
 }
 
