@@ -20,6 +20,8 @@ complete -c simserve -l api-key -d 'Require `Authorization: Bearer KEY` on every
 complete -c simserve -l headers-delay-ms -d 'Milliseconds a generation answer\'s status and headers are held back, as a server slow to answer at all (tokens stay on their own schedule and leave together once it is over)' -r
 complete -c simserve -l tls-cert -d 'Serve https with this certificate chain (PEM, the server\'s certificate first); needs --tls-key. ALPN offers h2 and http/1.1' -r -F
 complete -c simserve -l tls-key -d 'The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1)' -r -F
+complete -c simserve -l tokenizer -d 'Count prompt tokens with this Hugging Face tokenizer.json, as an engine serving its model would [default: whitespace-separated words]' -r -F
+complete -c simserve -l template-tokens -d 'Tokens added to every chat request\'s prompt count, as a chat template would add (role markers, BOS, the generation prompt): a fixed count, whether words or --tokenizer count' -r
 complete -c simserve -l workers -d 'Tokio worker threads' -r
 complete -c simserve -l generate -r -f -a "man\t'A roff man page for section 1'
 complete-bash\t'A bash completion script'

@@ -44,6 +44,7 @@ mod server_metrics;
 mod signals;
 mod sim;
 mod simserve_engine;
+mod simserve_prompt;
 mod simserve_scale;
 mod table_charts;
 mod table_layouts;

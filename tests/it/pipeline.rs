@@ -109,7 +109,7 @@ fn closed_loop_keeps_exactly_n_in_flight_and_skips_the_role_chunk() {
     );
     assert_eq!(s["requests_ok"], 16);
     assert_eq!(s["output_tokens"], 160);
-    // The chat stream opens with a role-only chunk at once; TTFT must wait for real content.
+    // The chat stream opens with a role-only chunk (with the first token); TTFT is the content's.
     near(&s, "ttft_p50_ms", TTFT_MS, 2.0);
     near(&s, "itl_p50_ms", ITL_MS, 1.0);
     assert_eq!(

@@ -7,6 +7,7 @@
 //! OpenAI-style 400 answer.
 
 use crate::fault_kind::{self, Asked};
+use crate::prompt_count::PromptCount;
 use serde_json::{Map, Value};
 
 /// Default `max_tokens` when the request does not say, as in the OpenAI completions API.
@@ -36,7 +37,9 @@ pub struct GenerationRequest {
     pub stream: bool,
     /// `stream_options.include_usage`: send a usage chunk (with empty `choices`) before `[DONE]`.
     pub include_usage: bool,
-    /// Prompt size: whitespace-separated words of the text, or the number of token ids.
+    /// Prompt size as the server's [`PromptCount`] counts it (words of the text, or its tokens
+    /// under `--tokenizer`; a chat request's template tokens included), or the number of token
+    /// ids.
     pub prompt_tokens: u64,
     /// The fault the request asked for itself (`tokenpipe_fault`, `tokenpipe_fault_after`).
     pub fault: Asked,
@@ -65,16 +68,16 @@ impl std::fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
-/// Parses a request body for the `kind` endpoint.
-pub fn parse(kind: Kind, body: &[u8]) -> Result<GenerationRequest, ApiError> {
+/// Parses a request body for the `kind` endpoint, counting its prompt by `count`.
+pub fn parse(kind: Kind, body: &[u8], count: &PromptCount) -> Result<GenerationRequest, ApiError> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::new(format!("request body is not valid JSON: {e}")))?;
     let Value::Object(obj) = value else {
         return Err(ApiError::new("request body must be a JSON object"));
     };
     let prompt_tokens = match kind {
-        Kind::Completions => prompt_tokens(field(&obj, "prompt"))?,
-        Kind::Chat => messages_tokens(field(&obj, "messages"))?,
+        Kind::Completions => prompt_tokens(field(&obj, "prompt"), count)?,
+        Kind::Chat => messages_tokens(field(&obj, "messages"), count)?,
     };
     // vLLM prefers the newer name when both are given.
     let max_tokens = match kind {
@@ -132,25 +135,22 @@ fn boolean(obj: &Map<String, Value>, name: &str) -> Result<Option<bool>, ApiErro
     }
 }
 
-/// Counts whitespace-separated words: the simulation's stand-in for a tokenizer.
-pub fn count_words(text: &str) -> u64 {
-    text.split_whitespace().count() as u64
-}
-
 /// `prompt`: a string, an array of strings, an array of token ids, or an array of such arrays
-/// (a batch). Texts count words, token ids count themselves; a batch counts its sum.
-pub(crate) fn prompt_tokens(prompt: Option<&Value>) -> Result<u64, ApiError> {
+/// (a batch). Texts count as `count` says (with special tokens, as vLLM encodes a completions
+/// prompt), token ids count themselves; a batch counts its sum.
+pub(crate) fn prompt_tokens(prompt: Option<&Value>, count: &PromptCount) -> Result<u64, ApiError> {
+    let count_text = |s: &str| count.count(s, true);
     const WANT: &str =
         "'prompt' must be a string, an array of strings, or an array of token ids (integers)";
     match prompt {
         None => Err(ApiError::new("'prompt' is required")),
-        Some(Value::String(s)) => Ok(count_words(s)),
+        Some(Value::String(s)) => Ok(count_text(s)),
         Some(Value::Array(items)) if items.is_empty() => {
             Err(ApiError::new("'prompt' must not be an empty array"))
         }
         Some(Value::Array(items)) => match &items[0] {
             Value::String(_) => items.iter().try_fold(0, |sum, item| match item {
-                Value::String(s) => Ok(sum + count_words(s)),
+                Value::String(s) => Ok(sum + count_text(s)),
                 _ => Err(ApiError::new(WANT)),
             }),
             Value::Array(_) => items.iter().try_fold(0, |sum, item| match item {
@@ -171,8 +171,12 @@ fn token_ids(ids: &[Value]) -> Option<u64> {
 }
 
 /// `messages`: a non-empty array of `{role, content}`; content is a string, null, or an array of
-/// parts whose `text` counts. The words of all contents are summed.
-pub(crate) fn messages_tokens(messages: Option<&Value>) -> Result<u64, ApiError> {
+/// parts whose `text` counts. The counts of all contents (without special tokens: they are the
+/// template's) are summed, and the template's tokens added.
+pub(crate) fn messages_tokens(
+    messages: Option<&Value>,
+    count: &PromptCount,
+) -> Result<u64, ApiError> {
     let Some(messages) = messages else {
         return Err(ApiError::new("'messages' is required"));
     };
@@ -182,7 +186,7 @@ pub(crate) fn messages_tokens(messages: Option<&Value>) -> Result<u64, ApiError>
     if list.is_empty() {
         return Err(ApiError::new("'messages' must not be empty"));
     }
-    let mut words = 0;
+    let mut tokens = count.template_tokens();
     for (i, msg) in list.iter().enumerate() {
         let Value::Object(msg) = msg else {
             return Err(ApiError::new(format!("'messages[{i}]' must be an object")));
@@ -192,13 +196,13 @@ pub(crate) fn messages_tokens(messages: Option<&Value>) -> Result<u64, ApiError>
                 "'messages[{i}].role' must be a string"
             )));
         }
-        words += match field(msg, "content") {
+        tokens += match field(msg, "content") {
             None => 0,
-            Some(Value::String(s)) => count_words(s),
+            Some(Value::String(s)) => count.count(s, false),
             Some(Value::Array(parts)) => parts
                 .iter()
                 .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .map(count_words)
+                .map(|s| count.count(s, false))
                 .sum(),
             Some(_) => {
                 return Err(ApiError::new(format!(
@@ -207,7 +211,7 @@ pub(crate) fn messages_tokens(messages: Option<&Value>) -> Result<u64, ApiError>
             }
         };
     }
-    Ok(words)
+    Ok(tokens)
 }
 
 #[cfg(test)]
@@ -215,7 +219,8 @@ mod tests {
     use super::*;
 
     fn ok(kind: Kind, body: &str) -> GenerationRequest {
-        parse(kind, body.as_bytes()).unwrap_or_else(|e| panic!("{body}: {e}"))
+        parse(kind, body.as_bytes(), &PromptCount::default())
+            .unwrap_or_else(|e| panic!("{body}: {e}"))
     }
 
     #[test]
@@ -265,6 +270,16 @@ mod tests {
         assert_eq!(r.max_tokens, 3);
         assert!(!r.stream && !r.include_usage);
         assert_eq!(r.fault, Asked::default());
+    }
+
+    #[test]
+    fn template_tokens_are_added_to_chat_requests_only() {
+        let count = PromptCount::words(21);
+        let chat = r#"{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]}"#;
+        let r = parse(Kind::Chat, chat.as_bytes(), &count).unwrap();
+        assert_eq!(r.prompt_tokens, 3 + 21);
+        let r = parse(Kind::Completions, br#"{"prompt":"be brief"}"#, &count).unwrap();
+        assert_eq!(r.prompt_tokens, 2);
     }
 
     #[test]
@@ -376,7 +391,7 @@ mod tests {
             (Kind::Chat, "", "not valid JSON"),
         ];
         for (kind, body, want) in cases {
-            match parse(*kind, body.as_bytes()) {
+            match parse(*kind, body.as_bytes(), &PromptCount::default()) {
                 Ok(r) => panic!("{body} accepted as {r:?}"),
                 Err(e) => assert!(e.message.contains(want), "{body}: {e}"),
             }
@@ -404,10 +419,10 @@ mod tests {
         }
         for body in &bodies {
             for kind in [Kind::Completions, Kind::Chat] {
-                let _ = parse(kind, body);
+                let _ = parse(kind, body, &PromptCount::default());
             }
         }
-        let r = parse(Kind::Chat, &bodies[5]).unwrap();
+        let r = parse(Kind::Chat, &bodies[5], &PromptCount::default()).unwrap();
         assert_eq!(r.prompt_tokens, 2);
     }
 }

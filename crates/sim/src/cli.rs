@@ -12,15 +12,19 @@ use crate::transport::{TlsFiles, TransportOptions};
 use clap::Parser;
 use std::path::PathBuf;
 
+mod prompt;
+
 /// Serve a simulated OpenAI-compatible LLM endpoint with exact, deadline-driven token timing.
 ///
 /// simserve answers /v1/completions and /v1/chat/completions the way vLLM does, streaming or
 /// not, without a model: every request generates exactly `max_tokens` tokens, the first one
 /// TTFT after the request body was read and each next one ITL after the previous deadline
-/// (absolute deadlines, so errors never accumulate). It is the reference that `fire` measures
-/// its own timing error against: with --stamps it writes, per request, the instants at which it
-/// handed its first and last token to the network stack, as a tokenpipe stream (a header, then
-/// `stamp` records; see docs/format.md).
+/// (absolute deadlines, so errors never accumulate). A chat stream's role chunk leaves with the
+/// first token, after the prefill, as vLLM's does. Prompts count whitespace-separated words, or
+/// the tokens of --tokenizer. It is the reference that `fire` measures its own timing error
+/// against: with --stamps it writes, per request, the instants at which it handed its first and
+/// last token to the network stack, as a tokenpipe stream (a header, then `stamp` records; see
+/// docs/format.md).
 ///
 /// On start it prints one line on stdout, the base URL (http://127.0.0.1:PORT/v1), and runs
 /// until SIGINT or SIGTERM. Tokens are timed on a shared high-resolution timer (a Linux
@@ -59,6 +63,9 @@ use std::path::PathBuf;
 ///
 ///   # one request in ten answered 503, one in twenty cut off after 3 tokens, same ones each run
 ///   simserve --port 0 --fault http=503:0.1 --fault reset:0.05 --fault-after 3 --fault-seed 1
+///
+///   # count prompts in the model's own tokens, and 21 more per chat request for its template
+///   simserve --port 0 --profile spark-gpt-oss-120b --tokenizer tokenizer.json --template-tokens 21
 ///
 ///   # make exactly this request fail: a stream that ends without finish_reason or `[DONE]`
 ///   curl -sN "$(head -1 url.txt)/completions" -H 'content-type: application/json' \
@@ -203,6 +210,10 @@ pub(crate) struct Args {
     #[command(flatten)]
     pub transport: TransportArgs,
 
+    /// How prompt tokens are counted: `--tokenizer`, `--template-tokens`.
+    #[command(flatten)]
+    pub prompt: prompt::PromptArgs,
+
     /// Tokio worker threads.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     pub workers: u16,
@@ -284,6 +295,7 @@ fn config(args: &Args) -> Result<Config, Error> {
         args.itl_ms.unwrap_or(DEFAULT_ITL_MS),
     )?;
     config.engine = engine_settings(args)?;
+    config.prompt_count = args.prompt.prompt_count()?;
     config.faults = FaultPlan::new(&args.fault, args.fault_seed, args.fault_after)?
         .with_retry_after(args.retry_after);
     config.access = crate::access::Access {

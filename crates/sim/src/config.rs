@@ -9,6 +9,7 @@ use crate::access::Access;
 use crate::engine::profile::EngineSettings;
 use crate::error::{DelayError, Error};
 use crate::fault::select::FaultPlan;
+use crate::prompt_count::PromptCount;
 use crate::transport::TransportOptions;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -36,6 +37,8 @@ pub struct Config {
     /// a `Config` built by [`Config::from_ms`], the default batching profile on a command line
     /// without timing flags.
     pub engine: EngineSettings,
+    /// How prompt tokens are counted (`--tokenizer`, `--template-tokens`): words by default.
+    pub prompt_count: PromptCount,
 }
 
 impl Config {
@@ -49,6 +52,7 @@ impl Config {
             faults: FaultPlan::default(),
             access: Access::default(),
             engine: EngineSettings::Fixed,
+            prompt_count: PromptCount::default(),
         })
     }
 }

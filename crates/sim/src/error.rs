@@ -3,6 +3,7 @@
 
 use crate::engine::profile::EngineError;
 use crate::fault::select::FractionsError;
+use crate::prompt_count::TokenizerError;
 use crate::transport::TlsError;
 use std::io;
 use std::path::PathBuf;
@@ -26,6 +27,9 @@ pub enum Error {
     /// The engine flags name no profile, or mix the fixed timetable with a batching profile.
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// The `--tokenizer` file cannot be read or is not a tokenizer.json.
+    #[error(transparent)]
+    Tokenizer(#[from] TokenizerError),
     /// The TLS certificate or key cannot be read or used.
     #[error(transparent)]
     Tls(#[from] TlsError),
@@ -93,6 +97,7 @@ impl ToolError for Error {
             | Error::Faults(_)
             | Error::Engine(_)
             | Error::Tls(_)
+            | Error::Tokenizer(_)
             | Error::Create { .. } => Ending::BadInput,
             Error::Runtime(_)
             | Error::Listen { .. }

@@ -16,7 +16,7 @@
 //!
 //! Modules: [`cli`] (command line), [`config`] (the settings it becomes), [`error`] (what stops
 //! the server, and its exit status), [`access`] (API key, slow response heads), [`api`]
-//! (request parsing), [`engine`] (when tokens are
+//! (request parsing), [`prompt_count`] (words or a tokenizer's tokens), [`engine`] (when tokens are
 //! due: the seam and its implementations), [`prompt_blocks`] (prompt block hashes for the
 //! prefix cache), [`fault`] (simulated failures: which requests fail,
 //! and how), [`timetable`] (one request's place in the engine and its wait), [`timer`] (the
@@ -40,6 +40,7 @@ pub mod fault;
 pub(crate) mod fault_kind;
 pub(crate) mod metrics;
 pub(crate) mod prompt_blocks;
+pub mod prompt_count;
 pub(crate) mod render;
 pub(crate) mod request_log;
 pub(crate) mod server;
@@ -53,6 +54,7 @@ pub(crate) mod waiter;
 
 pub use config::{Config, Settings};
 pub use error::{DelayError, Error};
+pub use prompt_count::{PromptCount, TokenizerError};
 pub use request_log::RequestLog;
 pub use server::Server;
 pub use stamps::StampLog;

@@ -1,5 +1,5 @@
 //! A prompt's block hashes, for the batching engine's prefix cache: the prompt's tokens (the
-//! words or token ids that [`crate::api`] counts) cut into blocks of
+//! words, tokenizer ids or token ids that [`crate::api`] counts) cut into blocks of
 //! [`BLOCK_TOKENS`](crate::engine::batching::prefix::BLOCK_TOKENS), each block's hash covering
 //! its tokens and the hash of the block before it, as vLLM's automatic prefix caching names its
 //! blocks. A last partial block is not hashed (it is never shared).
@@ -10,16 +10,24 @@
 
 use crate::api::Kind;
 use crate::engine::batching::prefix::BLOCK_TOKENS;
+use crate::prompt_count::PromptCount;
 use serde_json::Value;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 /// The block hashes of the prompt in `body`, a request already accepted by [`crate::api::parse`]
-/// for `kind`. Chat messages count their contents in order, as the parser counts them.
-pub fn of_body(kind: Kind, body: &[u8]) -> Vec<u64> {
+/// for `kind`, its texts cut into tokens as `count` counts them. Chat messages count their
+/// contents in order, as the parser counts them (the template's tokens, which are not rendered,
+/// are not hashed).
+pub fn of_body(kind: Kind, body: &[u8], count: &PromptCount) -> Vec<u64> {
     let Ok(value) = serde_json::from_slice::<Value>(body) else {
         return Vec::new();
     };
-    let mut blocks = Blocks::default();
+    let mut blocks = Blocks {
+        count,
+        hashes: Vec::new(),
+        current: DefaultHasher::new(),
+        in_current: 0,
+    };
     match kind {
         Kind::Completions => blocks.prompt(value.get("prompt")),
         Kind::Chat => {
@@ -30,11 +38,11 @@ pub fn of_body(kind: Kind, body: &[u8]) -> Vec<u64> {
                 .flatten()
             {
                 match message.get("content") {
-                    Some(Value::String(s)) => blocks.words(s),
+                    Some(Value::String(s)) => blocks.text(s, false),
                     Some(Value::Array(parts)) => {
                         for part in parts {
                             if let Some(text) = part.get("text").and_then(Value::as_str) {
-                                blocks.words(text);
+                                blocks.text(text, false);
                             }
                         }
                     }
@@ -47,21 +55,22 @@ pub fn of_body(kind: Kind, body: &[u8]) -> Vec<u64> {
 }
 
 /// Hashes of the whole blocks so far, and the block being filled.
-#[derive(Default)]
-struct Blocks {
+struct Blocks<'a> {
+    /// How texts are cut into tokens.
+    count: &'a PromptCount,
     hashes: Vec<u64>,
     current: DefaultHasher,
     in_current: u64,
 }
 
-impl Blocks {
+impl Blocks<'_> {
     fn prompt(&mut self, prompt: Option<&Value>) {
         match prompt {
-            Some(Value::String(s)) => self.words(s),
+            Some(Value::String(s)) => self.text(s, true),
             Some(Value::Array(items)) => {
                 for item in items {
                     match item {
-                        Value::String(s) => self.words(s),
+                        Value::String(s) => self.text(s, true),
                         Value::Array(ids) => ids.iter().filter_map(Value::as_u64).for_each(|id| {
                             self.token(id);
                         }),
@@ -78,9 +87,12 @@ impl Blocks {
         }
     }
 
-    fn words(&mut self, text: &str) {
-        for word in text.split_whitespace() {
-            self.token(word);
+    /// The tokens of `text` (with `special` tokens or without, as the parser counts it): its
+    /// words, or the tokenizer's ids.
+    fn text(&mut self, text: &str, special: bool) {
+        match self.count.ids(text, special) {
+            Some(ids) => ids.into_iter().for_each(|id| self.token(id)),
+            None => text.split_whitespace().for_each(|word| self.token(word)),
         }
     }
 
@@ -102,6 +114,10 @@ impl Blocks {
 mod tests {
     use super::*;
 
+    fn of_body_words(kind: Kind, body: &[u8]) -> Vec<u64> {
+        of_body(kind, body, &PromptCount::default())
+    }
+
     fn words(n: usize, from: usize) -> String {
         (from..from + n)
             .map(|i| format!("w{i}"))
@@ -117,22 +133,22 @@ mod tests {
 
     #[test]
     fn shared_prefixes_share_leading_blocks_only() {
-        let a = of_body(Kind::Completions, &completion(&words(40, 0)));
+        let a = of_body_words(Kind::Completions, &completion(&words(40, 0)));
         assert_eq!(a.len(), 2, "40 words: two whole blocks");
         // Same first 20 words, then different: only the first block is shared.
         let b_text = format!("{} {}", words(20, 0), words(20, 100));
-        let b = of_body(Kind::Completions, &completion(&b_text));
+        let b = of_body_words(Kind::Completions, &completion(&b_text));
         assert_eq!(a[0], b[0]);
         assert_ne!(a[1], b[1]);
         // A salt in front changes every block.
-        let salted = of_body(
+        let salted = of_body_words(
             Kind::Completions,
             &completion(&format!("s {}", words(40, 0))),
         );
         assert!(salted.iter().all(|h| !a.contains(h)));
         // The same block later in a prompt is another block.
         let same = words(16, 0);
-        let twice = of_body(Kind::Completions, &completion(&format!("{same} {same}")));
+        let twice = of_body_words(Kind::Completions, &completion(&format!("{same} {same}")));
         assert_eq!(twice.len(), 2);
         assert_ne!(twice[0], twice[1]);
     }
@@ -143,10 +159,30 @@ mod tests {
             {"role": "system", "content": words(10, 0)},
             {"role": "user", "content": [{"type": "text", "text": words(10, 10)}]},
         ]});
-        assert_eq!(of_body(Kind::Chat, chat.to_string().as_bytes()).len(), 1);
+        assert_eq!(
+            of_body_words(Kind::Chat, chat.to_string().as_bytes()).len(),
+            1
+        );
         let ids: Vec<u64> = (0..33).collect();
         let body = serde_json::json!({ "prompt": ids }).to_string();
-        assert_eq!(of_body(Kind::Completions, body.as_bytes()).len(), 2);
-        assert!(of_body(Kind::Completions, b"not json").is_empty());
+        assert_eq!(of_body_words(Kind::Completions, body.as_bytes()).len(), 2);
+        assert!(of_body_words(Kind::Completions, b"not json").is_empty());
+    }
+
+    #[test]
+    fn a_tokenizer_cuts_blocks_of_its_tokens() {
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/arrivals/tokenizer.json"
+        );
+        let count = PromptCount::tokenizer(std::path::Path::new(fixture), 0).unwrap();
+        // 20 words of several tokens each: more than one block of tokens, none of words.
+        let text = vec!["unbelievably"; 20].join(" ");
+        let tokens = count.count(&text, true);
+        assert!(tokens >= 32, "{tokens}");
+        let body = completion(&text);
+        assert_eq!(of_body_words(Kind::Completions, &body).len(), 1);
+        let blocks = of_body(Kind::Completions, &body, &count);
+        assert_eq!(blocks.len() as u64, tokens / BLOCK_TOKENS);
     }
 }

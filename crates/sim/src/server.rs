@@ -18,6 +18,7 @@ use crate::engine::{self, Admission, Departure, Engine};
 use crate::fault::select::FaultPlan;
 use crate::fault::{self, Fault, NotStream, Reset, WholeDivert};
 use crate::metrics::{self, Meter, Metrics};
+use crate::prompt_count::PromptCount;
 use crate::render::{self, Renderer};
 use crate::request_log::RequestLog;
 use crate::stamps::{RequestStamps, StampLog};
@@ -71,6 +72,8 @@ struct App {
     request_log: Option<Arc<RequestLog>>,
     /// What `/metrics` reports.
     metrics: Arc<Metrics>,
+    /// How prompt tokens are counted.
+    prompt_count: PromptCount,
 }
 
 impl App {
@@ -92,6 +95,7 @@ impl App {
             next_id: AtomicU64::new(1),
             request_log: None,
             metrics: Arc::new(Metrics::new(&config.model, max_model_len)),
+            prompt_count: config.prompt_count,
         }
     }
 }
@@ -237,7 +241,7 @@ async fn handle<B: RequestBody>(
         }
     }
     if matches!(route, Route::Tokenize) && method == Method::POST {
-        return Ok(tokenize(req, app.engine.max_model_len()).await);
+        return Ok(tokenize(req, app.engine.max_model_len(), &app.prompt_count).await);
     }
     Ok(match route {
         Route::Models if method == Method::GET || method == Method::HEAD => {
@@ -327,7 +331,15 @@ async fn answer<B: RequestBody>(
     }
     // Its line in the stamps file is written when this is dropped, whatever the answer.
     let mut stamps = RequestStamps::new(app.stamps.clone(), request_id, received_ns);
-    let (mut parsed, header_fault) = match (api::parse(kind, &body), header_fault) {
+    let Some((parsed, prefix_blocks)) = read_prompt(app, kind, &body).await else {
+        let message = "the server is shutting down";
+        return Ok(error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "server_error",
+            message,
+        ));
+    };
+    let (mut parsed, header_fault) = match (parsed, header_fault) {
         (Ok(parsed), Ok(asked)) => (parsed, asked),
         // The body's error first, then the header's.
         (Err(api::ApiError { message }), _) => {
@@ -372,11 +384,7 @@ async fn answer<B: RequestBody>(
         arrival_ns,
         prompt_tokens: parsed.prompt_tokens,
         max_tokens: parsed.max_tokens,
-        prefix_blocks: if app.engine.wants_prefix_blocks() {
-            crate::prompt_blocks::of_body(kind, &body)
-        } else {
-            Vec::new()
-        },
+        prefix_blocks,
     };
     // An answer longer than asked (`long=N`, `endless`) is the fault's point, not a request to
     // refuse for its length.
@@ -468,10 +476,33 @@ async fn whole_answer(
     }
 }
 
+/// The request in `body` parsed, and its prompt's block hashes if the engine wants them (none
+/// for a request refused), counted as the server counts prompts; `None` if the runtime shuts
+/// down meanwhile.
+async fn read_prompt(
+    app: &App,
+    kind: Kind,
+    body: &Bytes,
+) -> Option<(Result<GenerationRequest, api::ApiError>, Vec<u64>)> {
+    let count = app.prompt_count.clone();
+    let wants_blocks = app.engine.wants_prefix_blocks();
+    let body = body.clone();
+    let read = move || {
+        let parsed = api::parse(kind, &body, &count);
+        let blocks = match parsed {
+            Ok(_) if wants_blocks => crate::prompt_blocks::of_body(kind, &body, &count),
+            _ => Vec::new(),
+        };
+        (parsed, blocks)
+    };
+    app.prompt_count.off_loop(read).await
+}
+
 /// `POST /tokenize`: the prompt's token count and ids, or a 400 naming what was wrong.
 async fn tokenize<B: RequestBody>(
     req: Request<B>,
     max_model_len: Option<u64>,
+    count: &PromptCount,
 ) -> Response<ResponseBody> {
     let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
         .collect()
@@ -484,9 +515,16 @@ async fn tokenize<B: RequestBody>(
         }
     };
     let max_model_len = max_model_len.unwrap_or(metrics::DEFAULT_MAX_MODEL_LEN);
-    match crate::tokenize::answer(&body, max_model_len) {
-        Ok(answer) => json(StatusCode::OK, Bytes::from(answer.to_string())),
-        Err(e) => error(StatusCode::BAD_REQUEST, "invalid_request_error", &e.message),
+    let counting = count.clone();
+    let answer = move || crate::tokenize::answer(&body, max_model_len, &counting);
+    match count.off_loop(answer).await {
+        Some(Ok(answer)) => json(StatusCode::OK, Bytes::from(answer.to_string())),
+        Some(Err(e)) => error(StatusCode::BAD_REQUEST, "invalid_request_error", &e.message),
+        None => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "server_error",
+            "the server is shutting down",
+        ),
     }
 }
 

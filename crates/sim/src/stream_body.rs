@@ -7,8 +7,13 @@
 //! [`crate::timetable`]) and returns `Pending`. If the server falls behind, every overdue frame is
 //! ready at once, so hyper writes them in one go and the stream is back on its timetable.
 //!
-//! Event order, as vLLM: (chat only) the role chunk at once, then one chunk per token, the last
-//! with `finish_reason` "length", then (if asked) the usage chunk, then `data: [DONE]`.
+//! Event order, as vLLM: (chat only) the role chunk, then one chunk per token, the last with
+//! `finish_reason` "length", then (if asked) the usage chunk, then `data: [DONE]`. The role
+//! chunk leaves with the engine's first output, right before the first token's chunk, as vLLM's
+//! `chat_completion_stream_generator` yields it on its first iteration, after prefill (so a
+//! client timing the first chunk with `choices` times the prefill, as against vLLM). A
+//! `stall=MS` pause after no token comes between the two; a fault after no token acts after
+//! the role chunk.
 //!
 //! A request chosen to fail carries its [`Fault`]; when the fault's point comes the body carries
 //! out the [`Divert`] the fault layer names (see [`crate::fault`]) and decides nothing itself.
@@ -27,7 +32,7 @@ use std::task::{ready, Context, Poll};
 /// Where a stream is in its event sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
-    /// Chat only: the role chunk is next, due at once.
+    /// Chat only: the role chunk is next, due with the engine's first output.
     Role,
     /// Token `next` is next, due at its deadline.
     Tokens,
@@ -106,6 +111,7 @@ impl StreamedAnswer {
         loop {
             match self.phase {
                 Phase::Role => {
+                    ready!(self.timetable.poll_first_output(cx));
                     self.phase = Phase::Tokens;
                     return Poll::Ready(Some(Ok(self.chunks.role())));
                 }

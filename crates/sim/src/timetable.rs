@@ -58,12 +58,23 @@ impl Timetable {
     /// the timer's clock), so that its hand-off can be stamped with its lateness; otherwise
     /// arranges for `cx` to be woken when it is, or when the engine wants to be asked again.
     pub fn poll_due(&mut self, cx: &mut Context<'_>, k: u64) -> Poll<u64> {
+        self.poll_token(cx, k, true)
+    }
+
+    /// Ready once the engine's first output is due: token 1's deadline without a `stall=MS`
+    /// pause, which comes after that output (a chat answer's role chunk leaves then, as vLLM's).
+    pub fn poll_first_output(&mut self, cx: &mut Context<'_>) -> Poll<u64> {
+        self.poll_token(cx, 1, false)
+    }
+
+    /// [`Timetable::poll_due`], with or without the pause.
+    fn poll_token(&mut self, cx: &mut Context<'_>, k: u64, paused: bool) -> Poll<u64> {
         loop {
             let now = self.waiter.now_ns();
             match self.engine.due(&self.ticket, k, now) {
                 Due::At(at) => {
                     let at = match self.pause {
-                        Some((after, ns)) if k > after => at.saturating_add(ns),
+                        Some((after, ns)) if paused && k > after => at.saturating_add(ns),
                         _ => at,
                     };
                     if at > now {

@@ -3,39 +3,42 @@
 //! null}` out.
 //!
 //! The count is the one the generation endpoints use for `usage.prompt_tokens` and for the
-//! engine ([`crate::api`]): a text counts its whitespace-separated words, token ids count
-//! themselves, chat messages count the words of their contents, with no chat-template tokens
-//! added (the generation endpoints add none either). The ids stand in for a tokenizer's: a
-//! prompt given as ids gets them back, each word of a text gets a stable id from its bytes.
+//! engine ([`crate::api`], [`crate::prompt_count`]): a text counts its whitespace-separated
+//! words, or its tokens under `--tokenizer`; token ids count themselves; chat messages count
+//! their contents plus `--template-tokens`. The ids are the tokenizer's under `--tokenizer`;
+//! without, they stand in for a tokenizer's: a prompt given as ids gets them back, each word of
+//! a text gets a stable id from its bytes. A chat template's tokens come first, as id 0 each
+//! (stand-ins: the template is not rendered).
 
 use crate::api::{self, ApiError};
+use crate::prompt_count::PromptCount;
 use serde_json::{json, Map, Value};
 
 /// The size of the stand-in vocabulary that word ids are drawn from.
 const VOCABULARY: u64 = 100_000;
 
-/// The answer to a `/tokenize` body for a model of `max_model_len` tokens, or the 400 it
-/// deserves.
-pub fn answer(body: &[u8], max_model_len: u64) -> Result<Value, ApiError> {
+/// The answer to a `/tokenize` body for a model of `max_model_len` tokens whose prompts are
+/// counted by `count`, or the 400 it deserves.
+pub fn answer(body: &[u8], max_model_len: u64, count: &PromptCount) -> Result<Value, ApiError> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::new(format!("request body is not valid JSON: {e}")))?;
     let Value::Object(obj) = value else {
         return Err(ApiError::new("request body must be a JSON object"));
     };
-    let (count, tokens) = match api::field(&obj, "messages") {
+    let (n, tokens) = match api::field(&obj, "messages") {
         Some(messages) => {
-            let count = api::messages_tokens(Some(messages))?;
-            (count, message_ids(messages))
+            let n = api::messages_tokens(Some(messages), count)?;
+            (n, message_ids(messages, count))
         }
         None => {
             let prompt = api::field(&obj, "prompt");
-            let count = api::prompt_tokens(prompt)
+            let n = api::prompt_tokens(prompt, count)
                 .map_err(|e| ApiError::new(format!("{} (or give 'messages')", e.message)))?;
-            (count, prompt.map(prompt_ids).unwrap_or_default())
+            (n, prompt.map(|p| prompt_ids(p, count)).unwrap_or_default())
         }
     };
     Ok(json!({
-        "count": count,
+        "count": n,
         "max_model_len": max_model_len,
         "tokens": tokens,
         "token_strs": Value::Null,
@@ -43,10 +46,10 @@ pub fn answer(body: &[u8], max_model_len: u64) -> Result<Value, ApiError> {
 }
 
 /// The ids of an already validated `prompt`: a batch's are concatenated.
-fn prompt_ids(prompt: &Value) -> Vec<u64> {
+fn prompt_ids(prompt: &Value, count: &PromptCount) -> Vec<u64> {
     let mut ids = Vec::new();
     let mut add = |item: &Value| match item {
-        Value::String(s) => ids.extend(words(s)),
+        Value::String(s) => ids.extend(text_ids(s, true, count)),
         Value::Number(n) => ids.extend(n.as_u64()),
         Value::Array(inner) => ids.extend(inner.iter().filter_map(Value::as_u64)),
         _ => {}
@@ -58,21 +61,23 @@ fn prompt_ids(prompt: &Value) -> Vec<u64> {
     ids
 }
 
-/// The ids of already validated chat `messages`: the words of every content, in order.
-fn message_ids(messages: &Value) -> Vec<u64> {
-    let mut ids = Vec::new();
+/// The ids of already validated chat `messages`: the template's stand-ins, then the tokens of
+/// every content, in order.
+fn message_ids(messages: &Value, count: &PromptCount) -> Vec<u64> {
+    let template = usize::try_from(count.template_tokens()).unwrap_or(usize::MAX);
+    let mut ids = vec![0; template];
     for msg in messages.as_array().into_iter().flatten() {
         let content = msg
             .as_object()
             .and_then(|m: &Map<String, Value>| api::field(m, "content"));
         match content {
-            Some(Value::String(s)) => ids.extend(words(s)),
+            Some(Value::String(s)) => ids.extend(text_ids(s, false, count)),
             Some(Value::Array(parts)) => {
                 for text in parts
                     .iter()
                     .filter_map(|p| p.get("text").and_then(Value::as_str))
                 {
-                    ids.extend(words(text));
+                    ids.extend(text_ids(text, false, count));
                 }
             }
             _ => {}
@@ -81,7 +86,16 @@ fn message_ids(messages: &Value) -> Vec<u64> {
     ids
 }
 
-/// One id per word of `text` (the words [`api::count_words`] counts), from its bytes (FNV-1a).
+/// The ids of `text` as `count` counts it (with `special` tokens or without): the tokenizer's,
+/// or one per word.
+fn text_ids(text: &str, special: bool, count: &PromptCount) -> Vec<u64> {
+    count
+        .ids(text, special)
+        .unwrap_or_else(|| words(text).collect())
+}
+
+/// One id per word of `text` (the words [`PromptCount`] counts without a tokenizer), from its
+/// bytes (FNV-1a).
 fn words(text: &str) -> impl Iterator<Item = u64> + '_ {
     text.split_whitespace().map(|word| {
         let hash = word.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
@@ -97,7 +111,7 @@ mod tests {
     use crate::api::Kind;
 
     fn tokenize(body: &str) -> Value {
-        answer(body.as_bytes(), 4096).unwrap()
+        answer(body.as_bytes(), 4096, &PromptCount::default()).unwrap()
     }
 
     #[test]
@@ -110,7 +124,11 @@ mod tests {
         ];
         for p in prompts {
             let t = tokenize(&format!(r#"{{"model":"m","prompt":{p}}}"#));
-            let g = api::parse(Kind::Completions, format!(r#"{{"prompt":{p}}}"#).as_bytes());
+            let g = api::parse(
+                Kind::Completions,
+                format!(r#"{{"prompt":{p}}}"#).as_bytes(),
+                &PromptCount::default(),
+            );
             let count = t["count"].as_u64().unwrap();
             assert_eq!(count, g.unwrap().prompt_tokens, "{p}");
             assert_eq!(t["tokens"].as_array().unwrap().len() as u64, count, "{p}");
@@ -121,6 +139,7 @@ mod tests {
         let g = api::parse(
             Kind::Chat,
             format!(r#"{{"messages":{messages}}}"#).as_bytes(),
+            &PromptCount::default(),
         );
         assert_eq!(t["count"], 5);
         assert_eq!(g.unwrap().prompt_tokens, 5);
@@ -138,6 +157,28 @@ mod tests {
     }
 
     #[test]
+    fn a_tokenizer_gives_its_counts_and_ids_and_the_template_its_stand_ins() {
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/arrivals/tokenizer.json"
+        );
+        let count = PromptCount::tokenizer(std::path::Path::new(fixture), 3).unwrap();
+        let text = "unbelievably quick";
+        let want = count.ids(text, true).unwrap();
+        let t = answer(format!(r#"{{"prompt":"{text}"}}"#).as_bytes(), 64, &count).unwrap();
+        assert_eq!(t["count"], want.len());
+        assert_eq!(t["tokens"], json!(want));
+        let body = format!(r#"{{"messages":[{{"role":"user","content":"{text}"}}]}}"#);
+        let t = answer(body.as_bytes(), 64, &count).unwrap();
+        let mut want = vec![0, 0, 0];
+        want.extend(count.ids(text, false).unwrap());
+        assert_eq!(t["count"], want.len());
+        assert_eq!(t["tokens"], json!(want));
+        let g = api::parse(Kind::Chat, body.as_bytes(), &count).unwrap();
+        assert_eq!(g.prompt_tokens, want.len() as u64);
+    }
+
+    #[test]
     fn bad_bodies_are_refused_with_the_field_named() {
         for (body, says) in [
             ("{", "not valid JSON"),
@@ -147,7 +188,7 @@ mod tests {
             (r#"{"messages":[]}"#, "'messages' must not be empty"),
             (r#"{"messages":[{"content":"x"}]}"#, "role"),
         ] {
-            let e = answer(body.as_bytes(), 4096).unwrap_err();
+            let e = answer(body.as_bytes(), 4096, &PromptCount::default()).unwrap_err();
             assert!(e.message.contains(says), "{body}: {}", e.message);
         }
     }

@@ -149,7 +149,9 @@ async fn tokens_are_ready_exactly_on_their_deadlines() {
         let events = collect(stream(&request(kind, n, true), ttft, itl)).await;
         let role = usize::from(kind == Kind::Chat);
         if role == 1 {
-            assert_eq!(events[0].0, Duration::ZERO, "role chunk waits for nothing");
+            // As vLLM: the role chunk leaves with the first output, right before token 1.
+            assert_eq!(events[0].0, Duration::from_millis(ttft), "role chunk");
+            assert!(events[0].1.contains(r#""role":"assistant""#));
         }
         for k in 1..=n {
             let at = events[role + k as usize - 1].0;
@@ -358,10 +360,22 @@ async fn a_fault_after_no_tokens_acts_at_the_first_deadline() {
         ev[0].1.contains(r#""role":"assistant""#),
         "the role chunk still leads"
     );
+    assert_eq!(ev[0].0, Duration::from_millis(5), "with the first output");
     let (ev, end, _) = faulty(Kind::Completions, FaultKind::Error, 4, 0).await;
     assert_eq!(ev[0].0, Duration::from_millis(5));
     assert!(ev[0].1.starts_with(r#"{"error":"#));
     assert_eq!((ev.len(), end), (2, Ending::Clean));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pause_after_no_token_comes_between_the_role_chunk_and_the_first_token() {
+    let timer = TokenTimer::tokio();
+    let (mut body, _) = stream_on(&timer, &request(Kind::Chat, 2, false), 5, 1, None);
+    body.timetable.pause_after(0, Duration::from_millis(100));
+    let events = collect(body).await;
+    assert!(events[0].1.contains(r#""role":"assistant""#), "{events:?}");
+    let at: Vec<_> = events.iter().map(|(t, _)| t.as_millis()).collect();
+    assert_eq!(at, [5, 105, 106, 106], "{events:?}");
 }
 
 #[tokio::test(start_paused = true)]
