@@ -193,8 +193,8 @@ pub fn reduce<W: Write>(
                 let mut agg = RunReducer::new(extras(opts, &run_header, window.as_ref(), 0));
                 agg.summary.set_window(window);
                 let fold = FoldOptions {
-                    // vLLM's figures need every chunk's time.
-                    keep_events: opts.vllm.is_some(),
+                    // vLLM's figures and llama-benchy's token stamps need every chunk's time.
+                    keep_events: opts.vllm.is_some() || opts.llama_benchy.wants(&run_header),
                     offset_ns: 0,
                 };
                 // The reduce header goes first, so that records written while the run is read
