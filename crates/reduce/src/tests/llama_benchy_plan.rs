@@ -180,3 +180,78 @@ fn continuous_usage_counts_each_events_tokens_and_otherwise_usage_is_spread() {
     );
     close(b.peak_tps.unwrap().mean, 5.0 / 0.030, "peak, exact counts");
 }
+
+/// Two batches of two under arrivals' `warmup_batches: 1`: batch 0 (sent at 0, 50 ms TTFT,
+/// 4 tokens to 80 ms) warms up; batch 1 (sent at 1000, 20 ms TTFT, 2 tokens to 1030) counts.
+fn warmup_run() -> String {
+    let ms = |t: u64| t * MS;
+    let mut text = r#"{"type":"header","format_major":1,"tool":"fire","tool_version":"0.1.0","run_id":"run-w","params":{"url":"http://x"},"upstream":[{"format_major":1,"tool":"arrivals","tool_version":"0.1.0","run_id":"a","params":{"batch":2,"runs":1,"warmup_batches":1,"input_tokens":10}}]}"#.to_string();
+    let mut lines = Vec::new();
+    for (batch, ids, start, first, last) in [(0, [1, 2], 0, 50, 80), (1, [3, 4], 1000, 1020, 1030)]
+    {
+        for id in ids {
+            lines.push(sent(id, ms(start), ms(start)));
+        }
+        for id in ids {
+            let n = if batch == 0 { 4 } else { 2 };
+            lines.push(token(id, ms(first), 1));
+            for k in 1..n {
+                lines.push(token(id, ms(first + (last - first) * k / (n - 1)), 1));
+            }
+            let usage = format!(r#","batch":{batch},"prompt_tokens":10,"completion_tokens":{n}"#);
+            lines.push(done(id, ms(last + 5), true, &usage));
+        }
+    }
+    for l in lines {
+        text.push('\n');
+        text.push_str(&l);
+    }
+    text.push('\n');
+    text
+}
+
+fn summary_with(window: crate::aggregate::timing::window::WindowChoice) -> Summary {
+    let opts = SummaryOptions {
+        window,
+        ..SummaryOptions::default()
+    };
+    let (records, _) = drive(vec![("w", warmup_run())], &[], &opts, Default::default()).unwrap();
+    let mut summaries = records.into_iter().filter_map(|r| match r {
+        tokenpipe_format::Record::Summary(s) => Some(*s),
+        _ => None,
+    });
+    summaries.next().expect("a summary")
+}
+
+#[test]
+fn the_warmup_batches_are_left_out_of_every_figure_unless_phase_all() {
+    let s = summary_with(Default::default());
+    assert_eq!((s.requests_ok, s.requests_scheduled), (2, Some(2)));
+    assert_eq!(s.output_tokens, 4, "batch 1's tokens only");
+    assert_eq!(s.requests_outside_window, Some(2));
+    let w = s.window.as_ref().expect("the measured window");
+    assert_eq!(
+        (w.name.as_str(), w.start_s, w.end_s),
+        ("after_warmup", 1.0, 1.035)
+    );
+    close(
+        s.duration_s,
+        0.035,
+        "duration: batch 1's send to its last done",
+    );
+    close(
+        s.stat("ttft", StatName::Mean).unwrap(),
+        20.0,
+        "ttft of batch 1",
+    );
+    let b = s.llama_benchy.as_ref().unwrap();
+    assert_eq!(b.batches, 1);
+    // tg per batch: 2 decode tokens over 1020 → 1030 ms.
+    close(b.tg_tps.as_ref().unwrap().mean, 200.0, "tg of batch 1");
+    close(b.ttfr_ms.unwrap().mean, 20.0, "ttfr of batch 1");
+
+    let all = summary_with(crate::aggregate::timing::window::WindowChoice::All);
+    assert_eq!((all.requests_ok, all.output_tokens), (4, 12));
+    assert_eq!((all.window, all.requests_outside_window), (None, None));
+    assert_eq!(all.llama_benchy.unwrap().batches, 2);
+}
