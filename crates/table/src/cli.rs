@@ -22,7 +22,7 @@ Examples:
     # Compare two saved runs side by side, as Markdown for a pull request
     reduce --label fp8 --label awq fp8.ndjson awq.ndjson | table --format markdown
 
-    # llama-benchy's decode and prefill tables from a batch sweep
+    # llama-benchy's table, then its decode and prefill tables, from a batch sweep
     arrivals --batch 4 --runs 10 | fire --url http://127.0.0.1:8000/v1 | reduce | table --style llama-bench
 
     # One row per run for a spreadsheet or a dataframe
@@ -91,8 +91,9 @@ struct Args {
     /// "Serving Benchmark Result" block of `vllm bench serve`, line for line (the summary's
     /// `vllm` member when it has one, from `reduce --vllm-compatible` or a vLLM result file,
     /// else our own figures; every text format prints the same block, and charts are refused);
-    /// `llama-bench` prints llama-benchy's decode and prefill tables (Markdown) from each
-    /// summary's llama-benchy figures, one row per run sorted by concurrency.
+    /// `llama-bench` prints llama-benchy's own Markdown table byte for byte (a pp and a tg row
+    /// per run, every column in its order), then the decode and prefill tables its users post,
+    /// one row per run sorted by concurrency, from each summary's llama-benchy figures.
     #[arg(long, value_enum, default_value_t = Style::Default)]
     style: Style,
 
@@ -230,8 +231,8 @@ value_enum!(Style {
                 `--format`",
     Vllm => "Each run as the \"Serving Benchmark Result\" block of `vllm bench serve`, one \
              after another, the same in every text format (charts are refused)",
-    LlamaBench => "llama-benchy's two Markdown tables: decode and prefill throughput by \
-                   concurrency",
+    LlamaBench => "llama-benchy's own Markdown table, then its users' decode and prefill \
+                   throughput tables by concurrency",
 });
 
 value_enum!(Layout {
