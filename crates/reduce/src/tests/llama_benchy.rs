@@ -5,10 +5,11 @@ use super::*;
 use crate::{llama_benchy_prompt_tokens, LlamaBenchyAggregator, LlamaBenchyOptions};
 use tokenpipe_format::{LlamaBenchy, SpreadFigure};
 
-/// A fire header over an arrivals header with these parameters.
+/// A fire header (its default `stream_usage: on`: usage at the end, one token per event) over
+/// an arrivals header with these parameters.
 fn header_with(arrivals_params: &str) -> String {
     format!(
-        r#"{{"type":"header","format_major":1,"tool":"fire","tool_version":"0.1.0","run_id":"run-1","params":{{"url":"http://x"}},"upstream":[{{"format_major":1,"tool":"arrivals","tool_version":"0.1.0","run_id":"a","params":{arrivals_params}}}]}}"#
+        r#"{{"type":"header","format_major":1,"tool":"fire","tool_version":"0.1.0","run_id":"run-1","params":{{"url":"http://x","stream_usage":"on"}},"upstream":[{{"format_major":1,"tool":"arrivals","tool_version":"0.1.0","run_id":"a","params":{arrivals_params}}}]}}"#
     )
 }
 
@@ -115,8 +116,8 @@ fn every_figure_of_two_known_batches() {
     assert_eq!(b.concurrency, Some(3));
     assert_eq!(b.batches, 2);
     assert_eq!(b.net_latency_ms, 0.0);
-    // Token stamps (no `stream_usage` in the header: usage spread evenly from the first to
-    // the last content event; request 4 has no usage: one stamp per event):
+    // Token stamps (`stream_usage: on`: usage spread evenly from the first to the last
+    // content event; request 4 has no usage: one stamp per event):
     //   1: 50,60,70,80,90   2: 80,100,120   3: 100,110,120,130
     //   4: 1030,1040,1050   5: 1040,1045,1050,1055,1060 (5 over its events at 1040 and 1060)
     // Batch 0: pp = (100 + 110 + 100) / (100 − 0 ms) = 3100;

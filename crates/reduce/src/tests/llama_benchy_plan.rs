@@ -179,6 +179,14 @@ fn continuous_usage_counts_each_events_tokens_and_otherwise_usage_is_spread() {
         "tg per batch, exact counts",
     );
     close(b.peak_tps.unwrap().mean, 5.0 / 0.030, "peak, exact counts");
+    // A header that does not say is taken at its word: the exact-count branch.
+    let b = figures_of(
+        r#"{"url":"http://x"}"#,
+        arrivals,
+        &one_request(100),
+        LlamaBenchyOptions::default(),
+    );
+    close(b.tg_tps.unwrap().mean, 2.0 / 0.030, "tg, no stream_usage");
 }
 
 /// Two batches of two under arrivals' `warmup_batches: 1`: batch 0 (sent at 0, 50 ms TTFT,

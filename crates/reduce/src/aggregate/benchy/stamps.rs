@@ -25,13 +25,15 @@ pub enum Counting {
 }
 
 impl Counting {
-    /// The branch for a run whose fire header says `stream_usage`: per-chunk counts are exact
-    /// only with `continuous`; otherwise each event counts 1 and the usage at the end is the total.
+    /// The branch for a run whose fire header says `stream_usage`: with `on` (fire's default)
+    /// or `off` each event counts 1 and the usage at the end is the total, so usage is spread;
+    /// with `continuous` each event's count is exact, as token ids are. A header that does not
+    /// say (hand-made events, a fire before the parameter) is taken at its word: each event's
+    /// `tokens` are its chunk's token ids.
     pub fn of_stream_usage(stream_usage: Option<&str>) -> Self {
-        if stream_usage == Some("continuous") {
-            Counting::Observed
-        } else {
-            Counting::Usage
+        match stream_usage {
+            None | Some("continuous") => Counting::Observed,
+            Some(_) => Counting::Usage,
         }
     }
 }
@@ -261,7 +263,8 @@ mod tests {
             Counting::Observed
         );
         assert_eq!(Counting::of_stream_usage(Some("on")), Counting::Usage);
-        assert_eq!(Counting::of_stream_usage(None), Counting::Usage);
+        assert_eq!(Counting::of_stream_usage(Some("off")), Counting::Usage);
+        assert_eq!(Counting::of_stream_usage(None), Counting::Observed);
     }
 
     #[test]
