@@ -146,6 +146,8 @@ struct Args {
     /// `measure`, `drain`), or `all` for the whole run. Default: `measure` when the run marks
     /// one, else the whole run. A request belongs to the phase it was sent in and is measured
     /// whole; throughputs count what was stamped in the phase (docs/metrics.md, "Windows").
+    /// A batch run's warm-up batches (the schedule's `warmup_batches`, llama-benchy's discarded
+    /// run) are left out of every figure unless `all`.
     #[arg(long, value_name = "NAME", conflicts_with_all = ["warmup", "measure"])]
     phase: Option<String>,
 
