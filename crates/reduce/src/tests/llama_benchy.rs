@@ -2,7 +2,7 @@
 //! its formulas (docs/metrics.md, "llama-benchy's figures").
 
 use super::*;
-use crate::{llama_benchy_prompt_tokens, LlamaBenchyAggregator, LlamaBenchyOptions};
+use crate::{LlamaBenchyAggregator, LlamaBenchyOptions};
 use tokenpipe_format::{LlamaBenchy, SpreadFigure};
 
 /// A fire header (its default `stream_usage: on`: usage at the end, one token per event) over
@@ -213,30 +213,6 @@ fn net_latency_comes_off_ttfr_and_a_zero_estimate_gives_no_prefill_rate() {
     // TTFR and E2E TTFT keep the latency; the batch figures do not use it.
     close(b.ttfr_ms.unwrap().mean, 49.8, "ttfr mean");
     check(&b.pp_tps_batch, 3862.5, 762.5, 2, "batch", "pp per batch");
-}
-
-#[test]
-fn prompt_tokens_are_the_servers_only_within_20_percent() {
-    let e = Some(100);
-    for (usage, want) in [
-        (Some(119), 119),
-        (Some(81), 81),
-        (Some(100), 100),
-        (Some(120), 100),
-        (Some(80), 100),
-        (Some(500), 100),
-        (Some(0), 100),
-        (None, 100),
-    ] {
-        assert_eq!(
-            llama_benchy_prompt_tokens(e, usage),
-            Some(want),
-            "{usage:?}"
-        );
-    }
-    assert_eq!(llama_benchy_prompt_tokens(None, Some(90)), Some(90));
-    assert_eq!(llama_benchy_prompt_tokens(None, Some(0)), None);
-    assert_eq!(llama_benchy_prompt_tokens(None, None), None);
 }
 
 #[test]

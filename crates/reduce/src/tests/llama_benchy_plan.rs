@@ -3,7 +3,7 @@
 //! fire's token counts are exact per event (`stream_usage`).
 
 use super::*;
-use crate::{LlamaBenchyAggregator, LlamaBenchyOptions};
+use crate::{llama_benchy_prompt_tokens, LlamaBenchyAggregator, LlamaBenchyOptions};
 use tokenpipe_format::LlamaBenchy;
 
 /// The figures of `lines` under a fire header with `fire_params` over arrivals' `arrivals`.
@@ -66,6 +66,30 @@ fn close(got: f64, want: f64, what: &str) {
         (got - want).abs() <= want.abs() * 1e-12,
         "{what}: got {got}, want {want}"
     );
+}
+
+#[test]
+fn prompt_tokens_are_the_servers_only_within_20_percent() {
+    let e = Some(100);
+    for (usage, want) in [
+        (Some(119), 119),
+        (Some(81), 81),
+        (Some(100), 100),
+        (Some(120), 100),
+        (Some(80), 100),
+        (Some(500), 100),
+        (Some(0), 100),
+        (None, 100),
+    ] {
+        assert_eq!(
+            llama_benchy_prompt_tokens(e, usage),
+            Some(want),
+            "{usage:?}"
+        );
+    }
+    assert_eq!(llama_benchy_prompt_tokens(None, Some(90)), Some(90));
+    assert_eq!(llama_benchy_prompt_tokens(None, Some(0)), None);
+    assert_eq!(llama_benchy_prompt_tokens(None, None), None);
 }
 
 #[test]
