@@ -71,6 +71,24 @@ fn a_batch_run_reports_llama_benchys_figures() {
         (2.5 * tg..=4.1 * tg).contains(&tg_batch),
         "batch tg {tg_batch} t/s for per-request {tg}"
     );
+    // Peaks: a request's 20 tokens span about 190 ms, under llama-benchy's 1 s window, so its
+    // short-burst rule gives 20 / 0.19 s ≈ 105 t/s per request, and about 4 times that over a
+    // batch's stamps.
+    assert_eq!(
+        (b["peak_tps"]["n"].as_u64(), b["peak_tps"]["per"].as_str()),
+        (Some(3), Some("batch"))
+    );
+    assert_eq!(b["peak_tps_request"]["n"], 12);
+    let peak = num(b, &["peak_tps_request", "mean"]);
+    assert!(
+        (70.0..=130.0).contains(&peak),
+        "per-request peak {peak} t/s"
+    );
+    let peak_batch = num(b, &["peak_tps", "mean"]);
+    assert!(
+        (2.5 * peak..=4.1 * peak).contains(&peak_batch),
+        "batch peak {peak_batch} t/s for per-request {peak}"
+    );
     // The server says 64 prompt tokens, as asked: pp per request is 64 / TTFR (~50 ms).
     let ttfr = num(b, &["ttfr_ms", "mean"]);
     assert!((45.0..=100.0).contains(&ttfr), "ttfr {ttfr} ms");

@@ -31,6 +31,7 @@ mod format_compat;
 mod generated;
 mod library;
 mod llama_benchy;
+mod llama_benchy_fixture;
 mod pipeline;
 mod real_llama;
 mod real_llama_cpp_python;

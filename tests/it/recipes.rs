@@ -493,7 +493,12 @@ fn sweep_prints_llama_benchys_tables_then_batch_beside_sustained_load() {
     let results = Results::new("sweep");
     let out = recipe("sweep", &[&server.url], &results, &[]);
     let text = stdout(&out);
-    let tables: Vec<&str> = text.split("\n\n").filter(|t| t.starts_with('|')).collect();
+    // llama-benchy's own table first (checked in table_styles and llama_benchy_fixture).
+    let (own, tables): (Vec<&str>, Vec<&str>) = text
+        .split("\n\n")
+        .filter(|t| t.starts_with('|'))
+        .partition(|t| t.starts_with("| model "));
+    assert_eq!(own.len(), 1, "{text}");
     assert_eq!(tables.len(), 5, "{text}");
 
     // llama-benchy's decode and prefill tables, concurrency 1 2 4 (QUICK).

@@ -51,6 +51,12 @@ fn llama_bench_style_has_a_row_for_the_batch_size() {
         assert_ok(o, what);
     }
     let md = String::from_utf8(outs[3].stdout.clone()).unwrap();
+    // llama-benchy's own table first: its nine columns above concurrency 1, a tg row named
+    // after the output length and the batch size.
+    let own = md.split("\n\n").next().unwrap();
+    assert!(own.starts_with("| model "), "{md}");
+    assert!(own.contains(" |   peak t/s (req) |"), "{md}");
+    assert!(own.contains(" tg5 (c2) |"), "{md}");
     assert!(
         md.contains("| Concurrency | t/s (total) | +/- stddev |"),
         "{md}"

@@ -97,11 +97,11 @@ struct Args {
     llama_benchy: bool,
 
     /// The network round trip that llama-benchy measures and subtracts from TTFR to estimate
-    /// prompt processing time (`est_ppt`), e.g. `3ms`; give llama-benchy's measured latency
-    /// to reproduce its figures.
-    #[arg(long, value_name = "DURATION", default_value = "0",
-          value_parser = tokenpipe_cli::parse_duration)]
-    net_latency: std::time::Duration,
+    /// prompt processing time (`est_ppt`), e.g. `3ms`. Default: the one fire measured before
+    /// its first request (its header's `net_latency_ms`, llama-benchy's method: the mean of
+    /// three `GET /models`), else 0. Give llama-benchy's printed latency to reproduce its run.
+    #[arg(long, value_name = "DURATION", value_parser = tokenpipe_cli::parse_duration)]
+    net_latency: Option<std::time::Duration>,
 
     // --- per-request records, goodput, metadata ---
     /// Also write a `result` record per request as soon as it ends (after its run's header,
@@ -146,6 +146,8 @@ struct Args {
     /// `measure`, `drain`), or `all` for the whole run. Default: `measure` when the run marks
     /// one, else the whole run. A request belongs to the phase it was sent in and is measured
     /// whole; throughputs count what was stamped in the phase (docs/metrics.md, "Windows").
+    /// A batch run's warm-up batches (the schedule's `warmup_batches`, llama-benchy's discarded
+    /// run) are left out of every figure unless `all`.
     #[arg(long, value_name = "NAME", conflicts_with_all = ["warmup", "measure"])]
     phase: Option<String>,
 
@@ -314,7 +316,9 @@ pub fn main() -> Result<(), Error> {
         histograms: !args.no_histograms,
         llama_benchy: LlamaBenchyOptions {
             always: args.llama_benchy,
-            net_latency_ns: u64::try_from(args.net_latency.as_nanos()).unwrap_or(u64::MAX),
+            net_latency_ns: args
+                .net_latency
+                .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
         },
         outcomes: OutcomeOptions {
             per_request: args.per_request,

@@ -183,6 +183,8 @@ pub fn reduce<W: Write>(
                             origin_ns,
                         ));
                         agg.summary.set_window(window.clone());
+                        agg.summary
+                            .set_warmup(opts.window.warmup(&run_header, origin_ns));
                         agg
                     },
                     &reduce_header,
@@ -192,9 +194,10 @@ pub fn reduce<W: Write>(
             } else {
                 let mut agg = RunReducer::new(extras(opts, &run_header, window.as_ref(), 0));
                 agg.summary.set_window(window);
+                agg.summary.set_warmup(opts.window.warmup(&run_header, 0));
                 let fold = FoldOptions {
-                    // vLLM's figures need every chunk's time.
-                    keep_events: opts.vllm.is_some(),
+                    // vLLM's figures and llama-benchy's token stamps need every chunk's time.
+                    keep_events: opts.vllm.is_some() || opts.llama_benchy.wants(&run_header),
                     offset_ns: 0,
                 };
                 // The reduce header goes first, so that records written while the run is read

@@ -22,7 +22,7 @@ Examples:
     # Compare two saved runs side by side, as Markdown for a pull request
     reduce --label fp8 --label awq fp8.ndjson awq.ndjson | table --format markdown
 
-    # llama-benchy's decode and prefill tables from a batch sweep
+    # llama-benchy's table, then its decode and prefill tables, from a batch sweep
     arrivals --batch 4 --runs 10 | fire --url http://127.0.0.1:8000/v1 | reduce | table --style llama-bench
 
     # One row per run for a spreadsheet or a dataframe
@@ -96,8 +96,9 @@ struct Args {
     /// else our own figures; its latency sections as `--percentile-metrics` and
     /// `--metric-percentiles` choose them, by default vLLM's: TTFT, TPOT and ITL with their P99;
     /// every text format prints the same block, and charts are refused);
-    /// `llama-bench` prints llama-benchy's decode and prefill tables (Markdown) from each
-    /// summary's llama-benchy figures, one row per run sorted by concurrency.
+    /// `llama-bench` prints llama-benchy's own Markdown table byte for byte (a pp and a tg row
+    /// per run, every column in its order), then the decode and prefill tables its users post,
+    /// one row per run sorted by concurrency, from each summary's llama-benchy figures.
     #[arg(long, value_enum, default_value_t = Style::Default)]
     style: Style,
 
@@ -281,8 +282,8 @@ value_enum!(Style {
                 `--format`",
     Vllm => "Each run as the \"Serving Benchmark Result\" block of `vllm bench serve`, one \
              after another, the same in every text format (charts are refused)",
-    LlamaBench => "llama-benchy's two Markdown tables: decode and prefill throughput by \
-                   concurrency",
+    LlamaBench => "llama-benchy's own Markdown table, then its users' decode and prefill \
+                   throughput tables by concurrency",
 });
 
 value_enum!(Layout {

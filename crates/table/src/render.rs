@@ -29,7 +29,8 @@ pub enum Style {
     /// Each run as the "Serving Benchmark Result" block of `vllm bench serve`, one after
     /// another, the same in every text format (charts are refused).
     Vllm,
-    /// llama-benchy's two Markdown tables: decode and prefill throughput by concurrency.
+    /// llama-benchy's own Markdown table, then its users' decode and prefill throughput tables
+    /// by concurrency.
     LlamaBench,
 }
 

@@ -15,7 +15,8 @@ pub struct LlamaBenchy {
     pub concurrency: Option<u64>,
     /// Batches with at least one successful request; 0 when the requests carry no batch index.
     pub batches: u64,
-    /// The network round trip subtracted from TTFR and TTFT (reduce's `--net-latency`), in ms.
+    /// The network round trip subtracted from TTFR for `est_ppt` (reduce's `--net-latency`,
+    /// else the one fire measured, its header's `net_latency_ms`, else 0), in ms.
     pub net_latency_ms: f64,
     /// Prefill tokens per second as llama-benchy's table shows it: per batch when the
     /// concurrency is above 1, else per request.
@@ -25,20 +26,30 @@ pub struct LlamaBenchy {
     /// request, as `pp_tps`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tg_tps: Option<SpreadFigure>,
-    /// Per request: `prompt_tokens / est_ppt`.
+    /// Per request: `prompt_tokens / est_ppt` (llama-benchy's `pp_req_throughput`, its
+    /// "t/s (req)" column of the pp row).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pp_tps_request: Option<SpreadFigure>,
-    /// Per request: `(tokens − 1) / (end − first token)`.
+    /// Per request: `decode tokens / (last token stamp − first token stamp)` (llama-benchy's
+    /// `tg_req_throughput`, its "t/s (req)" column of the tg row).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tg_tps_request: Option<SpreadFigure>,
     /// Per batch: `Σ prompt_tokens / (last first token − first start)`; omitted without batch
     /// indices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pp_tps_batch: Option<SpreadFigure>,
-    /// Per batch: `(Σ tokens − n) / (last end − first first token)`; omitted without batch
-    /// indices.
+    /// Per batch: `Σ decode tokens / (latest last token stamp − earliest first token)`;
+    /// omitted without batch indices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tg_tps_batch: Option<SpreadFigure>,
+    /// Peak generation throughput per batch: the most token stamps of the batch in a 1 s
+    /// window (llama-benchy's `peak_throughput`, "peak t/s"); omitted without batch indices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_tps: Option<SpreadFigure>,
+    /// Peak generation throughput per request, over each request's own stamps (llama-benchy's
+    /// `peak_req_throughput`, "peak t/s (req)").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_tps_request: Option<SpreadFigure>,
     /// Time to first response (any event, a role-only chunk included), over the successful requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttfr_ms: Option<MeanStd>,

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 /// latencies come from (docs/metrics.md, "Windows").
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct MeasuredWindow {
-    /// The phase's name (`measure`), or `manual` for reduce's `--warmup`/`--measure`.
+    /// The phase's name (`measure`), `manual` for reduce's `--warmup`/`--measure`, or
+    /// `after_warmup` for the batches after a batch run's warm-up batches.
     pub name: String,
     /// Where it begins, seconds from the run start: the later of the window's start and the
     /// run's first send.

@@ -2,7 +2,7 @@
 //! each latency metric. docs/metrics.md defines each field; this file is the code of those
 //! definitions.
 
-use super::timing::window::{Window, WindowChoice, WindowCounter};
+use super::timing::window::{WarmupBatches, Window, WindowChoice, WindowCounter};
 use super::RunSpan;
 use crate::error::RequestError;
 use crate::request::RequestResult;
@@ -60,6 +60,7 @@ pub struct SummaryAggregator {
     stall_ns: u64,
     client: Option<Client>,
     window: Option<WindowCounter>,
+    warmup: Option<WarmupBatches>,
 }
 
 impl SummaryAggregator {
@@ -84,6 +85,11 @@ impl SummaryAggregator {
     /// Whether `r` belongs to the measured window (always, without one); the requests left
     /// out are counted in `requests_outside_window`. Call once per request.
     pub fn admit(&mut self, r: &RequestResult) -> bool {
+        if let Some(warmup) = &mut self.warmup {
+            if warmup.leaves_out(r) {
+                return false;
+            }
+        }
         self.window.as_mut().is_none_or(|w| w.admit(r))
     }
 
@@ -125,6 +131,12 @@ impl SummaryAggregator {
     /// Counts only the requests sent in `window`, and divides throughputs by its span.
     pub fn set_window(&mut self, window: Option<Window>) {
         self.window = window.map(WindowCounter::new);
+    }
+
+    /// Leaves out the requests of the warm-up batches (`None`: none), on a clock whose run
+    /// starts at `origin_ns` (docs/metrics.md, "Windows").
+    pub fn set_warmup(&mut self, warmup: Option<WarmupBatches>) {
+        self.warmup = warmup;
     }
 
     /// The summary record of the run that `span` bounds: throughputs over the measured
@@ -189,6 +201,9 @@ impl SummaryAggregator {
         }
         if let Some(w) = &self.window {
             w.apply(span, &mut summary);
+        }
+        if let Some(warmup) = &self.warmup {
+            warmup.apply(span, &mut summary);
         }
         summary
     }

@@ -2,13 +2,14 @@
 //! its formulas (docs/metrics.md, "llama-benchy's figures").
 
 use super::*;
-use crate::{llama_benchy_prompt_tokens, LlamaBenchyAggregator, LlamaBenchyOptions};
+use crate::{LlamaBenchyAggregator, LlamaBenchyOptions};
 use tokenpipe_format::{LlamaBenchy, SpreadFigure};
 
-/// A fire header over an arrivals header with these parameters.
+/// A fire header (its default `stream_usage: on`: usage at the end, one token per event) over
+/// an arrivals header with these parameters.
 fn header_with(arrivals_params: &str) -> String {
     format!(
-        r#"{{"type":"header","format_major":1,"tool":"fire","tool_version":"0.1.0","run_id":"run-1","params":{{"url":"http://x"}},"upstream":[{{"format_major":1,"tool":"arrivals","tool_version":"0.1.0","run_id":"a","params":{arrivals_params}}}]}}"#
+        r#"{{"type":"header","format_major":1,"tool":"fire","tool_version":"0.1.0","run_id":"run-1","params":{{"url":"http://x","stream_usage":"on"}},"upstream":[{{"format_major":1,"tool":"arrivals","tool_version":"0.1.0","run_id":"a","params":{arrivals_params}}}]}}"#
     )
 }
 
@@ -22,14 +23,12 @@ fn run(arrivals_params: &str, lines: &[String], opts: LlamaBenchyOptions) -> Sum
     let mut reader = RecordReader::new(text.as_bytes(), "<test>");
     let header = reader.read_header().unwrap();
     let mut agg = RunReducer::new(vec![Box::new(LlamaBenchyAggregator::new(opts, &header))]);
-    fold_run(
-        &mut reader,
-        &header,
-        &mut agg,
-        &FoldOptions::default(),
-        &mut |_| Ok(()),
-    )
-    .unwrap();
+    // As the driver folds a batch run: with every event kept, for the token stamps.
+    let fold = FoldOptions {
+        keep_events: true,
+        ..FoldOptions::default()
+    };
+    fold_run(&mut reader, &header, &mut agg, &fold, &mut |_| Ok(())).unwrap();
     let mut out = Vec::new();
     agg.finish_summary("l".into(), "r".into(), &SummaryOptions::default(), &mut out)
 }
@@ -117,18 +116,45 @@ fn every_figure_of_two_known_batches() {
     assert_eq!(b.concurrency, Some(3));
     assert_eq!(b.batches, 2);
     assert_eq!(b.net_latency_ms, 0.0);
-    // Batch 0: pp = (100 + 110 + 100) / (100 − 0 ms) = 3100; tg = (12 − 3) / (140 − 50 ms) = 100.
+    // Token stamps (`stream_usage: on`: usage spread evenly from the first to the last
+    // content event; request 4 has no usage: one stamp per event):
+    //   1: 50,60,70,80,90   2: 80,100,120   3: 100,110,120,130
+    //   4: 1030,1040,1050   5: 1040,1045,1050,1055,1060 (5 over its events at 1040 and 1060)
+    // Batch 0: pp = (100 + 110 + 100) / (100 − 0 ms) = 3100;
+    //   tg = (4 + 2 + 3 decode tokens) / (130 − 50 ms, last stamp − first token) = 112.5.
     // Batch 1 (request 6 failed): pp = (100 + 85) / (1040 − 1000 ms) = 4625;
-    //   tg = (3 + 5 − 2) / (1060 − 1030 ms) = 200.
-    // mean ± np.std: 3862.5 ± 762.5 and 150 ± 50.
+    //   tg = (2 + 4) / (1060 − 1030 ms) = 200.
+    // mean ± np.std: 3862.5 ± 762.5 and 156.25 ± 43.75.
     check(&b.pp_tps_batch, 3862.5, 762.5, 2, "batch", "pp per batch");
-    check(&b.tg_tps_batch, 150.0, 50.0, 2, "batch", "tg per batch");
+    check(&b.tg_tps_batch, 156.25, 43.75, 2, "batch", "tg per batch");
+    // Peak per batch: every batch spans under 1 s, so stamps / span: 12 / 0.080 = 150 and
+    // 8 / 0.030 = 266.67; mean ± np.std = 208.33 ± 58.33.
+    check(
+        &b.peak_tps,
+        625.0 / 3.0,
+        175.0 / 3.0,
+        2,
+        "batch",
+        "peak per batch",
+    );
+    // Peak per request, stamps / span: 5/0.04 = 125, 3/0.04 = 75, 4/0.03 = 133.33,
+    // 3/0.02 = 150, 5/0.02 = 250: np.std = 57.39725119240855.
+    let peaks = [125.0, 75.0, 400.0 / 3.0, 150.0, 250.0];
+    check(
+        &b.peak_tps_request,
+        peaks.iter().sum::<f64>() / 5.0,
+        57.39725119240855,
+        5,
+        "request",
+        "peak per request",
+    );
     // Concurrency 3: the headline figures are the batch ones.
     assert_eq!(b.pp_tps, b.pp_tps_batch);
     assert_eq!(b.tg_tps, b.tg_tps_batch);
     // Per request, est_ppt = TTFR (no latency): pp = 100/0.040, 110/0.060, 100/0.099, 100/0.030
     // (request 4 has no first event: TTFR falls back to its first token), 85/0.020;
-    // tg = 4/0.050 = 80, 2/0.040 = 50, 3/0.040 = 75, 2/0.020 = 100, 4/0.020 = 200.
+    // tg = decode tokens / (last − first stamp) = 4/0.040 = 100, 2/0.040 = 50, 3/0.030 = 100,
+    // 2/0.020 = 100, 4/0.020 = 200.
     let pp = [2500.0, 110.0 / 0.06, 100.0 / 0.099, 100.0 / 0.03, 4250.0];
     let pp_mean = pp.iter().sum::<f64>() / 5.0;
     // np.std([2500, 110/0.06, 100/0.099, 100/0.03, 4250]) = 1130.023164276218
@@ -141,11 +167,11 @@ fn every_figure_of_two_known_batches() {
         "pp per request",
     );
     close(pp_mean, 2585.3535353535353, "pp mean by hand");
-    // np.std([80, 50, 75, 100, 200]) = 52.0
+    // np.std([100, 50, 100, 100, 200]) = 48.98979485566356
     check(
         &b.tg_tps_request,
-        101.0,
-        52.0,
+        110.0,
+        48.98979485566356,
         5,
         "request",
         "tg per request",
@@ -165,7 +191,7 @@ fn every_figure_of_two_known_batches() {
 fn net_latency_comes_off_ttfr_and_a_zero_estimate_gives_no_prefill_rate() {
     let opts = LlamaBenchyOptions {
         always: false,
-        net_latency_ns: 25 * MS,
+        net_latency_ns: Some(25 * MS),
     };
     let s = run(BATCH_PARAMS, &two_batches_of_three(), opts);
     let b = figures(&s);
@@ -187,30 +213,6 @@ fn net_latency_comes_off_ttfr_and_a_zero_estimate_gives_no_prefill_rate() {
     // TTFR and E2E TTFT keep the latency; the batch figures do not use it.
     close(b.ttfr_ms.unwrap().mean, 49.8, "ttfr mean");
     check(&b.pp_tps_batch, 3862.5, 762.5, 2, "batch", "pp per batch");
-}
-
-#[test]
-fn prompt_tokens_are_the_servers_only_within_20_percent() {
-    let e = Some(100);
-    for (usage, want) in [
-        (Some(119), 119),
-        (Some(81), 81),
-        (Some(100), 100),
-        (Some(120), 100),
-        (Some(80), 100),
-        (Some(500), 100),
-        (Some(0), 100),
-        (None, 100),
-    ] {
-        assert_eq!(
-            llama_benchy_prompt_tokens(e, usage),
-            Some(want),
-            "{usage:?}"
-        );
-    }
-    assert_eq!(llama_benchy_prompt_tokens(None, Some(90)), Some(90));
-    assert_eq!(llama_benchy_prompt_tokens(None, Some(0)), None);
-    assert_eq!(llama_benchy_prompt_tokens(None, None), None);
 }
 
 #[test]
@@ -279,14 +281,14 @@ fn a_run_without_batches_has_no_member_unless_asked_and_then_only_per_request_fi
 
     let always = LlamaBenchyOptions {
         always: true,
-        net_latency_ns: 0,
+        net_latency_ns: None,
     };
     let s = run(plain, &two_requests(), always);
     let b = figures(&s);
     assert_eq!((b.concurrency, b.batches), (None, 0));
     assert_eq!((&b.pp_tps_batch, &b.tg_tps_batch), (&None, &None));
-    // two_requests: 5 tokens each, first token to end 50 ms: tg = 4/0.050 = 80 for both.
-    check(&b.tg_tps, 80.0, 0.0, 2, "request", "headline tg");
+    // two_requests: 5 tokens each, first to last token 40 ms: tg = 4/0.040 = 100 for both.
+    check(&b.tg_tps, 100.0, 0.0, 2, "request", "headline tg");
     assert_eq!(b.tg_tps.as_ref().unwrap().cv_pct, Some(0.0));
     // TTFT 50 and 70 ms; no first event stamped, so TTFR is the same.
     let ttfr = b.ttfr_ms.unwrap();

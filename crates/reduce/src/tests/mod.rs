@@ -7,6 +7,7 @@ mod bad_input;
 mod fast_path;
 mod groups;
 mod llama_benchy;
+mod llama_benchy_plan;
 mod metrics;
 mod outcomes;
 mod runs;

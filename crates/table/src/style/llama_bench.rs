@@ -1,21 +1,31 @@
-//! `--style llama-bench`: the two tables llama-benchy users post, decode ("t/s (total) | +/-
-//! stddev | CV%") and prefill ("pp t/s (total) | +/- stddev"), one row per run by concurrency.
+//! `--style llama-bench`: llama-benchy's own Markdown table (every column, byte for byte, see
+//! [`benchy_md`]), then the two tables llama-benchy users post (seed 001), decode ("t/s (total)
+//! | +/- stddev | CV%") and prefill ("pp t/s (total) | +/- stddev"), one row per run by
+//! concurrency.
 //! Figures come from each summary's `llama_benchy` member; a group summary of repeated runs
 //! without one gives its decode row from `across_runs.output_throughput_tokens_per_s`, and the
 //! caption of each table says which source its rows came from.
+
+mod benchy_md;
 
 use crate::error::Error;
 use crate::grid::{Align, Cell, Grid, Kind, Num};
 use crate::laid_out::LaidOut;
 use crate::report::Report;
+use benchy_md::BenchyRun;
 use tokenpipe_format::{vocab, Summary};
 
 /// llama-benchy's tables of `report`, with a note for each run that had nothing to put in them;
 /// no run with figures at all is bad input.
 pub(crate) fn lay_out(report: &Report) -> Result<LaidOut, Error> {
     let tables = LlamaBenchTables::from_report(report)?;
+    let runs: Vec<BenchyRun> = report.runs.iter().filter_map(BenchyRun::of).collect();
+    let own = benchy_md::render(&runs).map(|text| Grid {
+        preformatted: Some(text),
+        ..Grid::default()
+    });
     Ok(LaidOut {
-        grids: tables.to_grids(),
+        grids: own.into_iter().chain(tables.to_grids()).collect(),
         notes: tables.left_out,
         ..LaidOut::default()
     })
@@ -251,3 +261,5 @@ fn rows_of(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_own;

@@ -105,6 +105,67 @@ impl WindowChoice {
     }
 }
 
+impl WindowChoice {
+    /// The warm-up batches of the run that `header` starts (arrivals' `warmup_batches`
+    /// parameter, the schedule's discarded llama-benchy run), left out of every figure unless
+    /// `--phase all`; `None` when it has none. `origin_ns` is where the run's t = 0 lies on
+    /// the clock its events are read on.
+    pub fn warmup(&self, header: &Header, origin_ns: u64) -> Option<WarmupBatches> {
+        let batches = header
+            .param(WARMUP_BATCHES)
+            .and_then(serde_json::Value::as_u64)
+            .filter(|&n| n > 0)?;
+        (*self != WindowChoice::All).then_some(WarmupBatches {
+            batches,
+            origin_ns,
+            left_out: 0,
+        })
+    }
+}
+
+/// arrivals' header parameter carrying the schedule's `warmup_batches` (as `phases` carries
+/// its phases, since fire's output does not repeat the schedule).
+const WARMUP_BATCHES: &str = "warmup_batches";
+
+/// Leaves out the requests of a batch run's first batches, llama-benchy's discarded warm-up
+/// run: a request of batch `b < batches` belongs to no figure. The rest is the measured window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WarmupBatches {
+    /// Batches `0..batches` are the warm-up.
+    pub batches: u64,
+    /// Where the run's own t = 0 lies on the clock its events are read on.
+    pub origin_ns: u64,
+    /// Requests left out so far.
+    left_out: u64,
+}
+
+/// The window's name in the summary when the warm-up batches were left out.
+pub const AFTER_WARMUP: &str = "after_warmup";
+
+impl WarmupBatches {
+    /// Whether `r` is a warm-up request (counted when it is).
+    pub fn leaves_out(&mut self, r: &RequestResult) -> bool {
+        let out = r.grouping.batch.is_some_and(|b| b < self.batches);
+        self.left_out += u64::from(out);
+        out
+    }
+
+    /// Records the measured window, from the first measured send to the last measured `done`,
+    /// and counts the warm-up's requests among those outside it.
+    pub fn apply(&self, span: &RunSpan, s: &mut Summary) {
+        let at = |ns: Option<u64>| ns.unwrap_or(0).saturating_sub(self.origin_ns) as f64 / NS_PER_S;
+        if s.window.is_none() {
+            s.window = Some(MeasuredWindow {
+                name: AFTER_WARMUP.into(),
+                start_s: at(span.measured.first_sent_ns),
+                end_s: at(span.measured.last_done_ns.or(span.measured.first_sent_ns)),
+            });
+        }
+        let outside = s.requests_outside_window.unwrap_or(0);
+        s.requests_outside_window = Some(outside.saturating_add(self.left_out));
+    }
+}
+
 fn from_phase(p: Phase) -> Window {
     Window {
         name: p.name,

@@ -5,86 +5,87 @@
 //! gives every formula; the code follows them step for step, including llama-benchy's
 //! thresholds, so that ties and edge cases land where its own do.
 
+mod batch;
+pub mod stamps;
+
 use super::{Aggregator, RunSpan};
 use crate::error::RequestError;
 use crate::request::RequestResult;
 use crate::running::Running;
+use batch::{BatchSums, RequestOfBatch};
+use stamps::{peak_tps, Counting, Stamps};
 use std::collections::BTreeMap;
 use tokenpipe_format::{vocab, Header, LlamaBenchy, MeanStd, Record, SpreadFigure, Summary};
 
 const NS_PER_S: f64 = 1e9;
 const NS_PER_MS: f64 = 1e6;
 
+/// fire's header parameter: the tokens its adapt step took off each prompt (llama-benchy's
+/// warm-up delta), which llama-benchy takes off its expected prompt length too. The same
+/// literal as fire's `vocab::ADAPT_TOKENS`.
+const ADAPT_TOKENS: &str = "adapt_tokens";
+/// fire's header parameter saying how much usage the stream carried (`on`, `continuous`,
+/// `off`): whether each token event's count is exact.
+const STREAM_USAGE: &str = "stream_usage";
+
 /// What reduce's flags ask of the llama-benchy figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LlamaBenchyOptions {
     /// Compute them for every run, not only for batch runs.
     pub always: bool,
-    /// The network round trip llama-benchy subtracts from TTFR and TTFT (its `latency`).
-    pub net_latency_ns: u64,
+    /// The network round trip llama-benchy subtracts from TTFR (its `latency`), given by
+    /// `--net-latency`; `None` takes the one fire measured (its header's `net_latency_ms`),
+    /// else 0.
+    pub net_latency_ns: Option<u64>,
 }
 
-/// What the run's header says about its schedule, for llama-benchy's formulas.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+impl LlamaBenchyOptions {
+    /// Whether the run that `header` starts gets llama-benchy's figures whatever its requests
+    /// carry, so that its requests' events are worth keeping (the token stamps need them).
+    pub fn wants(&self, header: &Header) -> bool {
+        self.always || header.param(vocab::BATCH.key).is_some()
+    }
+}
+
+/// What the run's headers say, for llama-benchy's formulas.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 struct Plan {
-    /// The prompt length asked for (arrivals' `input_tokens`): llama-benchy's expected length.
+    /// llama-benchy's expected prompt length: arrivals' `input_tokens` + `depth`, less what
+    /// fire's adapt step took off (`adapt_tokens`).
     expected_prompt_tokens: Option<u64>,
     /// The batch size asked for (`batch`, else `concurrency`).
     concurrency: Option<u64>,
     /// The schedule is in batch mode (its header has `batch`).
     batch_mode: bool,
+    /// The network latency fire measured (`net_latency_ms`), in ns.
+    measured_latency_ns: Option<u64>,
+    /// Which of llama-benchy's branches the token events stand for.
+    counting: Counting,
 }
 
 impl Plan {
     fn of(header: &Header) -> Self {
         let number = |key: &str| header.param(key).and_then(serde_json::Value::as_u64);
         let batch = number(vocab::BATCH.key);
+        let expected = number(vocab::INPUT_TOKENS.key).map(|input| {
+            let depth = number(vocab::DEPTH.key).unwrap_or(0);
+            let adapt = number(ADAPT_TOKENS).unwrap_or(0);
+            input.saturating_add(depth).saturating_sub(adapt)
+        });
+        let measured_latency_ns = header
+            .param(vocab::NET_LATENCY_MS)
+            .and_then(serde_json::Value::as_f64)
+            .filter(|ms| ms.is_finite() && *ms >= 0.0)
+            .map(|ms| (ms * NS_PER_MS).round() as u64);
+        let stream_usage = header.param(STREAM_USAGE).and_then(|v| v.as_str());
         Plan {
-            expected_prompt_tokens: number(vocab::INPUT_TOKENS.key),
+            expected_prompt_tokens: expected,
             concurrency: batch.or_else(|| number(vocab::CONCURRENCY.key)),
             batch_mode: batch.is_some(),
+            measured_latency_ns,
+            counting: Counting::of_stream_usage(stream_usage),
         }
     }
-}
-
-/// One batch's sums and extremes over its successful requests (llama-benchy's `valid_results`).
-#[derive(Debug, Clone, Default)]
-struct BatchSums {
-    /// Every request of the batch, failed ones included: its size.
-    members: u64,
-    valid: u64,
-    prompt_tokens: u64,
-    /// A request's prompt length was unknown (no expected length and no usage): no pp figure.
-    prompt_tokens_unknown: bool,
-    gen_tokens: u64,
-    min_start_ns: Option<u64>,
-    max_end_ns: Option<u64>,
-    min_first_token_ns: Option<u64>,
-    max_first_token_ns: Option<u64>,
-}
-
-impl BatchSums {
-    /// `Σ prompt_tokens / (max first_token − min start)`, in tokens per second.
-    fn pp_tps(&self) -> Option<f64> {
-        let span = self.max_first_token_ns?.checked_sub(self.min_start_ns?)?;
-        (span > 0 && !self.prompt_tokens_unknown).then_some(())?;
-        Some(self.prompt_tokens as f64 * NS_PER_S / span as f64)
-    }
-
-    /// `(Σ total_tokens − n_valid) / (max end − min first_token)`, when Σ > n_valid.
-    fn tg_tps(&self) -> Option<f64> {
-        let span = self.max_end_ns?.checked_sub(self.min_first_token_ns?)?;
-        (span > 0 && self.gen_tokens > self.valid).then_some(())?;
-        Some((self.gen_tokens - self.valid) as f64 * NS_PER_S / span as f64)
-    }
-}
-
-fn keep_min(slot: &mut Option<u64>, x: u64) {
-    *slot = Some(slot.map_or(x, |v| v.min(x)));
-}
-
-fn keep_max(slot: &mut Option<u64>, x: u64) {
-    *slot = Some(slot.map_or(x, |v| v.max(x)));
 }
 
 /// llama-benchy's prompt length of one request: the server's count when it is positive and
@@ -108,6 +109,7 @@ pub struct LlamaBenchyAggregator {
     ok_requests: u64,
     pp_request: Running,
     tg_request: Running,
+    peak_request: Running,
     ttfr_ns: Running,
     est_ppt_ns: Running,
     e2e_ttft_ns: Running,
@@ -123,11 +125,17 @@ impl LlamaBenchyAggregator {
         }
     }
 
-    /// Adds one successful request to the per-request figures; returns its prompt length.
-    fn add_request(&mut self, r: &RequestResult, start: u64) -> Option<u64> {
-        let latency = self.opts.net_latency_ns;
-        let prompt_tokens =
-            llama_benchy_prompt_tokens(self.plan.expected_prompt_tokens, r.input_tokens);
+    /// The latency subtracted: `--net-latency`, else fire's measured one, else 0.
+    fn net_latency_ns(&self) -> u64 {
+        self.opts
+            .net_latency_ns
+            .or(self.plan.measured_latency_ns)
+            .unwrap_or(0)
+    }
+
+    /// Adds one successful request to the per-request figures.
+    fn add_request(&mut self, r: &RequestResult, start: u64, prompt: Option<u64>, s: &Stamps) {
+        let latency = self.net_latency_ns();
         // TTFR falls back to the first token where the writer did not stamp the first event.
         let ttfr = r.ttfr_ns();
         if let Some(ttfr) = ttfr {
@@ -138,40 +146,46 @@ impl LlamaBenchyAggregator {
             let est_ppt = ttfr.unwrap_or(0).saturating_sub(latency);
             self.e2e_ttft_ns.push(e2e_ttft as f64);
             self.est_ppt_ns.push(est_ppt as f64);
-            if let (true, Some(p)) = (est_ppt > 0, prompt_tokens) {
+            if let (true, Some(p)) = (est_ppt > 0, prompt) {
                 self.pp_request.push(p as f64 * NS_PER_S / est_ppt as f64);
             }
-            let decode_ns = r.done_ns.map_or(0, |end| end.saturating_sub(first_token));
-            if r.output_tokens > 1 && decode_ns > 0 {
-                let tps = (r.output_tokens - 1) as f64 * NS_PER_S / decode_ns as f64;
-                self.tg_request.push(tps);
+        }
+        // tg to the last token's stamp: decode tokens over last − first stamp.
+        if let (true, Some((first, last))) = (s.total > 1 && s.at_ns.len() > 1, s.ends()) {
+            let (span, decode) = (last - first, s.decode_tokens());
+            if span > 0.0 && decode > 0 {
+                self.tg_request.push(decode as f64 * NS_PER_S / span);
             }
         }
-        prompt_tokens
+        if let Some(peak) = peak_tps(&mut s.at_ns.clone()) {
+            self.peak_request.push(peak);
+        }
     }
 
-    /// The batch figures of every batch that has them, in batch order.
-    fn batch_figures(&self) -> (Running, Running) {
-        let (mut pp, mut tg) = (Running::default(), Running::default());
-        for batch in self.batches.values() {
-            if let Some(x) = batch.pp_tps() {
-                pp.push(x);
-            }
-            if let Some(x) = batch.tg_tps() {
-                tg.push(x);
+    /// The batch figures of every batch that has them, in batch order: pp, tg and peak.
+    fn batch_figures(&mut self) -> [Running; 3] {
+        let mut figures: [Running; 3] = Default::default();
+        for batch in self.batches.values_mut() {
+            batch.close();
+            let values = [batch.pp_tps(), batch.tg_tps(), batch.peak_tps()];
+            for (figure, value) in figures.iter_mut().zip(values) {
+                if let Some(x) = value {
+                    figure.push(x);
+                }
             }
         }
-        (pp, tg)
+        figures
     }
 
-    /// The figures, when the run is one to report and has a successful request.
-    pub fn figures(&self) -> Option<LlamaBenchy> {
+    /// The figures, when the run is one to report and has a successful request. Closes every
+    /// batch still open.
+    pub fn figures(&mut self) -> Option<LlamaBenchy> {
         let wanted = self.opts.always || self.plan.batch_mode || !self.batches.is_empty();
         (wanted && self.ok_requests > 0).then_some(())?;
         let largest = self.batches.values().map(|b| b.members).max();
         let concurrency = self.plan.concurrency.or(largest);
         let batches = self.batches.values().filter(|b| b.valid > 0).count() as u64;
-        let (pp_batch, tg_batch) = self.batch_figures();
+        let [pp_batch, tg_batch, peak_batch] = self.batch_figures();
         let pp_tps_request = spread(&self.pp_request, "request");
         let tg_tps_request = spread(&self.tg_request, "request");
         let pp_tps_batch = spread(&pp_batch, "batch");
@@ -186,13 +200,15 @@ impl LlamaBenchyAggregator {
         Some(LlamaBenchy {
             concurrency,
             batches,
-            net_latency_ms: self.opts.net_latency_ns as f64 / NS_PER_MS,
+            net_latency_ms: self.net_latency_ns() as f64 / NS_PER_MS,
             pp_tps,
             tg_tps,
             pp_tps_request,
             tg_tps_request,
             pp_tps_batch,
             tg_tps_batch,
+            peak_tps: spread(&peak_batch, "batch"),
+            peak_tps_request: spread(&self.peak_request, "request"),
             ttfr_ms: in_ms(&self.ttfr_ns),
             est_ppt_ms: in_ms(&self.est_ppt_ns),
             e2e_ttft_ms: in_ms(&self.e2e_ttft_ns),
@@ -228,39 +244,31 @@ impl Aggregator for LlamaBenchyAggregator {
             self.batches.entry(index).or_default().members += 1;
         }
         // llama-benchy keeps the requests without error that it started.
-        let (true, Some(start)) = (r.ok, r.sent_ns) else {
-            return Ok(());
-        };
-        self.ok_requests += 1;
-        let prompt_tokens = self.add_request(r, start);
-        let Some(sums) = r.grouping.batch.and_then(|i| self.batches.get_mut(&i)) else {
-            return Ok(());
-        };
-        let overflow = |tokens| RequestError::BatchTotal {
-            request: r.id,
-            tokens,
-        };
-        sums.valid += 1;
-        match prompt_tokens {
-            Some(p) => {
-                sums.prompt_tokens = sums
-                    .prompt_tokens
-                    .checked_add(p)
-                    .ok_or_else(|| overflow("prompt"))?;
+        if let (true, Some(start)) = (r.ok, r.sent_ns) {
+            self.ok_requests += 1;
+            let prompt_tokens =
+                llama_benchy_prompt_tokens(self.plan.expected_prompt_tokens, r.input_tokens);
+            let stamps = Stamps::of(r, self.plan.counting);
+            self.add_request(r, start, prompt_tokens, &stamps);
+            if let Some(sums) = r.grouping.batch.and_then(|i| self.batches.get_mut(&i)) {
+                let of_batch = RequestOfBatch {
+                    prompt_tokens,
+                    first_token_ns: r.first_token_ns,
+                    done_ns: r.done_ns,
+                };
+                sums.add(start, &of_batch, &stamps)
+                    .ok_or(RequestError::BatchTotal {
+                        request: r.id,
+                        tokens: "prompt",
+                    })?;
             }
-            None => sums.prompt_tokens_unknown = true,
         }
-        sums.gen_tokens = sums
-            .gen_tokens
-            .checked_add(r.output_tokens)
-            .ok_or_else(|| overflow("output"))?;
-        keep_min(&mut sums.min_start_ns, start);
-        if let Some(end) = r.done_ns {
-            keep_max(&mut sums.max_end_ns, end);
-        }
-        if let Some(first) = r.first_token_ns {
-            keep_min(&mut sums.min_first_token_ns, first);
-            keep_max(&mut sums.max_first_token_ns, first);
+        // A batch whose every request has ended gives its peak now and lets its stamps go.
+        let size = self.plan.concurrency.filter(|_| self.plan.batch_mode);
+        if let Some(sums) = r.grouping.batch.and_then(|i| self.batches.get_mut(&i)) {
+            if size.is_some_and(|n| sums.members >= n) {
+                sums.close();
+            }
         }
         Ok(())
     }
