@@ -261,7 +261,7 @@ pub(crate) fn vllm_options(percentiles: &[f64], slos: &[SloBound]) -> Result<Vll
     }
     Ok(VllmOptions {
         percentiles: if percentiles.is_empty() {
-            vec![99.0]
+            tokenpipe_format::vllm::DEFAULT_METRIC_PERCENTILES.to_vec()
         } else {
             percentiles.to_vec()
         },
