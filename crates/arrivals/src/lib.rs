@@ -51,6 +51,9 @@ pub(crate) mod streams {
     /// The order a dataset's entries are taken in; above every prefix stream (there are at
     /// most 2^20 groups).
     pub const DATASET: u64 = 1 << 32;
+    /// The `--depth` context of each prompt, apart from the prompts so that a depth leaves
+    /// them as they were.
+    pub const CONTEXT: u64 = (1 << 32) + 1;
 }
 
 /// The seed's stream `stream` (see [`streams`]).
@@ -86,6 +89,9 @@ pub struct Bounds {
     pub fill_interval_ns: Option<u64>,
     /// Named stretches of the run.
     pub phases: Vec<Phase>,
+    /// Batch mode: the first this many batches are a warm-up that `reduce` leaves out
+    /// (llama-benchy's discarded run 0); the process already counts them among its batches.
+    pub warmup_batches: Option<u64>,
 }
 
 /// One schedule, described without a command line: what a library caller builds, and what
@@ -192,7 +198,10 @@ impl Plan {
             duration_ns: self.bounds.duration_ns,
             phases: self.bounds.phases.clone(),
             salt,
-            warmup_batches: None,
+            warmup_batches: self
+                .bounds
+                .warmup_batches
+                .filter(|_| self.batch_size().is_some()),
         })
     }
 
@@ -457,7 +466,20 @@ mod tests {
                     "--shard",
                     "1/2",
                 ],
-                0xcbd0_4a55_ece9_1fce,
+                0x770f_c262_bf39_0005,
+            ),
+            (
+                &[
+                    "arrivals",
+                    "--batch",
+                    "2",
+                    "--depth",
+                    "6",
+                    "--pp",
+                    "5",
+                    "--no-warmup",
+                ],
+                0xe72b_340e_c960_3574,
             ),
             (
                 &[
@@ -485,6 +507,54 @@ mod tests {
             }
         }
         assert!(drift.is_empty(), "output changed:\n{}", drift.join("\n"));
+    }
+
+    fn requests(out: &[u8]) -> (Schedule, Vec<tokenpipe_format::Request>) {
+        let mut r = tokenpipe_format::RecordReader::new(out, "t");
+        let (mut schedule, mut v) = (None, vec![]);
+        while let Some(rec) = r.next_record().unwrap() {
+            match rec {
+                Record::Schedule(s) => schedule = Some(s),
+                Record::Request(q) => v.push(q),
+                _ => {}
+            }
+        }
+        (schedule.unwrap(), v)
+    }
+
+    #[test]
+    fn batch_mode_writes_one_warm_up_batch_first_unless_told_not_to() {
+        let (schedule, reqs) = requests(&run(&["arrivals", "--batch", "2"]));
+        assert_eq!(schedule.warmup_batches, Some(1));
+        assert_eq!(schedule.requests, Some(8));
+        let batches: Vec<_> = reqs.iter().map(|q| q.grouping.batch).collect();
+        let want = [0, 0, 1, 1, 2, 2, 3, 3].map(Some);
+        assert_eq!(batches, want);
+        let (schedule, reqs) = requests(&run(&[
+            "arrivals",
+            "--batch",
+            "2",
+            "--runs",
+            "2",
+            "--no-warmup",
+        ]));
+        assert_eq!((schedule.warmup_batches, reqs.len()), (None, 4));
+        let (schedule, _) = requests(&run(&["arrivals", "--concurrency", "2", "-n", "2"]));
+        assert_eq!(schedule.warmup_batches, None);
+    }
+
+    #[test]
+    fn depth_is_a_system_message_of_that_many_words_and_leaves_the_prompts_alone() {
+        let cmd = ["arrivals", "--batch", "2", "--pp", "9", "--no-salt"];
+        let (_, plain) = requests(&run(&cmd));
+        let (_, deep) = requests(&run(&[&cmd[..], &["--depth", "12"]].concat()));
+        for (a, b) in plain.iter().zip(&deep) {
+            assert_eq!(a.prompt, b.prompt);
+            assert_eq!(a.system, None);
+            assert_eq!(b.system.as_ref().unwrap().split(' ').count(), 12);
+            assert_eq!((a.prompt_tokens, b.prompt_tokens), (Some(9), Some(21)));
+        }
+        assert_ne!(deep[0].system, deep[1].system);
     }
 
     fn plan(cmd: &[&str]) -> Plan {

@@ -137,7 +137,19 @@ mod tests {
             &["arrivals", "--rate", "abc"],
             &["arrivals", "--rate", "nan"],
             &["arrivals", "--rate", "1", "--concurrency", "2"],
-            &["arrivals", "--batch", "2"],
+            &["arrivals", "--runs", "2"],
+            &["arrivals", "--no-warmup"],
+            &["arrivals", "--depth", "8", "--token-ids", "1..9"],
+            &["arrivals", "--depth", "8", "--dataset", "jsonl:p.jsonl"],
+            &["arrivals", "--corpus", "book.txt"],
+            &[
+                "arrivals",
+                "--corpus",
+                "book.txt",
+                "--tokenizer",
+                "t.json",
+                "--same-prompt",
+            ],
             &[
                 "arrivals",
                 "--batch",
@@ -199,6 +211,18 @@ mod tests {
         ] {
             assert!(Args::try_parse_from(argv).is_err(), "{argv:?}");
         }
+    }
+
+    #[test]
+    fn llama_benchys_names_and_defaults_are_taken() {
+        let args = Args::try_parse_from([
+            "arrivals", "--batch", "2", "--pp", "7", "--tg", "3", "--depth", "5",
+        ])
+        .unwrap();
+        assert_eq!(args.content.input_tokens, Some(7));
+        assert_eq!(args.content.output_tokens, Some(3));
+        assert_eq!(args.content.depth, Some(5));
+        assert_eq!((args.pacing.runs, args.pacing.no_warmup), (None, false));
     }
 
     #[test]
