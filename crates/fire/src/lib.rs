@@ -23,6 +23,7 @@
 //! [`sse_split`] and [`exchange::request_uuid`]; everything else is the crate's own.
 
 pub mod api;
+mod benchy;
 mod cli;
 mod config;
 mod discover;
