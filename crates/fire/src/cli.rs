@@ -37,6 +37,11 @@ pub fn main() -> Result<(), Error> {
 /// kept up with its schedule (docs/fire/self-check.md). Nothing is written until the input is
 /// known to be a schedule.
 ///
+/// A batch schedule is run as llama-benchy runs its tests: on the chat API unless --api says,
+/// after llama-benchy's two warm-up requests and its network latency probes, with prompts
+/// adapted by the warm-up's token delta when the schedule names its tokenizer (see the
+/// llama-benchy options below and docs/fire/workloads.md).
+///
 /// Ctrl-C (or SIGTERM) stops sending, ends requests in flight as `cancelled` and the requests
 /// still readable without waiting as `not_sent`, and exits 130 (143) after writing everything
 /// measured; during model discovery it skips discovery and does the same. A second Ctrl-C quits

@@ -23,7 +23,8 @@ use std::io::Write;
 /// Poisson process, below 1 is burstier, above 1 more even); `--rate inf` sends everything at
 /// once; `--ramp` moves the rate; `--max-concurrency` caps what is in flight. Closed loop
 /// (`--concurrency N`): `fire` keeps N requests in flight and sends the next one as soon as one
-/// ends. Batch (`--batch N --runs R`): N together, then the next N. Trace replay (`--trace
+/// ends. Batch (`--batch N --runs R`, llama-benchy's mode): N together, then the next N, after
+/// one warm-up batch that `reduce` leaves out (--no-warmup drops it). Trace replay (`--trace
 /// FILE`): each row of a recorded trace at its own time, with its own lengths.
 ///
 /// The same arguments and seed always give byte-identical output. Prompts are salted per run
@@ -70,8 +71,13 @@ Examples:
   # seed 004's study: fill at 1/s, 60 s to settle, 120 s measured, scenario C
   arrivals --concurrency 32 --fill 1/s --stabilize 60s --measure 120s --scenario C
 
-  # llama-benchy: 8 requests together, 5 times; vLLM's ramp-up by request index
+  # llama-benchy: 8 requests together, 5 times (after a warm-up batch reduce leaves out)
   arrivals --batch 8 --runs 5 --input-tokens 1024 --output-tokens 128
+
+  # llama-benchy --pp 2048 --tg 32 --depth 1024 --concurrency 4, its prompts cut from its book
+  arrivals --batch 4 --pp 2048 --tg 32 --depth 1024 --tokenizer tokenizer.json --corpus 1661-0.txt
+
+  # vLLM's ramp-up by request index
   arrivals --ramp requests --ramp-from 1 --ramp-to 10 -n 500
 
   # five-turn chats arriving at 0.5/s, 2-6 s think time, split over two fire processes
