@@ -277,3 +277,34 @@ fn corpus_cuts_are_consecutive_text_and_the_same_for_a_seed() {
     }
     let _ = std::fs::remove_file(&corpus);
 }
+
+#[test]
+fn on_completions_the_warm_up_and_the_generation_probes_send_prompts() {
+    let fire = ["--api", "completions", "--latency-mode", "generation"];
+    let (recs, bodies) = fire_logged(&SMALL_BATCHES, &fire, "benchy-completions.jsonl");
+    let params = &recs[0]["params"];
+    assert_eq!(params["api"], "completions");
+    assert_eq!(params["latency_mode"], "generation");
+    assert!(params["net_latency_ms"].as_f64().unwrap() > 0.0, "{params}");
+    // Two warm-up prompts, three one-token streamed probes, then the 4 requests.
+    assert_eq!(bodies.len(), 9, "{bodies:?}");
+    let warmup = "Warmup ".repeat(10);
+    assert_eq!(bodies[0]["prompt"], warmup.as_str());
+    assert_eq!(bodies[1]["prompt"], format!("{warmup}\n\n."));
+    for b in &bodies[2..5] {
+        assert_eq!(
+            (&b["prompt"], &b["max_tokens"], &b["stream"]),
+            (&"hello".into(), &1.into(), &true.into())
+        );
+    }
+    assert!(bodies[5..].iter().all(|b| b["prompt"].is_string()));
+}
+
+#[test]
+fn a_batch_of_token_ids_stays_on_completions() {
+    let args = [&SMALL_BATCHES[..], &["--token-ids", "1000..2000"]].concat();
+    let (recs, bodies) = fire_logged(&args, &["--no-warmup"], "benchy-ids.jsonl");
+    assert_eq!(recs[0]["params"]["api"], "completions");
+    assert_eq!(bodies.len(), 4);
+    assert!(bodies.iter().all(|b| b["prompt"].is_array()), "{bodies:?}");
+}

@@ -150,11 +150,6 @@ impl Config {
         endpoint(&self.url, self.chosen_api(), self.endpoint.as_deref())
     }
 
-    /// `{url}/chat/completions`, where llama-benchy's warm-up requests go whatever the API.
-    pub(crate) fn chat_uri(&self) -> Result<Uri, Error> {
-        Ok(endpoint(&self.url, Api::Chat, None)?.0)
-    }
-
     /// The extra headers of every request (`-H`, `--api-key`), checked.
     pub(crate) fn request_headers(&self) -> Result<HeaderMap, Error> {
         headers::request_headers(&self.headers, self.api_key.as_deref()).map_err(Error::Flag)

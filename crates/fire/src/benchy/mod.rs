@@ -8,6 +8,7 @@
 pub mod adapt;
 pub mod probe;
 
+use crate::api::Api;
 use crate::error::Error;
 use adapt::{Adapt, Deltas};
 use hyper::Uri;
@@ -24,7 +25,7 @@ use tokenpipe_format::{vocab, Header};
 pub enum LatencyMode {
     /// Three `GET {url}/models`, timed to the whole answer (llama-benchy's default).
     Api,
-    /// Three streamed one-token chat requests, timed to the first piece of the answer.
+    /// Three streamed one-token requests, timed to the first piece of the answer.
     Generation,
     /// Not measured: 0 ms.
     None,
@@ -42,8 +43,10 @@ pub struct Settings {
     pub tokenizer: Option<PathBuf>,
     /// The schedule's depth (0 when it names none).
     pub depth: u64,
-    /// `{url}/chat/completions`.
-    pub chat: Uri,
+    /// The API the run's requests use, which the warm-up and `generation` probes use too.
+    pub api: Api,
+    /// Where the run's requests go (`{url}` + the API's path, or `--endpoint`).
+    pub generate: Uri,
     /// `{url}/models`.
     pub models: Uri,
 }
@@ -106,10 +109,10 @@ pub async fn run(prober: &Prober<'_>, settings: &Settings) -> Result<Prelude, Er
     };
     let warmup_prompt_tokens = if settings.warmup || tokenizer.is_some() {
         let counts = prober
-            .warmup(&settings.chat)
+            .warmup(&settings.generate, settings.api)
             .await
             .map_err(|why| Error::Warmup {
-                uri: settings.chat.to_string(),
+                uri: settings.generate.to_string(),
                 why,
             })?;
         Some(counts)
@@ -125,7 +128,11 @@ pub async fn run(prober: &Prober<'_>, settings: &Settings) -> Result<Prelude, Er
     };
     let latency = match settings.latency_mode {
         LatencyMode::Api => prober.latency_api(&settings.models).await,
-        LatencyMode::Generation => prober.latency_generation(&settings.chat).await,
+        LatencyMode::Generation => {
+            prober
+                .latency_generation(&settings.generate, settings.api)
+                .await
+        }
         LatencyMode::None => None,
     };
     Ok(Prelude {

@@ -3,6 +3,7 @@
 //! network latency its figures subtract. Each is bounded by [`PROBE_TIMEOUT`] and abandoned at
 //! once on a stop (Ctrl-C, SIGTERM).
 
+use crate::api::{Api, SEPARATOR};
 use crate::failure::error_chain;
 use crate::http::HttpClient;
 use crate::stop::Stop;
@@ -40,24 +41,35 @@ pub struct Prober<'a> {
 }
 
 impl Prober<'_> {
-    /// Sends llama-benchy's two warm-up requests to `chat` (`{url}/chat/completions`): the
-    /// user-only one, then the system-and-probe one, each `max_tokens: 1`, not streamed.
-    /// Gives each answer's `usage.prompt_tokens` (`None` where it has none); `Err` says why a
-    /// request failed (llama-benchy stops then too).
-    pub async fn warmup(&self, chat: &Uri) -> Result<[Option<u64>; 2], String> {
+    /// Sends llama-benchy's two warm-up requests to `uri`, where the run's requests go: the
+    /// user-only one, then the system-and-probe one, each `max_tokens: 1`, not streamed. On
+    /// the chat API they are llama-benchy's messages; on completions (`--api completions`, for
+    /// a model without a chat template) the same texts as prompts, the system one joined to
+    /// the probe as fire's completions dialect joins them. Gives each answer's
+    /// `usage.prompt_tokens` (`None` where it has none); `Err` says why a request failed
+    /// (llama-benchy stops then too).
+    pub async fn warmup(&self, uri: &Uri, api: Api) -> Result<[Option<u64>; 2], String> {
         let text = warmup_text();
-        let user = json!([{"role": "user", "content": text}]);
-        let system = json!([
-            {"role": "system", "content": text},
-            {"role": "user", "content": PROBE_USER},
-        ]);
+        let inputs = match api {
+            Api::Chat => [
+                json!({"messages": [{"role": "user", "content": text}]}),
+                json!({"messages": [
+                    {"role": "system", "content": text},
+                    {"role": "user", "content": PROBE_USER},
+                ]}),
+            ],
+            Api::Completions => [
+                json!({"prompt": text}),
+                json!({"prompt": format!("{text}{SEPARATOR}{PROBE_USER}")}),
+            ],
+        };
         let mut found = [None, None];
-        for (slot, messages) in found.iter_mut().zip([user, system]) {
-            let mut body = json!({"messages": messages, "max_tokens": 1});
+        for (slot, mut body) in found.iter_mut().zip(inputs) {
+            body["max_tokens"] = json!(1);
             if let Some(m) = self.model {
                 body["model"] = json!(m);
             }
-            let (status, answer) = self.exchange(post(chat, &body, self.headers)?).await?;
+            let (status, answer) = self.exchange(post(uri, &body, self.headers)?).await?;
             if !status.is_success() {
                 let text = String::from_utf8_lossy(&answer);
                 return Err(format!("HTTP {status}: {}", text.trim()));
@@ -87,21 +99,23 @@ impl Prober<'_> {
         mean_ms(&taken)
     }
 
-    /// llama-benchy's `generation` latency: three streamed one-token chat requests (`hello`),
-    /// each timed from the send to the first piece of its body; the mean in ms.
-    pub async fn latency_generation(&self, chat: &Uri) -> Option<f64> {
-        let mut body = json!({
-            "messages": [{"role": "user", "content": "hello"}],
-            "max_tokens": 1,
-            "stream": true,
-        });
+    /// llama-benchy's `generation` latency: three streamed one-token requests (`hello`, a
+    /// chat message or, on completions, the prompt) to `uri`, each timed from the send to the
+    /// first piece of its body; the mean in ms.
+    pub async fn latency_generation(&self, uri: &Uri, api: Api) -> Option<f64> {
+        let mut body = match api {
+            Api::Chat => json!({"messages": [{"role": "user", "content": "hello"}]}),
+            Api::Completions => json!({"prompt": "hello"}),
+        };
+        body["max_tokens"] = json!(1);
+        body["stream"] = json!(true);
         if let Some(m) = self.model {
             body["model"] = json!(m);
         }
         let mut taken = vec![];
         for _ in 0..3 {
             let start = Instant::now();
-            let Ok(req) = post(chat, &body, self.headers) else {
+            let Ok(req) = post(uri, &body, self.headers) else {
                 continue;
             };
             let first = async {
@@ -122,7 +136,7 @@ impl Prober<'_> {
             };
             match self.bounded(first).await {
                 Ok(t) => taken.push(t),
-                Err(e) => eprintln!("fire: warning: measuring the latency: POST {chat}: {e}"),
+                Err(e) => eprintln!("fire: warning: measuring the latency: POST {uri}: {e}"),
             }
         }
         mean_ms(&taken)

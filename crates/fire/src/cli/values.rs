@@ -33,7 +33,7 @@ impl ValueEnum for LatencyMode {
             LatencyMode::Api => PossibleValue::new("api")
                 .help("Mean of three `GET {url}/models`, each to its whole answer (llama-benchy's default)"),
             LatencyMode::Generation => PossibleValue::new("generation")
-                .help("Mean of three streamed one-token chat requests, each to its first bytes"),
+                .help("Mean of three streamed one-token requests on the run's API, each to its first bytes"),
             LatencyMode::None => PossibleValue::new("none").help("Not measured: 0 ms"),
         })
     }

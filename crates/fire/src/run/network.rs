@@ -102,7 +102,8 @@ fn prelude(
         latency_mode: config.latency_mode,
         tokenizer,
         depth,
-        chat: config.chat_uri()?,
+        api: config.chosen_api(),
+        generate: plan.uri.clone(),
         models: plan.models_uri.clone(),
     };
     let prober = Prober {

@@ -78,8 +78,10 @@ pub(super) fn plan(mut config: Config) -> Result<Plan, Error> {
     let last_resort = signals::watch(stop.clone());
     let saved = save_file(&config)?;
     let schedule = Schedule::read(&config, &stop)?;
-    // llama-benchy always calls the chat API: so does a batch schedule unless --api says.
-    let api = match schedule.batch {
+    // llama-benchy always calls the chat API: so does a batch schedule unless --api says, or
+    // its prompts are token ids, which only completions takes.
+    let token_ids = schedule.upstream.params.contains_key("token_ids");
+    let api = match schedule.batch && !token_ids {
         true => Api::Chat,
         false => Api::Completions,
     };
