@@ -177,10 +177,14 @@ fn a_depth_is_a_system_message_of_exactly_that_many_tokens_with_a_tokenizer() {
     // on: simserve counts words, fewer than the tokenizer's tokens, so it cuts nothing.
     let (recs, bodies) = fire_logged(&args, &[], "benchy-depth.jsonl");
     assert_eq!(recs[0]["params"]["adapt_tokens"], 0);
+    // The run's salt goes first, before the context a prefix cache would keep.
+    let salt = recs[0]["params"]["salt"].as_str().expect("a salt");
     let sent = &bodies[2..];
     for (b, r) in sent.iter().zip(of_type(&sched, "request")) {
         assert_eq!(b["messages"][0]["role"], "system");
-        assert_eq!(b["messages"][0]["content"], r["system"]);
+        let context = r["system"].as_str().unwrap();
+        assert_eq!(b["messages"][0]["content"], format!("{salt} {context}"));
+        assert_eq!(b["messages"][1]["content"], r["prompt"]);
     }
     let (recs, _) = fire_logged(&args, &["--no-adapt-prompt"], "benchy-noadapt.jsonl");
     assert!(recs[0]["params"].get("adapt_tokens").is_none());
