@@ -21,7 +21,7 @@ complete -c fire -l save -d 'Also write the events to FILE, from fire\'s own wri
 complete -c fire -l output-buffer -d 'Output bytes held for a slow reader before fire waits for it and writes a `stall` record (suffixes K, M, G: KiB, MiB, GiB)' -r
 complete -c fire -l server-metrics -d 'Read the server\'s Prometheus metrics before the first request and after the last (and on Ctrl-C), each as a `server_metrics` record, so that `reduce` reports the server\'s own token counts and mean TTFT, ITL and E2E latency beside the client\'s. The URL is the base URL without `/v1`, then `/metrics` (where vLLM serves it), unless one is given. A scrape that fails is a warning, never a failed run. Give another URL with `=` (`--server-metrics=http://host:9090/metrics`): after a space it would be read as the input file. The API key and -H headers go only to the host the requests go to' -r
 complete -c fire -l latency-mode -d 'Batch schedules: how the network latency is measured before the first batch, written as the header\'s `net_latency_ms`, which reduce\'s llama-benchy figures subtract' -r -f -a "api\t'Mean of three `GET {url}/models`, each to its whole answer (llama-benchy\'s default)'
-generation\t'Mean of three streamed one-token chat requests, each to its first bytes'
+generation\t'Mean of three streamed one-token requests on the run\'s API, each to its first bytes'
 none\t'Not measured: 0 ms'"
 complete -c fire -l cacert -d 'Trust only the CA certificates in FILE (PEM) for an https:// URL, instead of the system\'s (as curl\'s --cacert)' -r -F
 complete -c fire -l connections -d 'HTTP/2 connections to spread requests over, in turn (a server\'s limit on streams per connection, often 100 to 250, makes requests beyond it wait inside the client)' -r
