@@ -23,7 +23,7 @@ _arrivals() {
 
     case "${cmd}" in
         arrivals)
-            opts="-n -h -V --num-prompts --seed --rate --burstiness --arrival --vllm-compatible --ramp --ramp-from --ramp-to --ramp-shape --concurrency --fill --batch --runs --max-concurrency --duration --stabilize --measure --shard --input-tokens --input-range --input-dist --output-tokens --output-range --output-dist --range-ratio --same-prompt --prefix-tokens --prefix-groups --token-ids --tokenizer --turns --think-time --no-salt --salt-tokens --scenario --trace --trace-format --trace-columns --trace-time-unit --time-scale --trace-skip-failed --dataset --generate --help --version"
+            opts="-n -h -V --num-prompts --seed --rate --burstiness --arrival --vllm-compatible --ramp --ramp-from --ramp-to --ramp-shape --concurrency --fill --batch --runs --no-warmup --max-concurrency --duration --stabilize --measure --shard --pp --input-tokens --input-range --input-dist --tg --output-tokens --output-range --output-dist --range-ratio --same-prompt --prefix-tokens --prefix-groups --token-ids --tokenizer --depth --corpus --turns --think-time --no-salt --salt-tokens --scenario --trace --trace-format --trace-columns --trace-time-unit --time-scale --trace-skip-failed --dataset --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -109,6 +109,10 @@ _arrivals() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --pp)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --input-range)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -118,6 +122,10 @@ _arrivals() {
                     return 0
                     ;;
                 --output-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tg)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -146,6 +154,14 @@ _arrivals() {
                     return 0
                     ;;
                 --tokenizer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --depth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --corpus)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

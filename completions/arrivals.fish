@@ -11,19 +11,19 @@ complete -c arrivals -l ramp-shape -d 'How the ramp moves between its rates' -r 
 exponential\t'Equal ratios'"
 complete -c arrivals -l concurrency -d 'Closed loop: keep exactly N requests in flight instead of following a timetable' -r
 complete -c arrivals -l fill -d 'Closed loop: start the first N requests one by one at this pace (`1/s`, or a gap such as `500ms`) instead of all at once: the fill phase' -r
-complete -c arrivals -l batch -d 'Batch mode (llama-benchy): send N requests together, wait for all, repeat --runs times' -r
-complete -c arrivals -l runs -d 'Batch mode: how many batches' -r
+complete -c arrivals -l batch -d 'Batch mode (llama-benchy\'s --concurrency N): send N requests together, wait for all, repeat --runs times, after one warm-up batch that `reduce` leaves out (see --no-warmup). Our --concurrency is a closed loop, not llama-benchy\'s batches' -r
+complete -c arrivals -l runs -d 'Batch mode: how many measured batches [default: 3, llama-benchy\'s]' -r
 complete -c arrivals -l max-concurrency -d 'Open loop: at most N requests in flight; a request due while all are busy waits for a slot, and `fire` records the wait' -r
 complete -c arrivals -l duration -d 'Stop sending new requests this long after the start (`120s`, `5m`)' -r
 complete -c arrivals -l stabilize -d 'Mark a warm-up phase of this length (after the fill) whose requests `reduce` can leave out' -r
 complete -c arrivals -l measure -d 'Mark the measured phase (after the fill and --stabilize); no request is sent after it, and those in flight drain' -r
 complete -c arrivals -l shard -d 'Write only part I of N of the schedule (from 0): run one `fire` per part and merge' -r
-complete -c arrivals -l input-tokens -d 'Prompt length in tokens, at most 16,777,216 [default: 1024, or the --scenario\'s]' -r
+complete -c arrivals -l input-tokens -l pp -d 'Prompt length in tokens, at most 16,777,216 [default: 1024, or the --scenario\'s]. `--pp` is llama-benchy\'s name for it' -r
 complete -c arrivals -l input-range -d 'Spread of prompt lengths: the range ratio of a uniform draw (0.2 gives ±20 %), or the coefficient of variation of a normal or lognormal one' -r
 complete -c arrivals -l input-dist -d 'How prompt lengths spread around --input-tokens' -r -f -a "uniform\t'Uniform within mean × (1 ± spread) (vLLM\'s range ratio)'
 normal\t'Normal, spread = standard deviation / mean'
 lognormal\t'Lognormal, spread = standard deviation / mean'"
-complete -c arrivals -l output-tokens -d 'Tokens to generate per request, `max_tokens` (at most 16,777,216) [default: 128; with --dataset, each prompt\'s own answer length]' -r
+complete -c arrivals -l output-tokens -l tg -d 'Tokens to generate per request, `max_tokens` (at most 16,777,216) [default: 128; with --dataset, each prompt\'s own answer length]. `--tg` is llama-benchy\'s name for it' -r
 complete -c arrivals -l output-range -d 'Spread of answer lengths, as --input-range' -r
 complete -c arrivals -l output-dist -d 'How answer lengths spread around --output-tokens' -r -f -a "uniform\t'Uniform within mean × (1 ± spread) (vLLM\'s range ratio)'
 normal\t'Normal, spread = standard deviation / mean'
@@ -33,6 +33,8 @@ complete -c arrivals -l prefix-tokens -d 'Start every prompt with a shared prefi
 complete -c arrivals -l prefix-groups -d 'How many different shared prefixes; request i uses prefix i mod GROUPS' -r
 complete -c arrivals -l token-ids -d 'Token ids to make prompts of, START..END (end excluded): exact lengths on /v1/completions, for any model whose vocabulary holds them' -r
 complete -c arrivals -l tokenizer -d 'A Hugging Face `tokenizer.json` to make text prompts of exactly --input-tokens tokens for its model (special tokens and the chat template not counted), with a salt of words that are one token each in it. For exact token ids instead, use --token-ids' -r -F
+complete -c arrivals -l depth -d 'Tokens of extra context before each prompt, sent as a system message (llama-benchy\'s --depth): exact with --tokenizer, approximate words without it. Counted apart from --input-tokens, as llama-benchy counts it' -r
+complete -c arrivals -l corpus -d 'Cut every prompt (and its --depth context) out of this text, as llama-benchy cuts them out of its book: the text is tokenized once with --tokenizer, and each request takes --input-tokens + --depth consecutive tokens from a start drawn with --seed (the text repeated when it is too short); the first --depth of them, decoded, are the context, the rest the prompt. llama-benchy\'s book is Project Gutenberg\'s `1661-0.txt`' -r -F
 complete -c arrivals -l turns -d 'Turns per session: each arrival starts a conversation whose later turns carry the earlier turns and the answers really received. --num-prompts then counts sessions [default: 1, or the --scenario\'s]' -r
 complete -c arrivals -l think-time -d 'Think time before each later turn: a duration (`2s`) or a uniform range (`1s..5s`)' -r
 complete -c arrivals -l salt-tokens -d 'Salt length in tokens (counted in each first prompt\'s length)' -r
@@ -61,6 +63,7 @@ complete-zsh\t'A zsh completion script'
 complete-fish\t'A fish completion script'
 schema\t'The JSON Schema of the stream format'"
 complete -c arrivals -l vllm-compatible -d 'Reproduce `vllm bench serve`\'s schedule: the first request waits its own gap, and the offsets are rescaled so that the last lands at NUM_PROMPTS/RATE. Gaps and uniform lengths are drawn from numpy\'s generators as vLLM draws them, so the same --seed gives vLLM\'s requests at vLLM\'s instants'
+complete -c arrivals -l no-warmup -d 'Batch mode: no warm-up batch. By default one more batch goes first, marked in the schedule (`warmup_batches: 1`) and left out of every figure, as llama-benchy discards its run 0 (llama-benchy\'s --no-warmup)'
 complete -c arrivals -l same-prompt -d 'Send the same prompt every time (best case for a prefix cache)'
 complete -c arrivals -l no-salt -d 'Do not salt prompts. By default `fire` puts a short salt, new for every run, before each session\'s first prompt, so a repeated run never finds its prompts in a warm prefix cache (shared prefixes stay shared within a run)'
 complete -c arrivals -l trace-skip-failed -d 'Leave out rows with 0 output tokens (BurstGPT\'s failed requests) instead of sending them with max_tokens 1'

@@ -1,5 +1,5 @@
 complete -c fire -l url -d 'Base URL of the API, up to and including `/v1` (http:// or https://)' -r
-complete -c fire -l api -d 'Which endpoint to call' -r -f -a "completions\t'`POST {url}/completions` with `prompt`'
+complete -c fire -l api -d 'Which endpoint to call [default: chat for a batch schedule, as llama-benchy always calls it; completions otherwise]' -r -f -a "completions\t'`POST {url}/completions` with `prompt`'
 chat\t'`POST {url}/chat/completions` with one user message'"
 complete -c fire -l model -d 'Model name to send; by default the first model listed by `GET {url}/models`' -r
 complete -c fire -l api-key -d 'Bearer token for the `Authorization` header (never written anywhere: the output records only that one was given)' -r
@@ -20,6 +20,9 @@ complete -c fire -l threads -d 'Network threads (1 runs everything on one thread
 complete -c fire -l save -d 'Also write the events to FILE, from fire\'s own writer: the file is complete (whole lines) after Ctrl-C even when a `tee` or `reduce` downstream died of it' -r -F
 complete -c fire -l output-buffer -d 'Output bytes held for a slow reader before fire waits for it and writes a `stall` record (suffixes K, M, G: KiB, MiB, GiB)' -r
 complete -c fire -l server-metrics -d 'Read the server\'s Prometheus metrics before the first request and after the last (and on Ctrl-C), each as a `server_metrics` record, so that `reduce` reports the server\'s own token counts and mean TTFT, ITL and E2E latency beside the client\'s. The URL is the base URL without `/v1`, then `/metrics` (where vLLM serves it), unless one is given. A scrape that fails is a warning, never a failed run. Give another URL with `=` (`--server-metrics=http://host:9090/metrics`): after a space it would be read as the input file. The API key and -H headers go only to the host the requests go to' -r
+complete -c fire -l latency-mode -d 'Batch schedules: how the network latency is measured before the first batch, written as the header\'s `net_latency_ms`, which reduce\'s llama-benchy figures subtract' -r -f -a "api\t'Mean of three `GET {url}/models`, each to its whole answer (llama-benchy\'s default)'
+generation\t'Mean of three streamed one-token requests on the run\'s API, each to its first bytes'
+none\t'Not measured: 0 ms'"
 complete -c fire -l cacert -d 'Trust only the CA certificates in FILE (PEM) for an https:// URL, instead of the system\'s (as curl\'s --cacert)' -r -F
 complete -c fire -l connections -d 'HTTP/2 connections to spread requests over, in turn (a server\'s limit on streams per connection, often 100 to 250, makes requests beyond it wait inside the client)' -r
 complete -c fire -l generate -r -f -a "man\t'A roff man page for section 1'
@@ -32,6 +35,8 @@ complete -c fire -l no-ignore-eos -d 'Do not send `ignore_eos: true` (then the m
 complete -c fire -l record-text -d 'Write each request\'s generated text (reasoning left out) in its `done` record (`done.text`), to check answers or replay a conversation'
 complete -c fire -l progress -d 'Show the progress view on stderr even when it is not a terminal (then as a plain line a second). Without it the view shows only on a terminal'
 complete -c fire -s q -l quiet -d 'No progress view and no end-of-run counts. Warnings that the measurements may be distorted (the client did not keep up, a stalled output) and errors still print'
+complete -c fire -l no-warmup -d 'Batch schedules: do not send llama-benchy\'s two warm-up requests before the first batch (one-token chat requests, user `Warmup ` × 10, then the same as a system message and a user `.`; their `usage.prompt_tokens` go in the header as `warmup_prompt_tokens`). As llama-benchy\'s --no-warmup, they are still sent when the prompts are adapted (see --no-adapt-prompt). The schedule\'s warm-up batch is arrivals\' (`arrivals --no-warmup`)'
+complete -c fire -l no-adapt-prompt -d 'Batch schedules: send the prompts as written. By default, when the schedule names its tokenizer (`arrivals --tokenizer`), every prompt is shortened by the tokens the server counts beyond the text in the warm-up (its chat template), as llama-benchy adapts them: at depth 0 the prompt, otherwise the system context, each to no less than one token. The tokens cut are the header\'s `adapt_tokens`'
 complete -c fire -l insecure -d 'Accept any certificate over https (a self-signed test server); prints a warning'
 complete -c fire -l http2 -d 'Speak HTTP/2 only: h2c with prior knowledge for http://, ALPN h2 for https://. Requests are multiplexed on --connections connections. Without it, fire speaks HTTP/1.1, one connection per request in flight'
 complete -c fire -l preconnect -d 'Open the connections before the run\'s clock starts (as many as can be in flight, or --connections with --http2), so the first wave of requests does not wait on connects [default: on for closed loops, off for open loops]'

@@ -289,8 +289,8 @@ fn progress_is_forced_onto_a_pipe_and_quiet_silences_the_counts() {
 
 /// The `client` record of a healthy run of `arrivals ARGS` that sends everything due at one
 /// instant, with fire's stderr; checks it was judged, kept up and warned of nothing.
-fn wave_kept_up(url: &str, arrivals: &[&str]) -> serde_json::Value {
-    let (recs, stderr, stdout) = fire_run(url, arrivals, &[]);
+fn wave_kept_up(url: &str, arrivals: &[&str], fire: &[&str]) -> serde_json::Value {
+    let (recs, stderr, stdout) = fire_run(url, arrivals, fire);
     let client = recs.last().unwrap().clone();
     assert_eq!(client["type"], "client");
     // The requests did leave one after another, most more than 1 ms after their instant on
@@ -318,10 +318,14 @@ fn a_rate_inf_run_and_a_batch_run_send_their_waves_without_a_warning() {
     let server = Server::start(&["--ttft-ms", "200", "--itl-ms", "2"]);
     let tokens = ["--input-tokens", "8", "--output-tokens", "2", "--seed", "5"];
     let inf = [&["--rate", "inf", "-n", "64"][..], &tokens].concat();
-    let client = wave_kept_up(&server.url, &inf);
+    let client = wave_kept_up(&server.url, &inf, &[]);
     assert_eq!(client["sent"], 64);
-    let batch = [&["--batch", "32", "--runs", "2"][..], &tokens].concat();
-    let client = wave_kept_up(&server.url, &batch);
+    let batch = [
+        &["--batch", "32", "--runs", "2", "--no-warmup"][..],
+        &tokens,
+    ]
+    .concat();
+    let client = wave_kept_up(&server.url, &batch, &["--api", "completions"]);
     assert_eq!(client["sent"], 64);
 }
 
@@ -344,7 +348,7 @@ fn a_closed_loops_first_wave_is_judged_as_a_wave() {
         "--seed",
         "5",
     ];
-    let client = wave_kept_up(&server.url, &closed);
+    let client = wave_kept_up(&server.url, &closed, &[]);
     assert_eq!(client["sent"], 64);
     assert_eq!(client["peak_in_flight"], 64, "{client}");
 }

@@ -75,6 +75,7 @@ fn batches_leave_together_and_only_after_the_batch_before_has_ended() {
             "8",
             "--output-tokens",
             "10",
+            "--no-warmup",
         ],
         &[],
     );

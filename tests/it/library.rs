@@ -37,6 +37,7 @@ fn a_plan_built_in_code_writes_a_schedule() {
         maker: Box::new(Words),
         seed,
         vllm: None,
+        depth: 0,
     })
     .expect("synthetic prompts");
     let plan = Plan {

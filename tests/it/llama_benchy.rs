@@ -10,7 +10,17 @@ fn summary(server: &Server, arrivals: &[&str], reduce_args: &[&str]) -> serde_js
     let outs = pipeline(
         &[
             cmd("arrivals", arrivals),
-            cmd("fire", &["--url", server.url.as_str()]),
+            cmd(
+                "fire",
+                &[
+                    "--url",
+                    server.url.as_str(),
+                    "--latency-mode",
+                    "none",
+                    "--api",
+                    "completions",
+                ],
+            ),
             cmd("reduce", reduce_args),
         ],
         None,
@@ -49,6 +59,7 @@ fn a_batch_run_reports_llama_benchys_figures() {
             "20",
             "--seed",
             "5",
+            "--no-warmup",
         ],
         &[],
     );

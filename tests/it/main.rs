@@ -21,6 +21,7 @@ mod docs_examples;
 mod failure_kinds;
 mod failures;
 mod faults_e2e;
+mod fire_benchy;
 mod fire_output;
 mod fire_protocol;
 mod fire_selfcheck;

@@ -19,6 +19,7 @@ fn batch_run(server: &Server) -> Vec<u8> {
                     "16",
                     "--output-tokens",
                     "5",
+                    "--no-warmup",
                 ],
             ),
             cmd("fire", &["--url", server.url.as_str()]),
@@ -39,7 +40,15 @@ fn llama_bench_style_has_a_row_for_the_batch_size() {
         &[
             cmd(
                 "arrivals",
-                &["--batch", "2", "--runs", "3", "--output-tokens", "5"],
+                &[
+                    "--batch",
+                    "2",
+                    "--runs",
+                    "3",
+                    "--output-tokens",
+                    "5",
+                    "--no-warmup",
+                ],
             ),
             cmd("fire", &["--url", server.url.as_str()]),
             cmd("reduce", &[]),

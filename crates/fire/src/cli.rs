@@ -6,6 +6,7 @@ mod transport;
 mod values;
 
 use crate::api::{Api, StreamUsage};
+use crate::benchy::LatencyMode;
 use crate::config::Config;
 use crate::error::Error;
 use crate::sink::DEFAULT_OUTPUT_BUFFER;
@@ -36,6 +37,11 @@ pub fn main() -> Result<(), Error> {
 /// kept up with its schedule (docs/fire/self-check.md). Nothing is written until the input is
 /// known to be a schedule.
 ///
+/// A batch schedule is run as llama-benchy runs its tests: on the chat API unless --api says,
+/// after llama-benchy's two warm-up requests and its network latency probes, with prompts
+/// adapted by the warm-up's token delta when the schedule names its tokenizer (see the
+/// llama-benchy options below and docs/fire/workloads.md).
+///
 /// Ctrl-C (or SIGTERM) stops sending, ends requests in flight as `cancelled` and the requests
 /// still readable without waiting as `not_sent`, and exits 130 (143) after writing everything
 /// measured; during model discovery it skips discovery and does the same. A second Ctrl-C quits
@@ -51,9 +57,10 @@ struct Args {
     #[arg(long, env = "TOKENPIPE_URL", required_unless_present = "generate")]
     url: Option<String>,
 
-    /// Which endpoint to call.
-    #[arg(long, value_enum, default_value = "completions")]
-    api: Api,
+    /// Which endpoint to call [default: chat for a batch schedule, as llama-benchy always
+    /// calls it; completions otherwise].
+    #[arg(long, value_enum)]
+    api: Option<Api>,
 
     /// Model name to send; by default the first model listed by `GET {url}/models`.
     #[arg(long)]
@@ -178,6 +185,34 @@ struct Args {
     #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "", require_equals = true)]
     server_metrics: Option<String>,
 
+    // --- llama-benchy's steps before the first batch (batch schedules only) ---
+    /// Batch schedules: do not send llama-benchy's two warm-up requests before the first batch
+    /// (one-token chat requests, user `Warmup ` × 10, then the same as a system message and a
+    /// user `.`; their `usage.prompt_tokens` go in the header as `warmup_prompt_tokens`). As
+    /// llama-benchy's --no-warmup, they are still sent when the prompts are adapted (see
+    /// --no-adapt-prompt). The schedule's warm-up batch is arrivals' (`arrivals --no-warmup`).
+    #[arg(long, help_heading = "llama-benchy (batch schedules)")]
+    no_warmup: bool,
+
+    /// Batch schedules: send the prompts as written. By default, when the schedule names its
+    /// tokenizer (`arrivals --tokenizer`), every prompt is shortened by the tokens the server
+    /// counts beyond the text in the warm-up (its chat template), as llama-benchy adapts them:
+    /// at depth 0 the prompt, otherwise the system context, each to no less than one token.
+    /// The tokens cut are the header's `adapt_tokens`.
+    #[arg(long, help_heading = "llama-benchy (batch schedules)")]
+    no_adapt_prompt: bool,
+
+    /// Batch schedules: how the network latency is measured before the first batch, written as
+    /// the header's `net_latency_ms`, which reduce's llama-benchy figures subtract.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        default_value = "api",
+        help_heading = "llama-benchy (batch schedules)"
+    )]
+    latency_mode: LatencyMode,
+
     /// TLS, HTTP/2, connections (docs/fire/transport.md).
     #[command(flatten)]
     transport: TransportArgs,
@@ -209,6 +244,10 @@ Examples:
 
   # https with a private CA, HTTP/2 on 4 connections
   arrivals --concurrency 512 -n 4096 | fire --url https://gpu-1:8443/v1 --cacert ca.pem --http2 --connections 4 > run.ndjson
+
+  # llama-benchy's pp 2048 tg 32 at c4, depth 1024: chat API, warm-up, adapted prompts, latency
+  arrivals --batch 4 --pp 2048 --tg 32 --depth 1024 --tokenizer tokenizer.json --corpus 1661-0.txt \
+    | fire --url http://127.0.0.1:8000/v1 | reduce | table --style llama-bench
 
   # keep the raw events (whole even after Ctrl-C) and the summary
   arrivals --rate 1 -n 50 | fire --url http://127.0.0.1:8000/v1 --save run.ndjson | reduce | table";
@@ -251,6 +290,9 @@ impl Args {
             schedule: self.file,
             url: self.url.unwrap_or_default(),
             api: self.api,
+            warmup: !self.no_warmup,
+            adapt_prompt: !self.no_adapt_prompt,
+            latency_mode: self.latency_mode,
             model: self.model,
             api_key: self.api_key,
             endpoint: self.endpoint,
@@ -350,7 +392,7 @@ mod tests {
             "--no-preconnect",
             "sched.ndjson",
         ]);
-        assert_eq!(c.api, Api::Chat);
+        assert_eq!(c.api, Some(Api::Chat));
         assert_eq!(c.stream_usage, StreamUsage::Off);
         assert!(!c.ignore_eos);
         assert_eq!(c.headers, ["X-A: 1"]);
@@ -364,6 +406,10 @@ mod tests {
         assert_eq!(c.transport.preconnect, Some(true));
         assert!(parse(&["--connections", "2"]).is_err(), "needs --http2");
         assert!(parse(&["--insecure", "--cacert", "ca.pem"]).is_err());
+        assert_eq!(config(&[]).api, None);
+        let c = config(&["--no-warmup", "--no-adapt-prompt", "--latency-mode", "none"]);
+        assert!(!c.warmup && !c.adapt_prompt);
+        assert_eq!(c.latency_mode, LatencyMode::None);
     }
 
     #[test]

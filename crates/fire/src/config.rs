@@ -4,6 +4,7 @@
 //! header records live here, so that every caller gets the same checks and the same header.
 
 use crate::api::{self, Api, StreamUsage};
+use crate::benchy::LatencyMode;
 use crate::error::Error;
 use crate::headers;
 use crate::http::Transport;
@@ -25,8 +26,18 @@ pub struct Config {
     pub schedule: Option<PathBuf>,
     /// Base URL of the API, up to and including `/v1` (`--url`).
     pub url: String,
-    /// Which endpoint to call (`--api`).
-    pub api: Api,
+    /// Which endpoint to call (`--api`); `None` picks by the schedule: the chat API for a
+    /// batch schedule (llama-benchy's), completions otherwise.
+    pub api: Option<Api>,
+    /// Batch schedules: send llama-benchy's two warm-up requests before the first batch
+    /// (unless `--no-warmup`).
+    pub warmup: bool,
+    /// Batch schedules: shorten the prompts by the warm-up's token delta when the schedule
+    /// names its tokenizer, as llama-benchy adapts them (unless `--no-adapt-prompt`).
+    pub adapt_prompt: bool,
+    /// Batch schedules: how the network latency is measured before the first batch
+    /// (`--latency-mode`).
+    pub latency_mode: LatencyMode,
     /// The model to send; asked of the server when `None` (`--model`).
     pub model: Option<String>,
     /// Bearer token for the `Authorization` header (`--api-key`); never written anywhere.
@@ -97,7 +108,10 @@ impl Config {
         Self {
             schedule: None,
             url: url.into(),
-            api: Api::Completions,
+            api: None,
+            warmup: true,
+            adapt_prompt: true,
+            latency_mode: LatencyMode::Api,
             model: None,
             api_key: None,
             endpoint: None,
@@ -125,10 +139,15 @@ impl Config {
         }
     }
 
+    /// The API requests go to: `--api`, or completions where the schedule has not chosen yet.
+    pub(crate) fn chosen_api(&self) -> Api {
+        self.api.unwrap_or(Api::Completions)
+    }
+
     /// The endpoint's URI and the model list's: `{url}` + the API's path (or `endpoint`: a path
     /// on the same host, or a whole URL), and `{url}/models`.
     pub(crate) fn endpoints(&self) -> Result<(Uri, Uri), Error> {
-        endpoint(&self.url, self.api, self.endpoint.as_deref())
+        endpoint(&self.url, self.chosen_api(), self.endpoint.as_deref())
     }
 
     /// The extra headers of every request (`-H`, `--api-key`), checked.
@@ -183,7 +202,10 @@ impl Config {
     ) -> Header {
         let mut params = BTreeMap::new();
         params.insert(vocab::URL.key.to_string(), serde_json::json!(self.url));
-        params.insert(vocab::API.key.to_string(), serde_json::json!(self.api));
+        params.insert(
+            vocab::API.key.to_string(),
+            serde_json::json!(self.chosen_api()),
+        );
         params.insert(vocab::MODEL.key.to_string(), serde_json::json!(model));
         params.insert(
             "timeout_s".to_string(),

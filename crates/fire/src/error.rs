@@ -101,6 +101,25 @@ pub enum Error {
         /// The connection error.
         why: String,
     },
+    /// A llama-benchy warm-up request before the first batch failed (llama-benchy stops too).
+    #[error("the warm-up request to {uri} failed ({why}); --no-warmup --no-adapt-prompt skip it")]
+    Warmup {
+        /// Where it went.
+        uri: String,
+        /// What went wrong.
+        why: String,
+    },
+    /// The tokenizer the schedule names, which the adapt step needs, cannot be loaded.
+    #[error(
+        "the schedule's tokenizer {}: {why}; run fire where that path is found, or give --no-adapt-prompt",
+        path.display()
+    )]
+    Tokenizer {
+        /// The path the schedule's header gives.
+        path: PathBuf,
+        /// Why it cannot be loaded.
+        why: String,
+    },
     /// The first requests to end all failed to connect, so the run stopped early.
     #[error(
         "stopped: the first {after} requests all failed to connect to {uri} ({first_error}); is the server up and --url right? (--keep-going runs every request anyway)"
@@ -222,11 +241,13 @@ impl ToolError for Error {
             | Error::CaFile { .. }
             | Error::NoSystemRoots { .. }
             | Error::Schedule { .. }
+            | Error::Tokenizer { .. }
             | Error::Body { .. } => Ending::BadInput,
             Error::Open(e) => e.ending(),
             Error::Read(e) => e.ending(),
             Error::Tls(_)
             | Error::Unreachable { .. }
+            | Error::Warmup { .. }
             | Error::EarlyStop { .. }
             | Error::ServerGone { .. }
             | Error::NoneSucceeded { .. }
@@ -259,6 +280,19 @@ mod tests {
         };
         assert_eq!(unreachable.ending(), Ending::Failure);
         assert_eq!(Error::NoneSucceeded { ended: 3 }.ending(), Ending::Failure);
+        let warmup = Error::Warmup {
+            uri: "http://h/v1/chat/completions".into(),
+            why: "HTTP 500".into(),
+        };
+        assert_eq!(warmup.ending(), Ending::Failure);
+        let tokenizer = Error::Tokenizer {
+            path: "t.json".into(),
+            why: "No such file".into(),
+        };
+        assert_eq!(tokenizer.ending(), Ending::BadInput);
+        assert!(tokenizer
+            .to_string()
+            .starts_with("the schedule's tokenizer t.json: No such file;"));
         let stopped = Error::StoppedBeforeSchedule {
             ending: Ending::Terminated,
         };

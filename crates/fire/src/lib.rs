@@ -13,7 +13,9 @@
 //! Times are stamped on `CLOCK_MONOTONIC` relative to the run start written in the header.
 //!
 //! Modules import only downward, never in a circle: `cli` builds a `config` for `run`, which
-//! uses everything; `dispatch` uses `exchange` and `session`; `exchange` uses `http`, `job` and
+//! uses everything; `benchy` (llama-benchy's warm-up, adapt step and latency probes, run before
+//! a batch schedule's first batch) uses `http`, `failure` and `stop`; `dispatch` uses `exchange`
+//! and `session`; `exchange` uses `http`, `job` and
 //! the output; `http`, `discover` and `scrape` describe failed requests with `failure`; and the
 //! helpers at the bottom (`error`, `failure`, `sync`, `limits`, `stop`, `job`) import nothing
 //! above them (`error` names only `api`'s `BodyError`).
@@ -23,6 +25,7 @@
 //! [`sse_split`] and [`exchange::request_uuid`]; everything else is the crate's own.
 
 pub mod api;
+mod benchy;
 mod cli;
 mod config;
 mod discover;

@@ -50,12 +50,21 @@ impl RunSalt {
     }
 
     /// Puts the salt before `req`'s prompt when it starts a conversation (no session, or a
-    /// session's first turn); later turns repeat the first, salt included.
+    /// session's first turn); later turns repeat the first, salt included. A request outside a
+    /// session with a system message (a `--depth` context) has the salt before that instead,
+    /// since it comes first and a prefix cache would keep it. (A session's later turns repeat
+    /// their own system message unsalted, so a session's salt stays in its first prompt.)
     pub fn apply(&self, req: &mut Request, turn: Option<u32>) {
         if turn.is_some_and(|t| t > 0) {
             return;
         }
-        if let Some(prompt) = &mut req.prompt {
+        if let (Some(system), None) = (&mut req.system, turn) {
+            *system = if system.is_empty() {
+                self.text.clone()
+            } else {
+                format!("{} {system}", self.text)
+            };
+        } else if let Some(prompt) = &mut req.prompt {
             *prompt = if prompt.is_empty() {
                 self.text.clone()
             } else {
@@ -111,5 +120,23 @@ mod tests {
         };
         salt.apply(&mut later, Some(1));
         assert_eq!(later.prompt.unwrap(), "again");
+    }
+
+    #[test]
+    fn a_system_message_outside_a_session_takes_the_salt_before_it() {
+        let salt = RunSalt::new(&spec(2, None), 7);
+        let deep = || Request {
+            prompt: Some("hello".into()),
+            system: Some("context".into()),
+            ..Request::default()
+        };
+        let mut alone = deep();
+        salt.apply(&mut alone, None);
+        assert_eq!(alone.system.unwrap(), format!("{} context", salt.text));
+        assert_eq!(alone.prompt.unwrap(), "hello");
+        let mut first_turn = deep();
+        salt.apply(&mut first_turn, Some(0));
+        assert_eq!(first_turn.system.unwrap(), "context");
+        assert_eq!(first_turn.prompt.unwrap(), format!("{} hello", salt.text));
     }
 }

@@ -270,6 +270,10 @@ pub const PEAK_CONCURRENT: Setting = Setting {
 /// mean of three `GET /models`, llama-benchy's method), in ms; llama-benchy's figures subtract it.
 pub const NET_LATENCY_MS: &str = "net_latency_ms";
 
+/// fire's header parameter: the tokens its adapt step took off each prompt (or, at a depth, off
+/// each system context), llama-benchy's warm-up delta.
+pub const ADAPT_TOKENS: &str = "adapt_tokens";
+
 /// Every setting, in the order runs are told apart by (load first, then the workload, then
 /// what was measured).
 pub const SETTINGS: &[Setting] = &[

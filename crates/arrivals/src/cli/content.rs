@@ -10,7 +10,8 @@ use std::time::Duration;
 #[command(next_help_heading = "What each request asks")]
 pub struct Content {
     /// Prompt length in tokens, at most 16,777,216 [default: 1024, or the --scenario's].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=crate::prompts::MAX_TOKENS))]
+    /// `--pp` is llama-benchy's name for it.
+    #[arg(long, visible_alias = "pp", value_parser = clap::value_parser!(u64).range(0..=crate::prompts::MAX_TOKENS))]
     pub input_tokens: Option<u64>,
 
     /// Spread of prompt lengths: the range ratio of a uniform draw (0.2 gives ±20 %), or the
@@ -23,8 +24,8 @@ pub struct Content {
     pub input_dist: DistKind,
 
     /// Tokens to generate per request, `max_tokens` (at most 16,777,216) [default: 128; with
-    /// --dataset, each prompt's own answer length].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=crate::prompts::MAX_TOKENS))]
+    /// --dataset, each prompt's own answer length]. `--tg` is llama-benchy's name for it.
+    #[arg(long, visible_alias = "tg", value_parser = clap::value_parser!(u64).range(1..=crate::prompts::MAX_TOKENS))]
     pub output_tokens: Option<u64>,
 
     /// Spread of answer lengths, as --input-range.
@@ -64,6 +65,26 @@ pub struct Content {
     /// words that are one token each in it. For exact token ids instead, use --token-ids.
     #[arg(long, value_name = "PATH")]
     pub tokenizer: Option<PathBuf>,
+
+    /// Tokens of extra context before each prompt, sent as a system message (llama-benchy's
+    /// --depth): exact with --tokenizer, approximate words without it. Counted apart from
+    /// --input-tokens, as llama-benchy counts it.
+    #[arg(long, value_name = "TOKENS",
+          value_parser = clap::value_parser!(u64).range(0..=crate::prompts::MAX_TOKENS),
+          conflicts_with_all = ["token_ids", "dataset", "turns", "scenario"])]
+    pub depth: Option<u64>,
+
+    /// Cut every prompt (and its --depth context) out of this text, as llama-benchy cuts them
+    /// out of its book: the text is tokenized once with --tokenizer, and each request takes
+    /// --input-tokens + --depth consecutive tokens from a start drawn with --seed (the text
+    /// repeated when it is too short); the first --depth of them, decoded, are the context,
+    /// the rest the prompt. llama-benchy's book is Project Gutenberg's `1661-0.txt`.
+    #[arg(long, value_name = "FILE", requires = "tokenizer",
+          conflicts_with_all = [
+              "dataset", "same_prompt", "prefix_tokens", "scenario", "input_range",
+              "output_range", "range_ratio", "turns",
+          ])]
+    pub corpus: Option<PathBuf>,
 
     /// Turns per session: each arrival starts a conversation whose later turns carry the
     /// earlier turns and the answers really received. --num-prompts then counts sessions

@@ -23,7 +23,8 @@ use std::io::Write;
 /// Poisson process, below 1 is burstier, above 1 more even); `--rate inf` sends everything at
 /// once; `--ramp` moves the rate; `--max-concurrency` caps what is in flight. Closed loop
 /// (`--concurrency N`): `fire` keeps N requests in flight and sends the next one as soon as one
-/// ends. Batch (`--batch N --runs R`): N together, then the next N. Trace replay (`--trace
+/// ends. Batch (`--batch N --runs R`, llama-benchy's mode): N together, then the next N, after
+/// one warm-up batch that `reduce` leaves out (--no-warmup drops it). Trace replay (`--trace
 /// FILE`): each row of a recorded trace at its own time, with its own lengths.
 ///
 /// The same arguments and seed always give byte-identical output. Prompts are salted per run
@@ -70,8 +71,13 @@ Examples:
   # seed 004's study: fill at 1/s, 60 s to settle, 120 s measured, scenario C
   arrivals --concurrency 32 --fill 1/s --stabilize 60s --measure 120s --scenario C
 
-  # llama-benchy: 8 requests together, 5 times; vLLM's ramp-up by request index
+  # llama-benchy: 8 requests together, 5 times (after a warm-up batch reduce leaves out)
   arrivals --batch 8 --runs 5 --input-tokens 1024 --output-tokens 128
+
+  # llama-benchy --pp 2048 --tg 32 --depth 1024 --concurrency 4, its prompts cut from its book
+  arrivals --batch 4 --pp 2048 --tg 32 --depth 1024 --tokenizer tokenizer.json --corpus 1661-0.txt
+
+  # vLLM's ramp-up by request index
   arrivals --ramp requests --ramp-from 1 --ramp-to 10 -n 500
 
   # five-turn chats arriving at 0.5/s, 2-6 s think time, split over two fire processes
@@ -137,7 +143,19 @@ mod tests {
             &["arrivals", "--rate", "abc"],
             &["arrivals", "--rate", "nan"],
             &["arrivals", "--rate", "1", "--concurrency", "2"],
-            &["arrivals", "--batch", "2"],
+            &["arrivals", "--runs", "2"],
+            &["arrivals", "--no-warmup"],
+            &["arrivals", "--depth", "8", "--token-ids", "1..9"],
+            &["arrivals", "--depth", "8", "--dataset", "jsonl:p.jsonl"],
+            &["arrivals", "--corpus", "book.txt"],
+            &[
+                "arrivals",
+                "--corpus",
+                "book.txt",
+                "--tokenizer",
+                "t.json",
+                "--same-prompt",
+            ],
             &[
                 "arrivals",
                 "--batch",
@@ -199,6 +217,18 @@ mod tests {
         ] {
             assert!(Args::try_parse_from(argv).is_err(), "{argv:?}");
         }
+    }
+
+    #[test]
+    fn llama_benchys_names_and_defaults_are_taken() {
+        let args = Args::try_parse_from([
+            "arrivals", "--batch", "2", "--pp", "7", "--tg", "3", "--depth", "5",
+        ])
+        .unwrap();
+        assert_eq!(args.content.input_tokens, Some(7));
+        assert_eq!(args.content.output_tokens, Some(3));
+        assert_eq!(args.content.depth, Some(5));
+        assert_eq!((args.pacing.runs, args.pacing.no_warmup), (None, false));
     }
 
     #[test]

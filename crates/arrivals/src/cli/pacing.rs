@@ -57,15 +57,22 @@ pub struct Pacing {
     #[arg(long, value_name = "RATE|GAP", value_parser = parse_fill, requires = "concurrency")]
     pub fill: Option<Duration>,
 
-    /// Batch mode (llama-benchy): send N requests together, wait for all, repeat --runs times.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
-          requires = "runs")]
+    /// Batch mode (llama-benchy's --concurrency N): send N requests together, wait for all,
+    /// repeat --runs times, after one warm-up batch that `reduce` leaves out (see
+    /// --no-warmup). Our --concurrency is a closed loop, not llama-benchy's batches.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub batch: Option<u64>,
 
-    /// Batch mode: how many batches.
+    /// Batch mode: how many measured batches [default: 3, llama-benchy's].
     #[arg(long, value_name = "R", value_parser = clap::value_parser!(u64).range(1..),
           requires = "batch")]
     pub runs: Option<u64>,
+
+    /// Batch mode: no warm-up batch. By default one more batch goes first, marked in the
+    /// schedule (`warmup_batches: 1`) and left out of every figure, as llama-benchy discards
+    /// its run 0 (llama-benchy's --no-warmup).
+    #[arg(long, requires = "batch")]
+    pub no_warmup: bool,
 
     /// Open loop: at most N requests in flight; a request due while all are busy waits for a
     /// slot, and `fire` records the wait.

@@ -24,6 +24,9 @@ const DEFAULT_INPUT_TOKENS: u64 = 1024;
 /// Answer tokens when --output-tokens is not given (and a dataset line gives none).
 const DEFAULT_OUTPUT_TOKENS: u64 = 128;
 
+/// Measured batches when --batch is given without --runs: llama-benchy's default.
+const DEFAULT_RUNS: u64 = 3;
+
 /// The generator every draw comes from, named in the header so that a schedule can be
 /// reproduced (or checked) by another implementation.
 const GENERATOR: &str = "ChaCha8 (rand_chacha 0.10), one stream per kind of draw; rand_distr 0.6";
@@ -31,6 +34,17 @@ const GENERATOR: &str = "ChaCha8 (rand_chacha 0.10), one stream per kind of draw
 /// The plan the command line describes (`argv` is recorded in its header); bad input when the
 /// flags describe no process or no prompt source.
 pub(crate) fn plan(args: &Args, argv: Vec<String>) -> Result<Plan, Error> {
+    // clap leaves `requires` unchecked when the flag required conflicts with one given.
+    if args.pacing.batch.is_none() {
+        if args.pacing.runs.is_some() {
+            return Err(Error::Flags("--runs counts batches: give --batch N"));
+        }
+        if args.pacing.no_warmup {
+            return Err(Error::Flags(
+                "--no-warmup drops the warm-up batch: give --batch N",
+            ));
+        }
+    }
     let settings = Settings::from(args);
     let spec = settings.process_spec(args)?;
     let process = process::build(spec, crate::arrival_rng(args.seed))?;
@@ -135,8 +149,13 @@ impl Settings {
         if let Some(concurrency) = p.concurrency {
             return Ok(ProcessSpec::Closed { concurrency });
         }
-        if let (Some(size), Some(runs)) = (p.batch, p.runs) {
-            return Ok(ProcessSpec::Batch { size, runs });
+        if let Some(size) = p.batch {
+            let runs = p.runs.unwrap_or(DEFAULT_RUNS);
+            let warmup = warmup_batches(args).unwrap_or(0);
+            return Ok(ProcessSpec::Batch {
+                size,
+                runs: runs.saturating_add(warmup),
+            });
         }
         let gaps = match p.arrival {
             ArrivalKind::Gamma => UnitGaps::Gamma {
@@ -210,6 +229,7 @@ impl Settings {
             // number of shards keeps the whole fill at the asked pace.
             fill_interval_ns: fill_interval_ns.map(|gap| gap.saturating_mul(shards)),
             phases,
+            warmup_batches: warmup_batches(args),
         }
     }
 
@@ -217,6 +237,16 @@ impl Settings {
     /// holds, where known.
     fn prompt_spec(&self, args: &Args, needed: Option<u64>) -> Result<PromptSpec, Error> {
         let c = &args.content;
+        let depth = c.depth.unwrap_or(0);
+        if let (Some(path), Some(tokenizer)) = (&c.corpus, &c.tokenizer) {
+            return Ok(PromptSpec::Corpus {
+                path: path.clone(),
+                tokenizer: tokenizer.clone(),
+                input_tokens: self.input_tokens,
+                output_tokens: c.output_tokens.unwrap_or(DEFAULT_OUTPUT_TOKENS),
+                depth,
+            });
+        }
         // Token ids, the model's own tokenizer (exact text and exact counts of a dataset's
         // prompts), or plain words.
         let maker: Box<dyn TokenMaker> = match (c.token_ids, &c.tokenizer) {
@@ -268,6 +298,7 @@ impl Settings {
             maker,
             seed: args.seed,
             vllm,
+            depth,
         })
     }
 
@@ -337,7 +368,7 @@ impl Settings {
             }
             LoopMode::Batch => {
                 put(vocab::BATCH.key, json!(p.batch));
-                put("runs", json!(p.runs));
+                put("runs", json!(p.runs.unwrap_or(DEFAULT_RUNS)));
             }
         }
         put(vocab::NUM_PROMPTS.key, json!(self.count));
@@ -397,6 +428,14 @@ impl Settings {
                 json!([low.as_secs_f64(), high.as_secs_f64()]),
             );
         }
+        // Written whenever given, and always in batch mode, where llama-benchy names it.
+        if c.depth.is_some() || mode == LoopMode::Batch {
+            put(vocab::DEPTH.key, json!(c.depth.unwrap_or(0)));
+        }
+        put(
+            "corpus",
+            json!(c.corpus.as_ref().map(|p| p.to_string_lossy())),
+        );
         put("scenario", json!(c.scenario.map(|s| format!("{s:?}"))));
         put("token_ids", json!(c.token_ids));
         put(
@@ -408,6 +447,13 @@ impl Settings {
         put("generator", json!(GENERATOR));
         params
     }
+}
+
+/// The warm-up batches written before the measured ones: one in batch mode (llama-benchy's
+/// discarded run 0) unless --no-warmup; `None` outside batch mode.
+fn warmup_batches(args: &Args) -> Option<u64> {
+    let p = &args.pacing;
+    (p.batch.is_some() && !p.no_warmup).then_some(1)
 }
 
 fn phase(name: &str, start_ns: u64, end_ns: Option<u64>) -> Phase {

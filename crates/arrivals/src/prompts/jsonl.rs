@@ -139,6 +139,7 @@ impl PromptSource for Jsonl {
             prompt_tokens: Some(self.maker.count(&text)),
             content: Content::Text(text),
             max_tokens,
+            system: None,
         })
     }
 

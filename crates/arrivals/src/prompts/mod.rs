@@ -8,6 +8,7 @@
 //! writer loop does not change. How a given number of tokens is made (plain words, token ids,
 //! text checked with a tokenizer) is a [`maker::TokenMaker`], apart from the source.
 
+pub mod corpus;
 mod jsonl;
 pub mod lengths;
 pub mod maker;
@@ -15,6 +16,7 @@ pub mod sharegpt;
 mod synthetic;
 pub mod tokenizer;
 
+pub use corpus::CorpusCuts;
 pub use jsonl::Jsonl;
 pub use lengths::{DistKind, LengthDist, LengthError};
 pub use maker::{SaltAlphabet, TokenIds, TokenMaker, Words};
@@ -79,6 +81,23 @@ pub enum PromptSpec {
         /// vLLM's random-dataset lengths for each request (`--vllm-compatible`), where the
         /// distributions are vLLM's.
         vllm: Option<VllmLengths>,
+        /// Tokens of context made before each prompt as its system message (`--depth`); 0
+        /// for none.
+        depth: u64,
+    },
+    /// Prompts and their context cut out of a text in the model's tokenizer, as llama-benchy
+    /// cuts them out of its book (`--corpus`).
+    Corpus {
+        /// The text.
+        path: PathBuf,
+        /// The model's `tokenizer.json`.
+        tokenizer: PathBuf,
+        /// Prompt tokens per request (`--input-tokens`).
+        input_tokens: u64,
+        /// Answer tokens per request (`max_tokens`).
+        output_tokens: u64,
+        /// Context tokens per request, sent as the system message (`--depth`).
+        depth: u64,
     },
     /// Conversations of a ShareGPT file, sampled as `vllm bench serve` samples them.
     ShareGpt {
@@ -119,9 +138,25 @@ pub fn build(spec: PromptSpec) -> Result<Box<dyn PromptSource>, PromptError> {
             maker,
             seed,
             vllm,
+            depth,
         } => Box::new(
-            Synthetic::new(input, output, shape, prefixes, maker, seed).with_vllm_lengths(vllm),
+            Synthetic::new(input, output, shape, prefixes, maker, seed)
+                .with_vllm_lengths(vllm)
+                .with_depth(depth),
         ),
+        PromptSpec::Corpus {
+            path,
+            tokenizer,
+            input_tokens,
+            output_tokens,
+            depth,
+        } => Box::new(CorpusCuts::open(
+            &path,
+            &tokenizer,
+            input_tokens,
+            output_tokens,
+            depth,
+        )?),
         PromptSpec::ShareGpt {
             path,
             maker,
@@ -157,6 +192,8 @@ pub struct Prompt {
     pub prompt_tokens: Option<u64>,
     /// Tokens to generate (`max_tokens` of the API request).
     pub max_tokens: u64,
+    /// Context sent before the prompt as a system message (`--depth`), where there is one.
+    pub system: Option<String>,
 }
 
 /// The body of a prompt: text for any API, or token ids for the completions API.
@@ -182,6 +219,7 @@ impl Prompt {
             prompt_token_ids,
             prompt_tokens: self.prompt_tokens,
             max_tokens: self.max_tokens,
+            system: self.system,
             ..Request::default()
         }
     }
@@ -214,6 +252,7 @@ mod tests {
             content: Content::Text("hi there".into()),
             prompt_tokens: Some(2),
             max_tokens: 5,
+            system: None,
         }
         .into_request(3, Some(7));
         assert_eq!(
@@ -228,6 +267,7 @@ mod tests {
             content: Content::TokenIds(vec![1, 2, 3]),
             prompt_tokens: None,
             max_tokens: 1,
+            system: None,
         }
         .into_request(0, None);
         assert_eq!(ids.prompt, None);

@@ -278,6 +278,7 @@ impl PromptSource for ShareGpt {
             content: Content::Text(text.to_string()),
             prompt_tokens: Some(prompt_tokens),
             max_tokens,
+            system: None,
         })
     }
 

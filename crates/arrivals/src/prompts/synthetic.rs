@@ -53,6 +53,10 @@ pub struct Synthetic {
     made: Vec<Option<Content>>,
     /// vLLM's lengths for each request, where they replace our own draws.
     vllm: Option<VllmLengths>,
+    /// Tokens of context made as each prompt's system message; 0 for none.
+    depth: u64,
+    /// The stream contexts are drawn from (the seed's [`crate::streams::CONTEXT`]).
+    context_rng: Option<ChaCha8Rng>,
 }
 
 /// The input and output lengths `vllm bench serve --dataset-name random --seed S` gives
@@ -122,7 +126,17 @@ impl Synthetic {
             seed,
             made: vec![None; groups],
             vllm: None,
+            depth: 0,
+            context_rng: None,
         }
+    }
+
+    /// Gives each prompt `depth` tokens of context as its system message (`--depth`), drawn
+    /// from a stream of their own so that the prompts stay those of no depth.
+    pub fn with_depth(mut self, depth: u64) -> Self {
+        self.depth = depth;
+        self.context_rng = (depth > 0).then(|| self.fixed_stream(crate::streams::CONTEXT));
+        self
     }
 
     /// Takes each request's lengths from `lengths` (vLLM's draws) instead of drawing them.
@@ -177,10 +191,23 @@ impl PromptSource for Synthetic {
             Some(prefix) => self.maker.join(prefix, &body),
             None => body,
         };
+        let system = match self.context_rng.as_mut() {
+            None => None,
+            Some(context_rng) => match self.maker.make(self.depth, context_rng) {
+                Content::Text(text) => Some(text),
+                // The flags refuse --depth with token ids: a system message is text.
+                Content::TokenIds(_) => {
+                    return Err(PromptError::new(
+                        "--depth makes a system message, which must be text: use --tokenizer instead of --token-ids",
+                    ))
+                }
+            },
+        };
         Ok(Prompt {
             content,
-            prompt_tokens: Some(prefix_tokens + own),
+            prompt_tokens: Some(prefix_tokens + own + self.depth),
             max_tokens,
+            system,
         })
     }
 

@@ -15,6 +15,7 @@ pub mod scan;
 
 use bytes::Bytes;
 pub use chunk::ChunkInfo;
+pub use completions::SEPARATOR;
 use serde::Serialize;
 use tokenpipe_format::Request;
 

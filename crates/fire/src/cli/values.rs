@@ -3,6 +3,7 @@
 //! help, the man page and the completions show (`tests/it/generated.rs` compares them).
 
 use crate::api::{Api, StreamUsage};
+use crate::benchy::LatencyMode;
 use clap::builder::PossibleValue;
 use clap::ValueEnum;
 
@@ -18,6 +19,22 @@ impl ValueEnum for Api {
             }
             Api::Chat => PossibleValue::new("chat")
                 .help("`POST {url}/chat/completions` with one user message"),
+        })
+    }
+}
+
+impl ValueEnum for LatencyMode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[LatencyMode::Api, LatencyMode::Generation, LatencyMode::None]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            LatencyMode::Api => PossibleValue::new("api")
+                .help("Mean of three `GET {url}/models`, each to its whole answer (llama-benchy's default)"),
+            LatencyMode::Generation => PossibleValue::new("generation")
+                .help("Mean of three streamed one-token requests on the run's API, each to its first bytes"),
+            LatencyMode::None => PossibleValue::new("none").help("Not measured: 0 ms"),
         })
     }
 }
@@ -53,6 +70,10 @@ mod tests {
             let name = api.to_possible_value().unwrap().get_name().to_string();
             assert_eq!(serde_json::json!(api), serde_json::json!(name));
             assert_eq!(Api::from_str(&name, false), Ok(*api));
+        }
+        for mode in LatencyMode::value_variants() {
+            let name = mode.to_possible_value().unwrap().get_name().to_string();
+            assert_eq!(serde_json::json!(mode), serde_json::json!(name));
         }
         for usage in StreamUsage::value_variants() {
             let name = usage.to_possible_value().unwrap().get_name().to_string();

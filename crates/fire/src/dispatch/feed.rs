@@ -12,7 +12,7 @@ use crate::job::{Credit, Ended};
 use std::io::BufRead;
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
-use tokenpipe_format::{Record, RecordReader};
+use tokenpipe_format::{Record, RecordReader, Request};
 
 /// What the dispatcher hears.
 pub enum Event {
@@ -24,12 +24,18 @@ pub enum Event {
     Ended(Ended),
 }
 
-/// Starts the reader thread: `first` (a record already read), then the rest of `reader`.
+/// Changes a schedule request as it is read, on the reader thread, before the dispatcher sees
+/// it (the llama-benchy adapt step), so that the send path does no more work.
+pub type Rewrite = Box<dyn Fn(&mut Request) + Send>;
+
+/// Starts the reader thread: `first` (a record already read), then the rest of `reader`, each
+/// request passed through `rewrite` when there is one.
 pub fn spawn<R: BufRead + Send + 'static>(
     mut reader: RecordReader<R>,
     first: Option<Record>,
     gate: Arc<Gate>,
     events: Sender<Event>,
+    rewrite: Option<Rewrite>,
 ) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("fire-read".into())
@@ -39,7 +45,7 @@ pub fn spawn<R: BufRead + Send + 'static>(
                 let Some(credit) = gate.take() else {
                     return;
                 };
-                let record = match pending.take() {
+                let mut record = match pending.take() {
                     Some(r) => r,
                     None => match reader.next_record() {
                         Ok(Some(r)) => r,
@@ -47,6 +53,9 @@ pub fn spawn<R: BufRead + Send + 'static>(
                         Err(e) => break Err(e.into()),
                     },
                 };
+                if let (Some(rewrite), Record::Request(req)) = (&rewrite, &mut record) {
+                    rewrite(req);
+                }
                 if events
                     .send(Event::Record(Box::new(record), reader.line(), credit))
                     .is_err()

@@ -4,6 +4,8 @@
 //! limit is short of the requests in flight, and the metrics scrape before the run.
 
 use super::plan::Plan;
+use crate::benchy::probe::Prober;
+use crate::benchy::{self, Prelude};
 use crate::config::Config;
 use crate::discover::{self, Discovery};
 use crate::dispatch::{Dispatch, Policy};
@@ -33,6 +35,8 @@ pub(super) struct Network {
     pub scraper: Option<Scraper>,
     /// The `server_metrics` record of the scrape before the run.
     pub before: Option<Record>,
+    /// What llama-benchy's prelude found, for a batch schedule.
+    pub prelude: Option<Prelude>,
 }
 
 impl Network {
@@ -52,6 +56,10 @@ impl Network {
         let model = match &config.model {
             Some(m) => Some(m.clone()),
             None => discover_model(plan, &runtime, &client)?,
+        };
+        let prelude = match plan.schedule.batch {
+            true => Some(prelude(plan, &runtime, &client, model.as_deref())?),
+            false => None,
         };
         warn_if_fds_short(plan.schedule.policy.in_flight_limit());
         let scraper = match &config.server_metrics {
@@ -73,8 +81,38 @@ impl Network {
             model,
             scraper,
             before,
+            prelude,
         })
     }
+}
+
+/// llama-benchy's steps before its first batch: the warm-up requests, the adapt step's
+/// deltas and the measured latency (see `benchy`).
+fn prelude(
+    plan: &Plan,
+    runtime: &Runtime,
+    client: &HttpClient,
+    model: Option<&str>,
+) -> Result<Prelude, Error> {
+    let config = &plan.config;
+    let (tokenizer, depth) = benchy::Settings::from_header(&plan.schedule.upstream);
+    let settings = benchy::Settings {
+        warmup: config.warmup,
+        adapt_prompt: config.adapt_prompt,
+        latency_mode: config.latency_mode,
+        tokenizer,
+        depth,
+        api: config.chosen_api(),
+        generate: plan.uri.clone(),
+        models: plan.models_uri.clone(),
+    };
+    let prober = Prober {
+        client,
+        headers: &plan.headers,
+        model,
+        stop: &plan.stop,
+    };
+    runtime.block_on(benchy::run(&prober, &settings))
 }
 
 /// The network runtime: `threads` worker threads, or the calling thread alone for 1. Each

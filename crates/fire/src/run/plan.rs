@@ -3,7 +3,7 @@
 //! connection is opened or a byte is written. Ctrl-C counts from here on: the signal thread
 //! starts before the schedule is read, since reading it may wait on an upstream `arrivals`.
 
-use crate::api::BodyOptions;
+use crate::api::{Api, BodyOptions};
 use crate::config::Config;
 use crate::dispatch::{self, Policy};
 use crate::error::Error;
@@ -17,7 +17,7 @@ use std::fs::File;
 use std::io::BufRead;
 use std::path::Path;
 use std::sync::Arc;
-use tokenpipe_format::{Header, ReadError, Record, RecordReader, RecordType, Salt};
+use tokenpipe_format::{Header, LoopMode, ReadError, Record, RecordReader, RecordType, Salt};
 
 /// The schedule's reader, for the records after its head.
 pub(super) type ScheduleReader = RecordReader<Box<dyn BufRead + Send>>;
@@ -62,17 +62,31 @@ pub(super) struct Schedule {
     pub duration_ns: Option<u64>,
     /// The read-ahead gate, sized for the schedule (a batch may need more than the default).
     pub gate: Arc<Gate>,
+    /// Whether it is a batch schedule, llama-benchy's mode.
+    pub batch: bool,
+    /// What the reader does to each request as it reads it (the adapt step), once known.
+    pub rewrite: Option<crate::dispatch::feed::Rewrite>,
 }
 
 /// Works out the run's plan; `Err` is bad input, or a stop before the schedule's head came.
-pub(super) fn plan(config: Config) -> Result<Plan, Error> {
-    let (uri, models_uri) = config.endpoints()?;
+pub(super) fn plan(mut config: Config) -> Result<Plan, Error> {
+    // Checked before the schedule is read, and again once the schedule has chosen the API.
+    config.endpoints()?;
     let headers = config.request_headers()?;
     let body_options = config.body_options()?;
     let stop = Arc::new(Stop::default());
     let last_resort = signals::watch(stop.clone());
     let saved = save_file(&config)?;
     let schedule = Schedule::read(&config, &stop)?;
+    // llama-benchy always calls the chat API: so does a batch schedule unless --api says, or
+    // its prompts are token ids, which only completions takes.
+    let token_ids = schedule.upstream.params.contains_key("token_ids");
+    let api = match schedule.batch && !token_ids {
+        true => Api::Chat,
+        false => Api::Completions,
+    };
+    config.api = Some(config.api.unwrap_or(api));
+    let (uri, models_uri) = config.endpoints()?;
     Ok(Plan {
         config,
         uri,
@@ -123,9 +137,9 @@ impl Schedule {
             }
             None => Box::new(dispatch::Open { cap: None }),
         };
-        let (salt, requests) = match &first {
-            Some(Record::Schedule(s)) => (s.salt.clone(), s.requests),
-            _ => (None, None),
+        let (salt, requests, batch) = match &first {
+            Some(Record::Schedule(s)) => (s.salt.clone(), s.requests, s.mode.is(LoopMode::Batch)),
+            _ => (None, None, false),
         };
         let duration_ns = first.as_ref().and_then(dispatch::duration_of);
         let gate = Arc::new(Gate::for_schedule(first.as_ref()));
@@ -139,6 +153,8 @@ impl Schedule {
             requests,
             duration_ns,
             gate,
+            batch,
+            rewrite: None,
         })
     }
 }

@@ -80,6 +80,13 @@ pub(super) fn start(mut plan: Plan) -> Result<Running, Error> {
         clock: recorder.clock,
         stop: stop.clone(),
     };
+    let mut schedule = schedule;
+    // The adapt step runs on the reader thread, as each request is read.
+    schedule.rewrite = network
+        .prelude
+        .take()
+        .and_then(|p| p.adapt)
+        .map(|adapt| -> dispatch::feed::Rewrite { Box::new(move |req| adapt.apply(req)) });
     let (dispatcher, inbox) = start_dispatcher(
         schedule,
         &config,
@@ -139,6 +146,9 @@ impl Recorder {
         plan.config
             .transport
             .record(&mut header.params, network.preconnected);
+        if let Some(prelude) = &network.prelude {
+            header.params.extend(prelude.params());
+        }
         if let Some(salt) = &salt {
             // Kept with the data, so that a run's exact prompts can be rebuilt from its schedule.
             header.params.insert(
@@ -172,7 +182,7 @@ fn request_context(
     Ctx {
         client,
         uri,
-        dialect: config.api.dialect(),
+        dialect: config.chosen_api().dialect(),
         headers,
         clock: recorder.clock,
         sink: recorder.sink,
@@ -244,6 +254,7 @@ fn start_dispatcher(
         schedule.first,
         schedule.gate.clone(),
         events_tx.clone(),
+        schedule.rewrite,
     )
     .map_err(|source| Error::Thread {
         what: "schedule reader thread",
@@ -256,7 +267,7 @@ fn start_dispatcher(
         events: events_rx,
         gate: schedule.gate,
         sink: sink.clone(),
-        dialect: config.api.dialect(),
+        dialect: config.chosen_api().dialect(),
         body,
         policy: schedule.policy,
         salt,
