@@ -274,6 +274,10 @@ pub const NET_LATENCY_MS: &str = "net_latency_ms";
 /// each system context), llama-benchy's warm-up delta.
 pub const ADAPT_TOKENS: &str = "adapt_tokens";
 
+/// arrivals' header parameter repeating the schedule's `warmup_batches`, since fire's output
+/// does not repeat the schedule and reduce must leave those batches out.
+pub const WARMUP_BATCHES: &str = "warmup_batches";
+
 /// Every setting, in the order runs are told apart by (load first, then the workload, then
 /// what was measured).
 pub const SETTINGS: &[Setting] = &[

@@ -369,6 +369,11 @@ impl Settings {
             LoopMode::Batch => {
                 put(vocab::BATCH.key, json!(p.batch));
                 put("runs", json!(p.runs.unwrap_or(DEFAULT_RUNS)));
+                // In the header chain too, as the phases are: reduce leaves these batches out
+                // of every figure and never sees the schedule record.
+                if let Some(w) = warmup_batches(args) {
+                    put(vocab::WARMUP_BATCHES, json!(w));
+                }
             }
         }
         put(vocab::NUM_PROMPTS.key, json!(self.count));

@@ -20,10 +20,6 @@ use tokenpipe_format::{vocab, Header, LlamaBenchy, MeanStd, Record, SpreadFigure
 const NS_PER_S: f64 = 1e9;
 const NS_PER_MS: f64 = 1e6;
 
-/// fire's header parameter: the tokens its adapt step took off each prompt (llama-benchy's
-/// warm-up delta), which llama-benchy takes off its expected prompt length too. The same
-/// literal as fire's `vocab::ADAPT_TOKENS`.
-const ADAPT_TOKENS: &str = "adapt_tokens";
 /// fire's header parameter saying how much usage the stream carried (`on`, `continuous`,
 /// `off`): whether each token event's count is exact.
 const STREAM_USAGE: &str = "stream_usage";
@@ -69,7 +65,7 @@ impl Plan {
         let batch = number(vocab::BATCH.key);
         let expected = number(vocab::INPUT_TOKENS.key).map(|input| {
             let depth = number(vocab::DEPTH.key).unwrap_or(0);
-            let adapt = number(ADAPT_TOKENS).unwrap_or(0);
+            let adapt = number(vocab::ADAPT_TOKENS).unwrap_or(0);
             input.saturating_add(depth).saturating_sub(adapt)
         });
         let measured_latency_ns = header

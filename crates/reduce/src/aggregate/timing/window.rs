@@ -6,6 +6,7 @@
 use super::span::RunSpan;
 use crate::error::WindowError;
 use crate::request::RequestResult;
+use tokenpipe_format::vocab::WARMUP_BATCHES;
 use tokenpipe_format::{Header, MeasuredWindow, Phase, Summary, Token};
 
 const NS_PER_S: f64 = 1e9;
@@ -122,10 +123,6 @@ impl WindowChoice {
         })
     }
 }
-
-/// arrivals' header parameter carrying the schedule's `warmup_batches` (as `phases` carries
-/// its phases, since fire's output does not repeat the schedule).
-const WARMUP_BATCHES: &str = "warmup_batches";
 
 /// Leaves out the requests of a batch run's first batches, llama-benchy's discarded warm-up
 /// run: a request of batch `b < batches` belongs to no figure. The rest is the measured window.
