@@ -312,3 +312,61 @@ fn a_batch_of_token_ids_stays_on_completions() {
     assert_eq!(bodies.len(), 4);
     assert!(bodies.iter().all(|b| b["prompt"].is_array()), "{bodies:?}");
 }
+
+/// The whole pipe, as a user runs it: the warm-up batch is sent (and in the events) but no
+/// figure counts it; reduce subtracts the latency fire measured; `--phase all` counts it again.
+#[test]
+fn reduce_leaves_the_warm_up_batch_out_and_subtracts_fires_latency() {
+    let server = Server::start(&["--ttft-ms", "20", "--itl-ms", "2"]);
+    let sched = [
+        "--batch",
+        "2",
+        "--runs",
+        "2",
+        "--input-tokens",
+        "8",
+        "--output-tokens",
+        "4",
+    ];
+    let summary = |reduce: &[&str]| {
+        let outs = pipeline(
+            &[
+                cmd("arrivals", &sched),
+                cmd("fire", &["--url", server.url.as_str(), "-q"]),
+                cmd("reduce", reduce),
+            ],
+            None,
+        );
+        for (o, name) in outs.iter().zip(["arrivals", "fire", "reduce"]) {
+            assert_ok(o, name);
+        }
+        of_type(&records(&outs[2].stdout), "summary")[0].clone()
+    };
+    let s = summary(&[]);
+    let b = &s["llama_benchy"];
+    assert_eq!(b["batches"], 2, "{b}");
+    assert_eq!(s["requests_ok"], 4, "the measured batches only: {s}");
+    let latency = b["net_latency_ms"].as_f64().expect("fire's latency");
+    assert!(
+        latency > 0.0,
+        "fire measured a latency and reduce took it: {b}"
+    );
+    let (ttfr, est) = (
+        b["ttfr_ms"]["mean"].as_f64(),
+        b["est_ppt_ms"]["mean"].as_f64(),
+    );
+    let (ttfr, est) = (ttfr.expect("ttfr"), est.expect("est_ppt"));
+    assert!(
+        (ttfr - latency - est).abs() < 1e-6,
+        "est_ppt = TTFR − latency: {b}"
+    );
+    assert!(
+        ttfr >= 15.0,
+        "the role chunk waits for the 20 ms prefill: {b}"
+    );
+
+    let all = summary(&["--phase", "all"]);
+    assert_eq!(all["llama_benchy"]["batches"], 3, "{all}");
+    assert_eq!(all["requests_ok"], 6, "{all}");
+    server.stop();
+}
