@@ -65,6 +65,11 @@ OUTPUT=${OUTPUT:-$(quick 128 64)}
 DEPTH=${DEPTH:-0}
 PROMPTS=${PROMPTS:-}
 SEED=${SEED:-0}
+for setting in "INPUT=$INPUT" "OUTPUT=$OUTPUT" "DEPTH=$DEPTH" "PROMPTS=${PROMPTS:-1}"; do
+  case ${setting#*=} in
+    '' | *[!0-9]*) usage_error "$setting: a whole number of tokens or prompts" ;;
+  esac
+done
 lengths=(--input-tokens "$INPUT" --output-tokens "$OUTPUT" --seed "$SEED")
 # vllm bench serve has no depth: its prompts are as long as llama-benchy's prompt and context.
 serve_lengths=(--input-tokens "$((INPUT + DEPTH))" --output-tokens "$OUTPUT" --seed "$SEED")
@@ -97,8 +102,8 @@ finish() {
   show ttft.md "${pivot[@]}" --cell 'ttfr|ttft.p50' "${summaries[@]}"
   echo
   show tpot.md "${pivot[@]}" --cell tpot.p50 "${summaries[@]}"
-  echo
   if has_field peak_output_tps "${serves[@]}"; then
+    echo
     show peak.md "${pivot[@]}" --cell 'tg_tps|peak_output_tps' --baseline "$BENCHY" \
       "${summaries[@]}"
     last=peak.md
