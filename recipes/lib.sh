@@ -201,3 +201,20 @@ recipe_end() {
   done
   exit "$bad"
 }
+
+# need_flag TOOL_PATH FLAG WHY: stops the recipe (exit 1) when the tool has no FLAG, naming
+# what the recipe needs it for, so that tools older than the recipe fail before any run rather
+# than half-way through with a usage error.
+need_flag() {
+  local path=$1 flag=$2 why=$3
+  "$path" --help 2>/dev/null | grep -qE -- "(^|[[:space:],])$flag([[:space:]=,<]|$)" \
+    || die "$(basename "$path") ($path) has no $flag, which $why needs: these tools are older than the recipe; install the current ones (make install) or point TOKENPIPE_BIN at them"
+}
+
+# has_field FIELD SUMMARY_FILES...: whether any summary in the files has FIELD (a member of the
+# summary), for a table that `table` would refuse when no run has it.
+has_field() {
+  local field=$1; shift
+  [ $# -gt 0 ] && jq -se --arg f "$field" \
+    'any(.[]; .type == "summary" and has($f))' "$@" >/dev/null
+}
