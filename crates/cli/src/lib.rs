@@ -285,9 +285,32 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs_f64(secs))
 }
 
+/// Parses a percentile from 0 to 100 (`99`, `99.9`), as `--metric-percentiles` takes them in
+/// reduce and table alike.
+pub fn parse_percentile(s: &str) -> Result<f64, String> {
+    let p: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a percentile from 0 to 100, got `{s}`"))?;
+    if !(0.0..=100.0).contains(&p) {
+        return Err(format!("a percentile is from 0 to 100, got `{s}`"));
+    }
+    Ok(p)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::{parse_duration, parse_percentile};
+
+    #[test]
+    fn percentiles_are_numbers_from_0_to_100() {
+        assert_eq!(parse_percentile(" 99.9"), Ok(99.9));
+        assert_eq!(parse_percentile("0"), Ok(0.0));
+        assert!(parse_percentile("100.5")
+            .unwrap_err()
+            .contains("from 0 to 100"));
+        assert!(parse_percentile("p99").unwrap_err().contains("`p99`"));
+    }
     use std::time::Duration;
 
     #[test]

@@ -82,7 +82,7 @@ struct Args {
 
     /// Percentiles of every latency metric, from 0 to 100, comma-separated. Default: 50,90,99
     /// (and 99 alone for the figures of --vllm-compatible, as vLLM's default).
-    #[arg(long, value_name = "P,...", value_delimiter = ',', value_parser = parse_percentile)]
+    #[arg(long, value_name = "P,...", value_delimiter = ',', value_parser = tokenpipe_cli::parse_percentile)]
     percentiles: Vec<f64>,
 
     /// Leave out the histograms that let summaries of shards or repeated runs merge exactly.
@@ -193,17 +193,6 @@ fn window_choice(args: &Args) -> WindowChoice {
             measure_ns: measure.map(ns),
         },
     }
-}
-
-fn parse_percentile(s: &str) -> Result<f64, String> {
-    let p: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("expected a percentile from 0 to 100, got `{s}`"))?;
-    if !(0.0..=100.0).contains(&p) {
-        return Err(format!("a percentile is from 0 to 100, got `{s}`"));
-    }
-    Ok(p)
 }
 
 /// Reads one `METRIC=DURATION` bound (`ttft=200ms`, `e2el=2s`, `itl=500us`).

@@ -187,7 +187,7 @@ struct Args {
     /// as `vllm bench serve --metric-percentiles` prints them (`50,90,99`, `99.9` → `P99.9`).
     /// Each must be among the run's figures: a vLLM result's own, or `reduce --percentiles`.
     /// Default, as vLLM's: 99.
-    #[arg(long, value_name = "P,...", value_delimiter = ',', value_parser = percentile)]
+    #[arg(long, value_name = "P,...", value_delimiter = ',', value_parser = tokenpipe_cli::parse_percentile)]
     metric_percentiles: Option<Vec<f64>>,
 }
 
@@ -207,18 +207,6 @@ fn metric_name(s: &str) -> Result<String, String> {
             ))
         }
     }
-}
-
-/// Reads a percentile from 0 to 100, for `--metric-percentiles`.
-fn percentile(s: &str) -> Result<f64, String> {
-    let p: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("expected a percentile from 0 to 100, got `{s}`"))?;
-    if !(0.0..=100.0).contains(&p) {
-        return Err(format!("a percentile is from 0 to 100, got `{s}`"));
-    }
-    Ok(p)
 }
 
 impl Args {
