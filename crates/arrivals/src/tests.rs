@@ -168,7 +168,7 @@ fn output_bytes_are_pinned() {
                 "--shard",
                 "1/2",
             ],
-            0x770f_c262_bf39_0005,
+            0x2900_72ca_e4cb_b343,
         ),
         (
             &[
