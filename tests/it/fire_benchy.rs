@@ -370,3 +370,71 @@ fn reduce_leaves_the_warm_up_batch_out_and_subtracts_fires_latency() {
     assert_eq!(all["requests_ok"], 6, "{all}");
     server.stop();
 }
+
+/// The adapt step against a server that counts with the schedule's tokenizer plus a chat
+/// template: fire finds the template's tokens and cuts them, so that the server sees the
+/// prompt length asked for, as llama-benchy's adapt step means; against a server that counts
+/// fewer tokens than the tokenizer it cuts nothing and says so.
+#[test]
+fn the_adapt_step_cuts_the_templates_tokens_and_warns_when_it_cannot() {
+    let sched = [
+        "--batch",
+        "2",
+        "--runs",
+        "1",
+        "--pp",
+        "40",
+        "--tg",
+        "2",
+        "--tokenizer",
+        TOKENIZER,
+    ];
+    let fire_through = |server: &Server| {
+        let outs = pipeline(
+            &[
+                cmd("arrivals", &sched),
+                cmd("fire", &["--url", server.url.as_str(), "-q"]),
+            ],
+            None,
+        );
+        assert_ok(&outs[0], "arrivals");
+        assert_ok(&outs[1], "fire");
+        (
+            records(&outs[1].stdout),
+            String::from_utf8_lossy(&outs[1].stderr).into_owned(),
+        )
+    };
+    let counting = Server::start(&[
+        "--ttft-ms",
+        "5",
+        "--itl-ms",
+        "1",
+        "--tokenizer",
+        TOKENIZER,
+        "--template-tokens",
+        "5",
+    ]);
+    let (recs, stderr) = fire_through(&counting);
+    assert_eq!(recs[0]["params"]["adapt_tokens"], 5, "{}", recs[0]);
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let done = of_type(&recs, "done");
+    assert_eq!(done.len(), 4, "the warm-up batch and the measured one");
+    for d in done {
+        // The salt's tokens ride on top, as they would in llama-benchy's --no-cache suffix.
+        let seen = d["prompt_tokens"].as_u64().expect("usage");
+        assert!(
+            (40..=48).contains(&seen),
+            "the server saw {seen} tokens: {d}"
+        );
+    }
+    counting.stop();
+
+    let words = Server::start(&["--ttft-ms", "5", "--itl-ms", "1"]);
+    let (recs, stderr) = fire_through(&words);
+    assert_eq!(recs[0]["params"]["adapt_tokens"], 0);
+    assert!(
+        stderr.contains("warning") && stderr.contains("tokens fewer than the schedule's tokenizer"),
+        "{stderr}"
+    );
+    words.stop();
+}

@@ -122,6 +122,19 @@ pub async fn run(prober: &Prober<'_>, settings: &Settings) -> Result<Prelude, Er
     let adapt = match (tokenizer, warmup_prompt_tokens) {
         (Some(t), Some(counts)) => {
             let deltas = Deltas::of(counts, &t);
+            let delta = if settings.depth == 0 {
+                deltas.user
+            } else {
+                deltas.context
+            };
+            if delta < 0 {
+                eprintln!(
+                    "fire: warning: the server counted {} tokens fewer than the schedule's \
+                     tokenizer for the warm-up text; llama-benchy would lengthen every prompt by \
+                     that much, fire sends them as they are (is this the server's tokenizer?)",
+                    -delta
+                );
+            }
             Some(Adapt::new(t, deltas, settings.depth))
         }
         _ => None,
