@@ -23,6 +23,13 @@ REAL_TOOL=${REAL_TOOL:-$(basename "$0" .sh)}
 say() { echo "$REAL_TOOL: $*" >&2; }
 die() { say "$*"; exit 1; }
 
+# tools_dir [DIR]: the directory holding tokenpipe's tools: DIR when it has fire, else the
+# repository's target/release, else the one on PATH.
+tools_dir() {
+  local dir=${1:-$REAL_SCRIPTS/../../target/release}
+  if [ -x "$dir/fire" ]; then echo "$dir"; else dirname "$(command -v fire || die "no fire in $dir or on PATH: make build, or pass the directory")"; fi
+}
+
 # run_step NAME CMD...: runs CMD with its output in $REAL_LOGS/NAME.log and says how long it
 # took; on failure names the step and its log, shows the log's last lines and exits 1.
 run_step() {

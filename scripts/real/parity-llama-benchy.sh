@@ -37,11 +37,7 @@ VENV="$REAL_DIR/llama-benchy-venv"
 OUT_DIR="$REAL_DIR/parity-llama-benchy"
 BOOK_URL="https://www.gutenberg.org/files/1661/1661-0.txt"
 
-bin_dir() {
-  local dir=${1:-$REAL_SCRIPTS/../../target/release}
-  if [ -x "$dir/fire" ]; then echo "$dir"; else dirname "$(command -v fire || die "no fire in $dir or on PATH: make build, or pass the directory")"; fi
-}
-BIN=$(bin_dir "${1:-}")
+BIN=$(tools_dir "${1:-}")
 [ -f "$TOKENIZER" ] || die "no tokenizer at $TOKENIZER: run scripts/real/tiny-model.sh, or set TOKENIZER"
 mkdir -p "$OUT_DIR"
 

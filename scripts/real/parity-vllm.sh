@@ -37,10 +37,6 @@ VENV="$REAL_DIR/vllm-venv"
 TINY="$REAL_DIR/tiny"
 OUT_DIR="$REAL_DIR/parity"
 
-tool() {
-  local dir=${1:-$REAL_SCRIPTS/../../target/release}
-  if [ -x "$dir/fire" ]; then echo "$dir"; else dirname "$(command -v fire || die "no fire in $dir or on PATH: make build, or pass the directory")"; fi
-}
 
 vllm_run() {
   local seed=$1 name=$2
@@ -176,7 +172,7 @@ EOF_PY
 }
 
 main() {
-  BIN=$(tool "${1:-}")
+  BIN=$(tools_dir "${1:-}")
   URL=$("$REAL_SCRIPTS/vllm.sh" url)
   [ -x "$VENV/bin/vllm" ] || die "no vLLM in $VENV: scripts/real/vllm.sh install"
   rm -rf "$OUT_DIR" && mkdir -p "$OUT_DIR"
