@@ -54,6 +54,15 @@ stopped() {
 # processes too, so fire has written its records by then.
 trap 'stopped 130' INT
 trap 'stopped 143' TERM
+# interrupted_by STATUS: a tool that exited 130 or 143 was interrupted (it caught Ctrl-C or
+# SIGTERM, wrote what it measured and exited): the recipe stops as its trap would. Bash runs no
+# trap for a SIGINT that the foreground command caught and exited on, so the status is the one
+# sure sign.
+interrupted_by() {
+  case $1 in
+    130 | 143) stopped "$1" ;;
+  esac
+}
 die() { say "$*"; exit 1; }
 usage_error() { say "$*"; exit 2; }
 
@@ -119,6 +128,7 @@ run() {
   say "run $name: arrivals ${a[*]} | fire ${f[*]}"
   local status=0
   "$ARRIVALS" "${a[@]}" | "$FIRE" "${common[@]}" "${f[@]}" >"$OUT/runs/$name.ndjson" || status=$?
+  interrupted_by "$status"
   if [ "$status" -ne 0 ]; then
     say "run $name failed: arrivals | fire exited $status (its events so far: $OUT/runs/$name.ndjson); going on"
     FAILED+=("$name: did not finish (arrivals | fire exited $status)")
@@ -145,6 +155,7 @@ summarize() {
   local status=0
   "$REDUCE" --label "$label" "${extra[@]}" "${files[@]}" >"$OUT/summaries/$bench.ndjson" \
     || status=$?
+  interrupted_by "$status"
   if [ "$status" -ne 0 ]; then
     rm -f "$OUT/summaries/$bench.ndjson"
     say "$bench: reduce exited $status; going on"
