@@ -208,3 +208,30 @@ fn with_next_step(e: tokenpipe_format::ReadError) -> Error {
     };
     Error::WrongStage { read: e, next }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cap is the record reader's: a line of exactly `MAX_LINE_BYTES` is read, one byte more
+    /// is refused naming the input and the line.
+    #[test]
+    fn capped_lines_stop_one_byte_past_the_record_readers_cap() {
+        let mut text = vec![b'x'; MAX_LINE_BYTES];
+        text.push(b'\n');
+        let mut reader: &[u8] = &text;
+        let mut line = Vec::new();
+        assert!(read_capped_line(&mut reader, &mut line, "<t>", 1).unwrap());
+        assert_eq!(line.len(), MAX_LINE_BYTES + 1);
+        line.clear();
+        assert!(!read_capped_line(&mut reader, &mut line, "<t>", 2).unwrap());
+
+        let text = vec![b'x'; MAX_LINE_BYTES + 1];
+        let mut reader: &[u8] = &text;
+        let err = read_capped_line(&mut reader, &mut Vec::new(), "<t>", 3).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "<t>: line 3: line is longer than 64 MiB; is this NDJSON?"
+        );
+    }
+}
