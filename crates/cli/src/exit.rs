@@ -73,12 +73,12 @@ impl ToolError for tokenpipe_format::ReadError {
 /// Runs a tool's main body and exits with the status its outcome means: 0 on success or when
 /// stdout was closed by the reader (`| head`: [`Ending::ClosedPipe`], or a broken pipe anywhere
 /// in the error's chain), otherwise the status of the error's [`Ending`]. A tool that outlived
-/// a Ctrl-C to write its output ([`crate::outlast_first_interrupt`]) ends with 130 even so.
+/// a Ctrl-C or SIGTERM to write its output ([`crate::outlast_first_interrupt`]) ends with 130
+/// or 143 even so.
 /// Errors are printed on stderr as `tool: message: cause: cause`.
 pub fn run<E: ToolError + 'static>(tool: &str, body: impl FnOnce() -> Result<(), E>) -> ! {
     let code = match body() {
-        Ok(()) if crate::interrupted() => EXIT_INTERRUPTED,
-        Ok(()) => EXIT_OK,
+        Ok(()) => crate::interruption().map_or(EXIT_OK, Ending::code),
         Err(err) if err.ending() == Ending::ClosedPipe || closed_pipe(&err) => EXIT_OK,
         Err(err) => {
             report(tool, &err);

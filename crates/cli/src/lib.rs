@@ -151,22 +151,27 @@ fn open_input(path: &Path) -> Result<Input, OpenError> {
     })
 }
 
-/// Lets a consumer at the end of a pipe outlive the first Ctrl-C. A terminal sends SIGINT to
-/// the whole pipeline; `fire` answers it by writing everything it measured and closing its
+/// Lets a consumer at the end of a pipe outlive the first Ctrl-C or SIGTERM. A terminal sends
+/// SIGINT to the whole pipeline, and a supervisor (`timeout`, systemd, `kill -- -PGID`) sends
+/// SIGTERM to it; `fire` answers either by writing everything it measured and closing its
 /// stdout, so `reduce` and `table` must keep reading to that end instead of dying first. This
-/// applies only while a piped (not terminal) stdin is among the inputs; a second Ctrl-C exits
-/// with 130 at once. After the first, the tool still writes its output, and then [`run`] ends
-/// it with 130 all the same ([`interrupted`]): the pipeline was interrupted, and a script must
-/// not take its output for a whole run's.
+/// applies only while a piped (not terminal) stdin is among the inputs; a second signal of
+/// either kind quits at once (130 for SIGINT, 143 for SIGTERM). After the first, the tool still
+/// writes its output, and then [`run`] ends it with 130 or 143 all the same ([`interruption`]):
+/// the pipeline was stopped, and a script must not take its output for a whole run's.
 pub fn outlast_first_interrupt(tool: &str, paths: &[PathBuf]) {
     let reads_stdin = paths.is_empty() || paths.iter().any(|p| p == Path::new("-"));
     if !reads_stdin || io::stdin().is_terminal() {
         return;
     }
-    let message = format!(
+    let interrupt = format!(
         "\n{tool}: interrupted; reading what upstream still writes (Ctrl-C again to quit)\n"
     );
-    let _ = INTERRUPT_MESSAGE.set(message.into_bytes());
+    let terminate = format!(
+        "\n{tool}: terminated; reading what upstream still writes (SIGTERM again to quit)\n"
+    );
+    let _ = INTERRUPT_MESSAGE.set(interrupt.into_bytes());
+    let _ = TERMINATE_MESSAGE.set(terminate.into_bytes());
     // SAFETY: installs an async-signal-safe handler (atomics, write(2), _exit(2) only).
     unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();
@@ -174,23 +179,50 @@ pub fn outlast_first_interrupt(tool: &str, paths: &[PathBuf]) {
         libc::sigemptyset(&mut action.sa_mask);
         action.sa_flags = libc::SA_RESTART;
         libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
+        libc::sigaction(libc::SIGTERM, &action, std::ptr::null_mut());
     }
 }
 
-/// True once a Ctrl-C was outlived ([`outlast_first_interrupt`]): the tool ends with 130.
+/// True once a Ctrl-C or SIGTERM was outlived ([`outlast_first_interrupt`]): the tool ends
+/// with 130 or 143 ([`interruption`]) after writing its output.
 pub fn interrupted() -> bool {
-    INTERRUPTS.load(std::sync::atomic::Ordering::SeqCst) > 0
+    interruption().is_some()
+}
+
+/// How the first outlived signal ends the tool: [`Ending::Interrupted`] after Ctrl-C,
+/// [`Ending::Terminated`] after SIGTERM, `None` while none came. [`run`] exits with its status.
+pub fn interruption() -> Option<Ending> {
+    match FIRST_SIGNAL.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        libc::SIGTERM => Some(Ending::Terminated),
+        _ => Some(Ending::Interrupted),
+    }
 }
 
 static INTERRUPT_MESSAGE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-static INTERRUPTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+static TERMINATE_MESSAGE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+static FIRST_SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
-extern "C" fn on_interrupt(_: libc::c_int) {
-    if INTERRUPTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) > 0 {
+extern "C" fn on_interrupt(signal: libc::c_int) {
+    let order = std::sync::atomic::Ordering::SeqCst;
+    if FIRST_SIGNAL
+        .compare_exchange(0, signal, order, order)
+        .is_err()
+    {
+        let code = if signal == libc::SIGTERM {
+            EXIT_TERMINATED
+        } else {
+            EXIT_INTERRUPTED
+        };
         // SAFETY: _exit is async-signal-safe.
-        unsafe { libc::_exit(EXIT_INTERRUPTED) }
+        unsafe { libc::_exit(code) }
     }
-    if let Some(m) = INTERRUPT_MESSAGE.get() {
+    let message = if signal == libc::SIGTERM {
+        TERMINATE_MESSAGE.get()
+    } else {
+        INTERRUPT_MESSAGE.get()
+    };
+    if let Some(m) = message {
         // SAFETY: write(2) on stderr with a buffer that lives for the whole program.
         unsafe {
             libc::write(2, m.as_ptr().cast(), m.len());

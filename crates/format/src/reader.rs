@@ -85,6 +85,19 @@ impl ReadError {
     pub fn is_bad_input(&self) -> bool {
         !matches!(self, ReadError::Io { .. })
     }
+
+    /// A line longer than `max_bytes`: the one message every tool gives for a stream without
+    /// newlines, so that `table`'s own readers refuse it in the same words as this reader.
+    pub fn line_too_long(source_name: impl Into<String>, line: usize, max_bytes: usize) -> Self {
+        ReadError::Malformed {
+            source_name: source_name.into(),
+            line,
+            message: format!(
+                "line is longer than {} MiB; is this NDJSON?",
+                max_bytes >> 20
+            ),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -219,10 +232,11 @@ impl<R: BufRead> RecordReader<R> {
             let complete = match self.read_line()? {
                 Line::Eof => return Ok(None),
                 Line::TooLong => {
-                    return Err(self.malformed(format!(
-                        "line is longer than {} MiB; is this NDJSON?",
-                        self.max_line >> 20
-                    )))
+                    return Err(ReadError::line_too_long(
+                        self.source_name.clone(),
+                        self.line,
+                        self.max_line,
+                    ))
                 }
                 Line::Read { complete } => complete,
             };

@@ -10,8 +10,9 @@ use crate::vllm_file::run_from_vllm;
 use serde_json::{Map, Value};
 use std::io::{BufRead, Cursor, Read};
 use tokenpipe_cli::Input;
+use tokenpipe_format::reader::MAX_LINE_BYTES;
 use tokenpipe_format::vllm::ResultFile;
-use tokenpipe_format::{Record, RecordReader, RecordType};
+use tokenpipe_format::{ReadError, Record, RecordReader, RecordType};
 
 /// Reads every summary of `inputs`, in order. No summaries at all is bad input.
 pub fn read_report(inputs: Vec<Input>) -> Result<Report, Error> {
@@ -52,7 +53,7 @@ fn sniff(mut reader: Box<dyn BufRead + Send>, name: &str) -> Result<Content, Err
     let mut line_no = 0;
     let first = loop {
         let mut line = Vec::new();
-        if reader.read_until(b'\n', &mut line)? == 0 {
+        if !read_capped_line(&mut reader, &mut line, name, line_no + 1)? {
             break None;
         }
         line_no += 1;
@@ -76,13 +77,17 @@ fn sniff(mut reader: Box<dyn BufRead + Send>, name: &str) -> Result<Content, Err
             return records(seen, reader);
         }
         let mut objects = vec![(line_no, checked(object, name, line_no)?)];
-        for line in reader.lines() {
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if !read_capped_line(&mut reader, &mut line, name, line_no + 1)? {
+                break;
+            }
             line_no += 1;
-            let line = line?;
-            if line.trim().is_empty() {
+            if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let object = match serde_json::from_str::<Value>(&line) {
+            let object = match serde_json::from_slice::<Value>(&line) {
                 Ok(Value::Object(o)) => o,
                 Ok(_) => return Err(neither(name, line_no)),
                 Err(source) => {
@@ -97,9 +102,13 @@ fn sniff(mut reader: Box<dyn BufRead + Send>, name: &str) -> Result<Content, Err
         }
         return Ok(Content::Vllm(objects));
     }
-    // A pretty-printed object: read it whole (it is one run's result).
+    // A pretty-printed object: read it whole (it is one run's result), a line at a time so that
+    // a tail without newlines is refused at the cap.
     let mut all = seen;
-    reader.read_to_end(&mut all)?;
+    let mut next_line = line_no + 1;
+    while read_capped_line(&mut reader, &mut all, name, next_line)? {
+        next_line += 1;
+    }
     match serde_json::from_slice::<Value>(&all) {
         Ok(Value::Object(object)) if !object.contains_key("type") => Ok(Content::Vllm(vec![(
             line_no,
@@ -107,6 +116,23 @@ fn sniff(mut reader: Box<dyn BufRead + Send>, name: &str) -> Result<Content, Err
         )])),
         _ => records(all, Box::new(std::io::empty())),
     }
+}
+
+/// Reads one line, newline included, into `line`; false at the end of the input. A line longer
+/// than the record reader's cap ([`MAX_LINE_BYTES`]) is refused once the cap is passed, in the
+/// record reader's words, so that an input without newlines never fills memory.
+fn read_capped_line(
+    reader: &mut dyn BufRead,
+    line: &mut Vec<u8>,
+    name: &str,
+    line_no: usize,
+) -> Result<bool, Error> {
+    let cap = MAX_LINE_BYTES as u64 + 1;
+    let read = reader.take(cap).read_until(b'\n', line)?;
+    if read > MAX_LINE_BYTES && line.last() != Some(&b'\n') {
+        return Err(ReadError::line_too_long(name, line_no, MAX_LINE_BYTES).into());
+    }
+    Ok(read > 0)
 }
 
 /// A JSON object without `type` must be a vLLM result.
@@ -181,4 +207,31 @@ fn with_next_step(e: tokenpipe_format::ReadError) -> Error {
         _ => return e.into(),
     };
     Error::WrongStage { read: e, next }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cap is the record reader's: a line of exactly `MAX_LINE_BYTES` is read, one byte more
+    /// is refused naming the input and the line.
+    #[test]
+    fn capped_lines_stop_one_byte_past_the_record_readers_cap() {
+        let mut text = vec![b'x'; MAX_LINE_BYTES];
+        text.push(b'\n');
+        let mut reader: &[u8] = &text;
+        let mut line = Vec::new();
+        assert!(read_capped_line(&mut reader, &mut line, "<t>", 1).unwrap());
+        assert_eq!(line.len(), MAX_LINE_BYTES + 1);
+        line.clear();
+        assert!(!read_capped_line(&mut reader, &mut line, "<t>", 2).unwrap());
+
+        let text = vec![b'x'; MAX_LINE_BYTES + 1];
+        let mut reader: &[u8] = &text;
+        let err = read_capped_line(&mut reader, &mut Vec::new(), "<t>", 3).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "<t>: line 3: line is longer than 64 MiB; is this NDJSON?"
+        );
+    }
 }
