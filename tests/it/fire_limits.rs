@@ -85,11 +85,20 @@ fn fire_refuses_a_schedule_with_an_absurd_count_in_flight() {
 
 #[test]
 fn fire_preconnects_no_more_connections_than_the_schedule_has_requests() {
-    let sim = Server::start(&[]);
+    let sim = Server::start(&["--ttft-ms", "1", "--itl-ms", "1"]);
     let sched = run(
         &cmd(
             "arrivals",
-            &["--concurrency", "19000", "-n", "4", "--output-tokens", "2"],
+            &[
+                "--concurrency",
+                "19000",
+                "-n",
+                "4",
+                "--input-tokens",
+                "8",
+                "--output-tokens",
+                "2",
+            ],
         ),
         b"",
     );
@@ -108,4 +117,62 @@ fn fire_preconnects_no_more_connections_than_the_schedule_has_requests() {
     let done = of_type(&recs, "done");
     assert_eq!(done.len(), 4);
     assert!(done.iter().all(|d| d["ok"] == true), "{done:?}");
+}
+
+#[test]
+fn fire_preconnects_no_more_connections_than_its_open_file_limit_leaves() {
+    // 150 in flight under a limit of 200 open files: 200 less fire's reserve of 64 leaves 136
+    // to open ahead; the other 14 connect as they are sent, and every request succeeds.
+    use std::os::unix::process::CommandExt;
+    let sim = Server::start(&["--ttft-ms", "1", "--itl-ms", "1"]);
+    let sched = run(
+        &cmd(
+            "arrivals",
+            &[
+                "--concurrency",
+                "150",
+                "-n",
+                "150",
+                "--input-tokens",
+                "8",
+                "--output-tokens",
+                "2",
+            ],
+        ),
+        b"",
+    );
+    assert_ok(&sched, "arrivals");
+    let mut fire = std::process::Command::new(bin("fire"));
+    fire.args(["--url", &sim.url, "--model", "m"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe; it runs in the child between fork and exec.
+    unsafe {
+        fire.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 200,
+                rlim_max: 200,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = fire.spawn().expect("start fire");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let bytes = sched.stdout.clone();
+    std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &bytes));
+    let out = child.wait_with_output().expect("wait for fire");
+    assert_ok(&out, "fire");
+    let recs = records(&out.stdout);
+    assert_eq!(
+        recs[0]["params"]["transport"]["preconnected"], 136,
+        "{}",
+        recs[0]
+    );
+    let done = of_type(&recs, "done");
+    assert_eq!(done.len(), 150);
+    assert!(done.iter().all(|d| d["ok"] == true), "{}", stderr(&out));
 }
