@@ -176,3 +176,41 @@ fn fire_preconnects_no_more_connections_than_its_open_file_limit_leaves() {
     assert_eq!(done.len(), 150);
     assert!(done.iter().all(|d| d["ok"] == true), "{}", stderr(&out));
 }
+
+#[test]
+fn a_million_slots_for_two_requests_cost_two_connections_and_no_warning() {
+    // At the bound, with fewer requests than slots: fire opens what the two requests use, and
+    // does not warn that a million requests in flight need more open files than it has.
+    let sim = Server::start(&["--ttft-ms", "1", "--itl-ms", "1"]);
+    let sched = run(
+        &cmd(
+            "arrivals",
+            &[
+                "--concurrency",
+                "1000000",
+                "-n",
+                "2",
+                "--input-tokens",
+                "8",
+                "--output-tokens",
+                "2",
+            ],
+        ),
+        b"",
+    );
+    assert_ok(&sched, "arrivals");
+    let out = run(
+        &cmd("fire", &["--url", &sim.url, "--model", "m"]),
+        &sched.stdout,
+    );
+    assert_ok(&out, "fire");
+    let recs = records(&out.stdout);
+    assert_eq!(
+        recs[0]["params"]["transport"]["preconnected"], 2,
+        "{}",
+        recs[0]
+    );
+    assert_eq!(of_type(&recs, "done").len(), 2);
+    let err = stderr(&out);
+    assert!(!err.contains("open files"), "{err}");
+}

@@ -62,7 +62,10 @@ impl Network {
             true => Some(prelude(plan, &runtime, &client, model.as_deref())?),
             false => None,
         };
-        warn_if_fds_short(plan.schedule.policy.in_flight_limit());
+        warn_if_fds_short(
+            plan.schedule.policy.in_flight_limit(),
+            plan.schedule.requests,
+        );
         let scraper = match &config.server_metrics {
             Some(given) => Some(runtime.block_on(async {
                 Scraper::new(&config.url, given, &plan.headers, &config.transport)
@@ -212,10 +215,11 @@ fn usable_in_flight(in_flight: u64, requests: Option<u64>, fd_room: Option<u64>)
 const FD_RESERVE: u64 = 64;
 
 /// Says before the run when the in-flight limit does not fit the open-file limit (requests past
-/// it would fail to connect). An open loop without a cap has no limit to check.
-fn warn_if_fds_short(limit: Option<Dispatch>) {
+/// it would fail to connect). An open loop without a cap has no limit to check, and a schedule
+/// that says how many requests it has never has more than those in flight.
+fn warn_if_fds_short(limit: Option<Dispatch>, requests: Option<u64>) {
     let n = match limit {
-        Some(Dispatch::Limit(n) | Dispatch::Cap(n)) => n,
+        Some(Dispatch::Limit(n) | Dispatch::Cap(n)) => n.min(requests.unwrap_or(u64::MAX)),
         _ => return,
     };
     let Some((soft, hard)) = tokenpipe_cli::open_file_limit() else {
