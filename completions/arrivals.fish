@@ -9,11 +9,11 @@ complete -c arrivals -l ramp-from -d 'Rate at the start of the ramp, requests pe
 complete -c arrivals -l ramp-to -d 'Rate at the end of the ramp, requests per second (held after a ramp over time)' -r
 complete -c arrivals -l ramp-shape -d 'How the ramp moves between its rates' -r -f -a "linear\t'Equal steps'
 exponential\t'Equal ratios'"
-complete -c arrivals -l concurrency -d 'Closed loop: keep exactly N requests in flight instead of following a timetable' -r
+complete -c arrivals -l concurrency -d 'Closed loop: keep exactly N requests in flight instead of following a timetable (at most 1,000,000)' -r
 complete -c arrivals -l fill -d 'Closed loop: start the first N requests one by one at this pace (`1/s`, or a gap such as `500ms`) instead of all at once: the fill phase' -r
-complete -c arrivals -l batch -d 'Batch mode (llama-benchy\'s --concurrency N): send N requests together, wait for all, repeat --runs times, after one warm-up batch that `reduce` leaves out (see --no-warmup). Our --concurrency is a closed loop, not llama-benchy\'s batches' -r
+complete -c arrivals -l batch -d 'Batch mode (llama-benchy\'s --concurrency N): send N requests together, wait for all, repeat --runs times, after one warm-up batch that `reduce` leaves out (see --no-warmup). Our --concurrency is a closed loop, not llama-benchy\'s batches. At most 1,000,000' -r
 complete -c arrivals -l runs -d 'Batch mode: how many measured batches [default: 3, llama-benchy\'s]' -r
-complete -c arrivals -l max-concurrency -d 'Open loop: at most N requests in flight; a request due while all are busy waits for a slot, and `fire` records the wait' -r
+complete -c arrivals -l max-concurrency -d 'Open loop: at most N requests in flight; a request due while all are busy waits for a slot, and `fire` records the wait. At most 1,000,000' -r
 complete -c arrivals -l duration -d 'Stop sending new requests this long after the start (`120s`, `5m`)' -r
 complete -c arrivals -l stabilize -d 'Mark a warm-up phase of this length (after the fill) whose requests `reduce` can leave out' -r
 complete -c arrivals -l measure -d 'Mark the measured phase (after the fill and --stabilize); no request is sent after it, and those in flight drain' -r

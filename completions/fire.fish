@@ -10,7 +10,7 @@ complete -c fire -l temperature -d 'Sampling temperature sent in every body; it 
 complete -c fire -l stream-usage -d 'Usage reporting asked of the stream: `on` (`stream_options.include_usage`), `continuous` (also vLLM\'s `continuous_usage_stats`, usage on every event), `off` (no `stream_options`, for servers that refuse it; tokens are then counted one per event)' -r -f -a "on\t'`stream_options: {include_usage: true}`: one usage chunk at the end (OpenAI, vLLM, SGLang)'
 continuous\t'Also `continuous_usage_stats: true`: usage on every chunk (vLLM), so each event\'s token count is exact even when one event carries several tokens'
 off\t'No `stream_options` member at all, for servers that refuse it'"
-complete -c fire -l concurrency -d 'Closed loop: requests kept in flight, overriding the schedule\'s concurrency (ignored, with a warning, for open-loop schedules)' -r
+complete -c fire -l concurrency -d 'Closed loop: requests kept in flight, overriding the schedule\'s concurrency (ignored, with a warning, for open-loop schedules). At most 1,000,000, as in a schedule' -r
 complete -c fire -l timeout -d 'Longest a request may take from send to the end of its stream (`timeout`): a duration such as 500ms, 90s, 30m, or plain seconds' -r
 complete -c fire -l connect-timeout -d 'Longest wait for a TCP connection to be made (`connect_timeout`)' -r
 complete -c fire -l first-token-timeout -d 'Longest wait from the send to the first event with content (`first_token_timeout`); off unless given, since queueing on a loaded server is a wait worth measuring' -r

@@ -101,8 +101,9 @@ struct Args {
     stream_usage: StreamUsage,
 
     /// Closed loop: requests kept in flight, overriding the schedule's concurrency (ignored, with
-    /// a warning, for open-loop schedules).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// a warning, for open-loop schedules). At most 1,000,000, as in a schedule.
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..=tokenpipe_format::MAX_IN_FLIGHT))]
     concurrency: Option<u64>,
 
     /// Longest a request may take from send to the end of its stream (`timeout`): a duration

@@ -4,6 +4,7 @@ use crate::process::RampShape;
 use crate::shard::ShardSpec;
 use clap::Args;
 use std::time::Duration;
+use tokenpipe_format::MAX_IN_FLIGHT;
 
 /// When requests go.
 #[derive(Debug, Clone, Args)]
@@ -47,8 +48,9 @@ pub struct Pacing {
     #[arg(long, value_enum, default_value_t = RampKind::Linear, requires = "ramp")]
     pub ramp_shape: RampKind,
 
-    /// Closed loop: keep exactly N requests in flight instead of following a timetable.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+    /// Closed loop: keep exactly N requests in flight instead of following a timetable (at
+    /// most 1,000,000).
+    #[arg(long, value_name = "N", value_parser = in_flight,
           conflicts_with = "batch")]
     pub concurrency: Option<u64>,
 
@@ -59,8 +61,9 @@ pub struct Pacing {
 
     /// Batch mode (llama-benchy's --concurrency N): send N requests together, wait for all,
     /// repeat --runs times, after one warm-up batch that `reduce` leaves out (see
-    /// --no-warmup). Our --concurrency is a closed loop, not llama-benchy's batches.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// --no-warmup). Our --concurrency is a closed loop, not llama-benchy's batches. At most
+    /// 1,000,000.
+    #[arg(long, value_name = "N", value_parser = in_flight)]
     pub batch: Option<u64>,
 
     /// Batch mode: how many measured batches [default: 3, llama-benchy's].
@@ -75,8 +78,8 @@ pub struct Pacing {
     pub no_warmup: bool,
 
     /// Open loop: at most N requests in flight; a request due while all are busy waits for a
-    /// slot, and `fire` records the wait.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+    /// slot, and `fire` records the wait. At most 1,000,000.
+    #[arg(long, value_name = "N", value_parser = in_flight,
           conflicts_with_all = ["concurrency", "batch"])]
     pub max_concurrency: Option<u64>,
 
@@ -178,9 +181,42 @@ fn parse_fill(s: &str) -> Result<Duration, String> {
     tokenpipe_cli::parse_duration(s)
 }
 
+/// A count of requests in flight (`--concurrency`, `--batch`, `--max-concurrency`): from 1 to
+/// [`MAX_IN_FLIGHT`], since `fire` would reserve slots and connections for a larger one that no
+/// server could serve, and a typo such as 4000000000 would otherwise surface as an
+/// out-of-memory kill.
+fn in_flight(s: &str) -> Result<u64, String> {
+    let n: u64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a whole number of requests, got `{s}`"))?;
+    if n == 0 {
+        return Err("must be at least 1".into());
+    }
+    if n > MAX_IN_FLIGHT {
+        return Err(format!(
+            "{n} requests in flight is more than fire keeps (at most {MAX_IN_FLIGHT})"
+        ));
+    }
+    Ok(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn in_flight_counts_are_bounded() {
+        assert_eq!(in_flight("1"), Ok(1));
+        assert_eq!(in_flight("1000000"), Ok(MAX_IN_FLIGHT));
+        assert!(in_flight("0").is_err());
+        assert!(in_flight("many").is_err());
+        let err = in_flight("4000000000").unwrap_err();
+        assert!(
+            err.contains("4000000000") && err.contains("1000000"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn fill_takes_a_rate_or_a_gap() {

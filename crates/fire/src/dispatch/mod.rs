@@ -34,7 +34,7 @@ use crate::stop::Stop;
 use std::sync::Arc;
 use std::time::Duration;
 use tokenpipe_format::clock::RunClock;
-use tokenpipe_format::{LoopMode, OrOther, Record, Request};
+use tokenpipe_format::{LoopMode, OrOther, Record, Request, MAX_IN_FLIGHT};
 
 pub use batch::Batch;
 pub use closed::Closed;
@@ -81,12 +81,16 @@ pub trait Policy: Send {
 pub fn policy_for(first: &Record, concurrency: Option<u64>) -> Result<Box<dyn Policy>, String> {
     let (mode, n, cap, fill) = match first {
         Record::Schedule(s) => match &s.mode {
-            OrOther::Known(m) => (
-                *m,
-                concurrency.or(s.concurrency),
-                s.max_concurrency,
-                s.fill_interval_ns,
-            ),
+            OrOther::Known(m) => {
+                check_in_flight("concurrency", s.concurrency)?;
+                check_in_flight("max_concurrency", s.max_concurrency)?;
+                (
+                    *m,
+                    concurrency.or(s.concurrency),
+                    s.max_concurrency,
+                    s.fill_interval_ns,
+                )
+            }
             OrOther::Other(other) => {
                 return Err(format!(
                     "field \"mode\": loop mode \"{other}\" is newer than this fire knows (open, closed, batch); upgrade tokenpipe"
@@ -110,6 +114,17 @@ pub fn policy_for(first: &Record, concurrency: Option<u64>) -> Result<Box<dyn Po
         }),
         LoopMode::Batch => Box::new(Batch),
     })
+}
+
+/// Refuses a schedule count of requests in flight above [`MAX_IN_FLIGHT`]: no server serves
+/// that many, and a typo would otherwise have fire reserve memory and connections for it.
+fn check_in_flight(field: &str, n: Option<u64>) -> Result<(), String> {
+    match n {
+        Some(n) if n > MAX_IN_FLIGHT => Err(format!(
+            "field \"{field}\": {n} requests in flight is more than fire keeps (at most {MAX_IN_FLIGHT})"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The schedule's time bound (`duration_ns`), if its first record is a `schedule` with one.

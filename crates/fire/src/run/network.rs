@@ -50,6 +50,7 @@ impl Network {
             config,
             &runtime,
             &*plan.schedule.policy,
+            plan.schedule.requests,
             &plan.uri,
             &plan.stop,
         )?;
@@ -61,7 +62,10 @@ impl Network {
             true => Some(prelude(plan, &runtime, &client, model.as_deref())?),
             false => None,
         };
-        warn_if_fds_short(plan.schedule.policy.in_flight_limit());
+        warn_if_fds_short(
+            plan.schedule.policy.in_flight_limit(),
+            plan.schedule.requests,
+        );
         let scraper = match &config.server_metrics {
             Some(given) => Some(runtime.block_on(async {
                 Scraper::new(&config.url, given, &plan.headers, &config.transport)
@@ -135,11 +139,12 @@ fn runtime(threads: u16, network_cpu: &Arc<ThreadCpu>) -> std::io::Result<Runtim
 
 /// Builds the run's HTTP client and, when asked (by default for a closed loop), opens its
 /// connections: before the clock starts, so that no request waits on them. Returns the client
-/// and the connections it opened.
+/// and the connections it opened: no more than the run can use (see [`usable_in_flight`]).
 fn start_client(
     config: &Config,
     runtime: &Runtime,
     policy: &dyn Policy,
+    requests: Option<u64>,
     uri: &Uri,
     stop: &Stop,
 ) -> Result<(HttpClient, u64), Error> {
@@ -153,7 +158,9 @@ fn start_client(
     let mut options = config.transport.options(https, in_flight);
     options.connect_timeout = Some(config.connect_timeout);
     let client = runtime.block_on(async { HttpClient::new(&options) })?;
-    if let Some(n) = config.transport.to_preconnect(closed, in_flight) {
+    let fd_room = tokenpipe_cli::open_file_limit().map(|(soft, _)| soft.saturating_sub(FD_RESERVE));
+    let usable = in_flight.map(|n| usable_in_flight(n, requests, fd_room));
+    if let Some(n) = config.transport.to_preconnect(closed, usable) {
         let done = runtime.block_on(http::preconnect::preconnect(&client, uri, n, stop));
         if let (Some(problem), None) = (&done.problem, stop.reason()) {
             eprintln!(
@@ -191,15 +198,28 @@ fn discover_model(
     }
 }
 
+/// How many connections are worth opening before a run that keeps `in_flight` requests in
+/// flight: no more than the schedule's `requests` (when it says), since 19,000 slots for 4
+/// requests use 4 connections, and no more than the open files left (`fd_room`), since a
+/// connect past the limit fails anyway. At least one, so that a run is never left with none.
+fn usable_in_flight(in_flight: u64, requests: Option<u64>, fd_room: Option<u64>) -> u64 {
+    let mut n = in_flight;
+    for bound in [requests, fd_room].into_iter().flatten() {
+        n = n.min(bound.max(1));
+    }
+    n
+}
+
 /// File descriptors a run needs besides one socket per request in flight: standard streams,
 /// the schedule and --save files, the runtime's epoll and wakers, and some slack.
 const FD_RESERVE: u64 = 64;
 
 /// Says before the run when the in-flight limit does not fit the open-file limit (requests past
-/// it would fail to connect). An open loop without a cap has no limit to check.
-fn warn_if_fds_short(limit: Option<Dispatch>) {
+/// it would fail to connect). An open loop without a cap has no limit to check, and a schedule
+/// that says how many requests it has never has more than those in flight.
+fn warn_if_fds_short(limit: Option<Dispatch>, requests: Option<u64>) {
     let n = match limit {
-        Some(Dispatch::Limit(n) | Dispatch::Cap(n)) => n,
+        Some(Dispatch::Limit(n) | Dispatch::Cap(n)) => n.min(requests.unwrap_or(u64::MAX)),
         _ => return,
     };
     let Some((soft, hard)) = tokenpipe_cli::open_file_limit() else {
@@ -217,4 +237,19 @@ fn warn_if_fds_short(limit: Option<Dispatch>) {
     eprintln!(
         "fire: warning: {n} requests in flight need about {needed} open files, but this process may open {soft} (hard limit {hard}); requests past that fail as `connect`. Raise it before running fire: `ulimit -n {needed}` in the shell (as root, or after raising the hard limit in /etc/security/limits.conf), or LimitNOFILE={needed} in a systemd unit"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::usable_in_flight;
+
+    #[test]
+    fn preconnects_only_what_the_run_can_use() {
+        assert_eq!(usable_in_flight(8, None, None), 8);
+        assert_eq!(usable_in_flight(19_000, Some(4), None), 4);
+        assert_eq!(usable_in_flight(19_000, Some(40_000), Some(1_000)), 1_000);
+        assert_eq!(usable_in_flight(4, Some(100), Some(960)), 4);
+        assert_eq!(usable_in_flight(0, Some(4), None), 0);
+        assert_eq!(usable_in_flight(8, Some(0), Some(0)), 1);
+    }
 }

@@ -23,7 +23,7 @@ pub use header::{Header, Shard};
 pub use interval::Interval;
 pub use llama_benchy::{LlamaBenchy, MeanStd, SpreadFigure};
 pub use result::ResultRecord;
-pub use schedule::{Grouping, LoopMode, Phase, Request, Salt, Schedule};
+pub use schedule::{Grouping, LoopMode, Phase, Request, Salt, Schedule, MAX_IN_FLIGHT};
 pub use server_metrics::{
     parse_exposition, series_name, sum_series, ScrapePhase, ServerMetrics, ENGINE_PREFIXES,
 };

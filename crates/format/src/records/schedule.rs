@@ -5,6 +5,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The most requests a schedule may keep in flight (`concurrency`, `max_concurrency`, a batch):
+/// a larger value is a typo, not a benchmark, and would have `fire` reserve memory and
+/// connections it can never use. `arrivals` refuses flags above it and `fire` schedules that
+/// carry one (docs/arrivals.md, docs/fire.md).
+pub const MAX_IN_FLIGHT: u64 = 1_000_000;
+
 /// How requests are paced: open loop (each request at its `offset_ns`), closed loop
 /// (`concurrency` requests in flight, the next sent as soon as one ends) or batches
 /// (`concurrency` at once, the next batch when all have ended); and what bounds the run.
