@@ -64,7 +64,7 @@ impl Network {
         warn_if_fds_short(plan.schedule.policy.in_flight_limit());
         let scraper = match &config.server_metrics {
             Some(given) => Some(runtime.block_on(async {
-                Scraper::new(&config.url, given, &plan.headers, &config.transport)
+                Scraper::new(&config.url, given, &plan.models_headers, &config.transport)
             })?),
             None => None,
         };
@@ -176,7 +176,7 @@ fn discover_model(
     let found = runtime.block_on(discover::model(
         client,
         plan.models_uri.clone(),
-        &plan.headers,
+        &plan.models_headers,
         plan.config.timeout,
         &plan.stop,
     ));
@@ -184,7 +184,7 @@ fn discover_model(
         Discovery::Found(m) => Ok(Some(m)),
         Discovery::Unknown | Discovery::Stopped => Ok(None),
         Discovery::Unreachable(why) => Err(Error::Unreachable {
-            url: plan.config.url.clone(),
+            url: crate::userinfo::redact(&plan.config.url),
             models: plan.models_uri.to_string(),
             why,
         }),
