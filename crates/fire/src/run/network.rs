@@ -109,6 +109,7 @@ fn prelude(
     let prober = Prober {
         client,
         headers: &plan.headers,
+        models_headers: &plan.models_headers,
         model,
         stop: &plan.stop,
     };
