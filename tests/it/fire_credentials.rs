@@ -132,4 +132,14 @@ fn a_password_stays_out_of_the_error_messages() {
         stderr.contains("percent-encoded") && !stderr.contains("s3cret"),
         "{stderr}"
     );
+    // A bad --server-metrics is refused before model discovery (nothing listens there).
+    let bad = "--server-metrics=http://carol:pw3%zz@127.0.0.1:1/metrics";
+    let url = format!("http://127.0.0.1:{}/v1", dead_port());
+    let out = run(&cmd("fire", &["--url", &url, bad]), &schedule);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--server-metrics") && !stderr.contains("pw3"),
+        "{stderr}"
+    );
 }

@@ -25,7 +25,8 @@ use tokenpipe_format::Header;
 pub struct Config {
     /// The schedule to read (`FILE`); stdin when `None` or `-`.
     pub schedule: Option<PathBuf>,
-    /// Base URL of the API, up to and including `/v1` (`--url`).
+    /// Base URL of the API, up to and including `/v1` (`--url`); credentials in it become
+    /// Basic auth to its host and are written as `user:***`.
     pub url: String,
     /// Which endpoint to call (`--api`); `None` picks by the schedule: the chat API for a
     /// batch schedule (llama-benchy's), completions otherwise.

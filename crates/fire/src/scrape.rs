@@ -10,7 +10,8 @@
 //!
 //! The run's API key and `-H` headers go only to the host the requests go to: metrics read
 //! elsewhere (another port, a sidecar) get none, so a key never leaks to a host it was not
-//! given for. Such a host is read over HTTP/1.1 even when the run speaks HTTP/2, as vLLM's and
+//! given for. Credentials in the metrics URL (`http://user:pass@host/metrics`) go to its host
+//! alone, as Basic auth. Such a host is read over HTTP/1.1 even when the run speaks HTTP/2, as vLLM's and
 //! most exporters' `/metrics` are.
 
 use crate::error::Error;

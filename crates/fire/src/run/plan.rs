@@ -76,6 +76,10 @@ pub(super) fn plan(mut config: Config) -> Result<Plan, Error> {
     // Checked before the schedule is read, and again once the schedule has chosen the API.
     config.endpoints()?;
     let (headers, models_headers) = config.request_headers()?;
+    if let Some(given) = &config.server_metrics {
+        // Its credentials are checked now rather than after model discovery.
+        crate::userinfo::split("--server-metrics", given).map_err(Error::Flag)?;
+    }
     let body_options = config.body_options()?;
     let stop = Arc::new(Stop::default());
     let last_resort = signals::watch(stop.clone());
