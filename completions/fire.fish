@@ -1,4 +1,4 @@
-complete -c fire -l url -d 'Base URL of the API, up to and including `/v1` (http:// or https://)' -r
+complete -c fire -l url -d 'Base URL of the API, up to and including `/v1` (http:// or https://). Credentials in it (`http://alice:pw@host/v1`) are sent as HTTP Basic auth to that host only and written as `alice:***` (also in --endpoint and --server-metrics); they win over --api-key, an `-H Authorization` wins over them' -r
 complete -c fire -l api -d 'Which endpoint to call [default: chat for a batch schedule, as llama-benchy always calls it; completions otherwise]' -r -f -a "completions\t'`POST {url}/completions` with `prompt`'
 chat\t'`POST {url}/chat/completions` with one user message'"
 complete -c fire -l model -d 'Model name to send; by default the first model listed by `GET {url}/models`' -r

@@ -22,6 +22,7 @@ mod failure_kinds;
 mod failures;
 mod faults_e2e;
 mod fire_benchy;
+mod fire_credentials;
 mod fire_limits;
 mod fire_output;
 mod fire_protocol;

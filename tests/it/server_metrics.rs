@@ -98,7 +98,9 @@ fn a_scrape_that_fails_is_a_warning_not_a_failed_run() {
 
 /// A metrics endpoint on another port that answers `count` scrapes and returns the request
 /// heads it was sent.
-fn recording_metrics_server(count: usize) -> (String, std::thread::JoinHandle<Vec<String>>) {
+pub(crate) fn recording_metrics_server(
+    count: usize,
+) -> (String, std::thread::JoinHandle<Vec<String>>) {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}/metrics", listener.local_addr().expect("addr"));

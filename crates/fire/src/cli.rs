@@ -53,7 +53,10 @@ pub fn main() -> Result<(), Error> {
 #[derive(Debug, Parser)]
 #[command(name = "fire", version, after_help = AFTER_HELP)]
 struct Args {
-    /// Base URL of the API, up to and including `/v1` (http:// or https://).
+    /// Base URL of the API, up to and including `/v1` (http:// or https://). Credentials in it
+    /// (`http://alice:pw@host/v1`) are sent as HTTP Basic auth to that host only and written
+    /// as `alice:***` (also in --endpoint and --server-metrics); they win over --api-key, an
+    /// `-H Authorization` wins over them.
     #[arg(long, env = "TOKENPIPE_URL", required_unless_present = "generate")]
     url: Option<String>,
 

@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::headers;
 use crate::http::Transport;
 use crate::sink::DEFAULT_OUTPUT_BUFFER;
+use crate::userinfo;
 use hyper::header::HeaderMap;
 use hyper::Uri;
 use std::collections::BTreeMap;
@@ -24,7 +25,8 @@ use tokenpipe_format::Header;
 pub struct Config {
     /// The schedule to read (`FILE`); stdin when `None` or `-`.
     pub schedule: Option<PathBuf>,
-    /// Base URL of the API, up to and including `/v1` (`--url`).
+    /// Base URL of the API, up to and including `/v1` (`--url`); credentials in it become
+    /// Basic auth to its host and are written as `user:***`.
     pub url: String,
     /// Which endpoint to call (`--api`); `None` picks by the schedule: the chat API for a
     /// batch schedule (llama-benchy's), completions otherwise.
@@ -146,13 +148,41 @@ impl Config {
 
     /// The endpoint's URI and the model list's: `{url}` + the API's path (or `endpoint`: a path
     /// on the same host, or a whole URL), and `{url}/models`.
+    /// Credentials in the URLs are taken out first (they become Basic auth, see
+    /// [`Config::request_headers`]).
     pub(crate) fn endpoints(&self) -> Result<(Uri, Uri), Error> {
-        endpoint(&self.url, self.chosen_api(), self.endpoint.as_deref())
+        let url = userinfo::split("--url", &self.url).map_err(Error::Flag)?;
+        let path = match &self.endpoint {
+            Some(e) => Some(userinfo::split("--endpoint", e).map_err(Error::Flag)?.url),
+            None => None,
+        };
+        endpoint(&url.url, self.chosen_api(), path.as_deref())
     }
 
-    /// The extra headers of every request (`-H`, `--api-key`), checked.
-    pub(crate) fn request_headers(&self) -> Result<HeaderMap, Error> {
-        headers::request_headers(&self.headers, self.api_key.as_deref()).map_err(Error::Flag)
+    /// The extra headers of the generation requests and of the model list's, checked: `-H`,
+    /// then the URL's credentials as `Authorization: Basic`, sent only to that URL's host, then
+    /// `--api-key`. An `-H Authorization` wins over both; credentials in the URL win over
+    /// `--api-key` for their host (a key from the environment must not silently replace them).
+    pub(crate) fn request_headers(&self) -> Result<(HeaderMap, HeaderMap), Error> {
+        let url = userinfo::split("--url", &self.url).map_err(Error::Flag)?;
+        let (generate, models) = self.endpoints()?;
+        // The generation endpoint's credentials: its own when it is a whole URL that has them,
+        // the --url's when it is on the same host, none elsewhere.
+        let generate_basic = match &self.endpoint {
+            Some(e) => match userinfo::split("--endpoint", e).map_err(Error::Flag)? {
+                userinfo::Split { basic: Some(b), .. } => Some(b),
+                _ => url
+                    .basic
+                    .clone()
+                    .filter(|_| same_origin(&generate, &models)),
+            },
+            None => url.basic.clone(),
+        };
+        let with = |basic| {
+            userinfo::request_headers(&self.headers, self.api_key.as_deref(), basic)
+                .map_err(Error::Flag)
+        };
+        Ok((with(generate_basic)?, with(url.basic)?))
     }
 
     /// The body settings that come from the run (`--temperature`, `--extra-body`,
@@ -201,7 +231,10 @@ impl Config {
         model: &Option<String>,
     ) -> Header {
         let mut params = BTreeMap::new();
-        params.insert(vocab::URL.key.to_string(), serde_json::json!(self.url));
+        params.insert(
+            vocab::URL.key.to_string(),
+            serde_json::json!(userinfo::redact(&self.url)),
+        );
         params.insert(
             vocab::API.key.to_string(),
             serde_json::json!(self.chosen_api()),
@@ -238,7 +271,10 @@ impl Config {
             serde_json::json!(self.api_key.is_some()),
         );
         if let Some(e) = &self.endpoint {
-            params.insert("endpoint".to_string(), serde_json::json!(e));
+            params.insert(
+                "endpoint".to_string(),
+                serde_json::json!(userinfo::redact(e)),
+            );
         }
         if !self.headers.is_empty() {
             params.insert(
@@ -261,7 +297,10 @@ impl Config {
         let mut header = Header::measured(
             "fire",
             format!("fire-{run_hash:016x}"),
-            headers::redact_argv(self.argv.clone()),
+            headers::redact_argv(self.argv.clone())
+                .iter()
+                .map(|a| userinfo::redact(a))
+                .collect(),
             clock,
         );
         header.params = params;
@@ -271,6 +310,12 @@ impl Config {
         header.upstream = Header::chain(upstream);
         header
     }
+}
+
+/// True when two URIs share scheme, host and port: credentials given for one may go to the
+/// other.
+fn same_origin(a: &Uri, b: &Uri) -> bool {
+    a.scheme() == b.scheme() && a.authority() == b.authority()
 }
 
 /// The endpoint's URI and the model list's, from the base URL, the API and `--endpoint`.

@@ -94,7 +94,7 @@ pub enum Error {
         "cannot connect to {url} (GET {models}: {why}); is the server up and --url right? Nothing was sent"
     )]
     Unreachable {
-        /// `--url` as given.
+        /// `--url` as given, its password replaced by `***`.
         url: String,
         /// The model list's URL.
         models: String,

@@ -49,6 +49,7 @@ pub mod sink;
 pub mod sse_split;
 mod stop;
 mod sync;
+mod userinfo;
 mod verdict;
 
 pub use cli::main;

@@ -10,7 +10,8 @@
 //!
 //! The run's API key and `-H` headers go only to the host the requests go to: metrics read
 //! elsewhere (another port, a sidecar) get none, so a key never leaks to a host it was not
-//! given for. Such a host is read over HTTP/1.1 even when the run speaks HTTP/2, as vLLM's and
+//! given for. Credentials in the metrics URL (`http://user:pass@host/metrics`) go to its host
+//! alone, as Basic auth. Such a host is read over HTTP/1.1 even when the run speaks HTTP/2, as vLLM's and
 //! most exporters' `/metrics` are.
 
 use crate::error::Error;
@@ -72,15 +73,24 @@ impl Scraper {
         run_headers: &HeaderMap,
         transport: &Transport,
     ) -> Result<Self, Error> {
-        let uri = metrics_uri(base_url, given)?;
+        // Credentials in either URL are taken out of it: the metrics URL's own become Basic
+        // auth to its host, and the --url's go with the run's headers to the same host only.
+        let base_url = crate::userinfo::split("--url", base_url)
+            .map_err(Error::Flag)?
+            .url;
+        let own = crate::userinfo::split("--server-metrics", given).map_err(Error::Flag)?;
+        let uri = metrics_uri(&base_url, &own.url)?;
         let same_host = base_url
             .parse::<Uri>()
             .is_ok_and(|base| base.scheme() == uri.scheme() && base.authority() == uri.authority());
-        let headers = if same_host {
+        let mut headers = if same_host {
             run_headers.clone()
         } else {
             HeaderMap::new()
         };
+        if let Some(basic) = own.basic {
+            headers.insert(hyper::header::AUTHORIZATION, basic);
+        }
         let own_client = if !same_host && transport.http2 {
             let mut options = transport.options(uri.scheme_str() == Some("https"), Some(1));
             options.http2 = false;

@@ -32,8 +32,11 @@ pub const PROBE_USER: &str = ".";
 pub struct Prober<'a> {
     /// The run's client.
     pub client: &'a HttpClient,
-    /// The run's headers (`-H`, `--api-key`).
+    /// The run's headers (`-H`, credentials, `--api-key`).
     pub headers: &'a HeaderMap,
+    /// The headers of `GET {url}/models`: the same, with `--url`'s credentials rather than
+    /// `--endpoint`'s.
+    pub models_headers: &'a HeaderMap,
     /// The model every request names, where known.
     pub model: Option<&'a str>,
     /// The run's stop.
@@ -90,7 +93,7 @@ impl Prober<'_> {
             let start = Instant::now();
             let req = hyper::Request::get(models.clone()).body(Full::new(Bytes::new()));
             let Ok(mut req) = req else { continue };
-            req.headers_mut().clone_from(self.headers);
+            req.headers_mut().clone_from(self.models_headers);
             match self.exchange(req).await {
                 Ok(_) => taken.push(start.elapsed()),
                 Err(e) => eprintln!("fire: warning: measuring the latency: GET {models}: {e}"),

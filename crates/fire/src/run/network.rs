@@ -68,7 +68,7 @@ impl Network {
         );
         let scraper = match &config.server_metrics {
             Some(given) => Some(runtime.block_on(async {
-                Scraper::new(&config.url, given, &plan.headers, &config.transport)
+                Scraper::new(&config.url, given, &plan.models_headers, &config.transport)
             })?),
             None => None,
         };
@@ -113,6 +113,7 @@ fn prelude(
     let prober = Prober {
         client,
         headers: &plan.headers,
+        models_headers: &plan.models_headers,
         model,
         stop: &plan.stop,
     };
@@ -183,7 +184,7 @@ fn discover_model(
     let found = runtime.block_on(discover::model(
         client,
         plan.models_uri.clone(),
-        &plan.headers,
+        &plan.models_headers,
         plan.config.timeout,
         &plan.stop,
     ));
@@ -191,7 +192,7 @@ fn discover_model(
         Discovery::Found(m) => Ok(Some(m)),
         Discovery::Unknown | Discovery::Stopped => Ok(None),
         Discovery::Unreachable(why) => Err(Error::Unreachable {
-            url: plan.config.url.clone(),
+            url: crate::userinfo::redact(&plan.config.url),
             models: plan.models_uri.to_string(),
             why,
         }),

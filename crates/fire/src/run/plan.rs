@@ -30,8 +30,11 @@ pub(super) struct Plan {
     pub uri: Uri,
     /// Where model discovery asks: `{url}/models`.
     pub models_uri: Uri,
-    /// Headers of every request (`-H`, `--api-key`).
+    /// Headers of every generation request (`-H`, credentials, `--api-key`).
     pub headers: HeaderMap,
+    /// Headers of the model list's request and of a scrape on its host: the same, with the
+    /// credentials of `--url` rather than of `--endpoint`.
+    pub models_headers: HeaderMap,
     /// Body settings from the flags; the model joins them once it is known.
     pub body_options: BodyOptions,
     /// The run's stop signal, which Ctrl-C and SIGTERM already trigger.
@@ -72,7 +75,11 @@ pub(super) struct Schedule {
 pub(super) fn plan(mut config: Config) -> Result<Plan, Error> {
     // Checked before the schedule is read, and again once the schedule has chosen the API.
     config.endpoints()?;
-    let headers = config.request_headers()?;
+    let (headers, models_headers) = config.request_headers()?;
+    if let Some(given) = &config.server_metrics {
+        // Its credentials are checked now rather than after model discovery.
+        crate::userinfo::split("--server-metrics", given).map_err(Error::Flag)?;
+    }
     let body_options = config.body_options()?;
     let stop = Arc::new(Stop::default());
     let last_resort = signals::watch(stop.clone());
@@ -92,6 +99,7 @@ pub(super) fn plan(mut config: Config) -> Result<Plan, Error> {
         uri,
         models_uri,
         headers,
+        models_headers,
         body_options,
         stop,
         last_resort,

@@ -60,7 +60,7 @@ pub(super) fn report(running: Running) -> Result<(), Error> {
     ctx.sink.finish()?;
     print_end(&config, &ctx.stop, &counts, client.as_ref());
     if ctx.stop.reason() != Some(StopReason::OutputClosed) && ctx.verdict.saw_not_found() {
-        if let Some(hint) = discover::v1_hint(&config.url) {
+        if let Some(hint) = discover::v1_hint(&crate::userinfo::redact(&config.url)) {
             eprintln!("fire: requests were answered 404 Not Found: {hint}");
         }
     }
