@@ -83,17 +83,17 @@ fn fire_refuses_a_schedule_with_an_absurd_count_in_flight() {
     );
 }
 
-#[test]
-fn fire_preconnects_no_more_connections_than_the_schedule_has_requests() {
-    let sim = Server::start(&["--ttft-ms", "1", "--itl-ms", "1"]);
+/// `arrivals --concurrency SLOTS -n REQUESTS` of 8 → 2 tokens, fired at `sim`: fire's records,
+/// after asserting that every request succeeded, and its stderr.
+fn fire_slots(sim: &Server, slots: &str, requests: &str) -> (Vec<serde_json::Value>, String) {
     let sched = run(
         &cmd(
             "arrivals",
             &[
                 "--concurrency",
-                "19000",
+                slots,
                 "-n",
-                "4",
+                requests,
                 "--input-tokens",
                 "8",
                 "--output-tokens",
@@ -109,14 +109,21 @@ fn fire_preconnects_no_more_connections_than_the_schedule_has_requests() {
     );
     assert_ok(&out, "fire");
     let recs = records(&out.stdout);
+    let done = of_type(&recs, "done");
+    assert_eq!(done.len().to_string(), requests);
+    assert!(done.iter().all(|d| d["ok"] == true), "{done:?}");
+    (recs, stderr(&out))
+}
+
+#[test]
+fn fire_preconnects_no_more_connections_than_the_schedule_has_requests() {
+    let sim = Server::start(&["--ttft-ms", "1", "--itl-ms", "1"]);
+    let (recs, _) = fire_slots(&sim, "19000", "4");
     assert_eq!(
         recs[0]["params"]["transport"]["preconnected"], 4,
         "{}",
         recs[0]
     );
-    let done = of_type(&recs, "done");
-    assert_eq!(done.len(), 4);
-    assert!(done.iter().all(|d| d["ok"] == true), "{done:?}");
 }
 
 #[test]
@@ -182,35 +189,11 @@ fn a_million_slots_for_two_requests_cost_two_connections_and_no_warning() {
     // At the bound, with fewer requests than slots: fire opens what the two requests use, and
     // does not warn that a million requests in flight need more open files than it has.
     let sim = Server::start(&["--ttft-ms", "1", "--itl-ms", "1"]);
-    let sched = run(
-        &cmd(
-            "arrivals",
-            &[
-                "--concurrency",
-                "1000000",
-                "-n",
-                "2",
-                "--input-tokens",
-                "8",
-                "--output-tokens",
-                "2",
-            ],
-        ),
-        b"",
-    );
-    assert_ok(&sched, "arrivals");
-    let out = run(
-        &cmd("fire", &["--url", &sim.url, "--model", "m"]),
-        &sched.stdout,
-    );
-    assert_ok(&out, "fire");
-    let recs = records(&out.stdout);
+    let (recs, err) = fire_slots(&sim, "1000000", "2");
     assert_eq!(
         recs[0]["params"]["transport"]["preconnected"], 2,
         "{}",
         recs[0]
     );
-    assert_eq!(of_type(&recs, "done").len(), 2);
-    let err = stderr(&out);
     assert!(!err.contains("open files"), "{err}");
 }
