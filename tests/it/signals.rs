@@ -44,19 +44,7 @@ fn ctrl_c_on_the_whole_group_keeps_the_saved_events_whole_and_in_step_with_reduc
     let saved = temp_path("group-saved.ndjson");
     let saved_arg = saved.to_str().unwrap();
     let (children, group) = spawn_group(&[
-        cmd(
-            "arrivals",
-            &[
-                "--rate",
-                "50",
-                "-n",
-                "100000",
-                "--input-tokens",
-                "16",
-                "--output-tokens",
-                "4",
-            ],
-        ),
+        endless_arrivals(),
         cmd("fire", &["--url", &server.url, "--save", saved_arg]),
         cmd("reduce", &[]),
     ]);

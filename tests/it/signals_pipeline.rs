@@ -13,19 +13,7 @@ use std::time::Duration;
 fn sigterm_on_the_whole_group_still_prints_the_table_and_every_stage_exits_143() {
     let server = Server::start(&["--ttft-ms", "20", "--itl-ms", "20"]);
     let (children, group) = spawn_group(&[
-        cmd(
-            "arrivals",
-            &[
-                "--rate",
-                "50",
-                "-n",
-                "100000",
-                "--input-tokens",
-                "16",
-                "--output-tokens",
-                "4",
-            ],
-        ),
+        endless_arrivals(),
         cmd("fire", &["--url", &server.url]),
         cmd("reduce", &[]),
         cmd("table", &["--format", "markdown"]),

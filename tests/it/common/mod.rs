@@ -181,6 +181,24 @@ pub fn cmd(name: &str, args: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// `arrivals` as a signal test runs it: a steady open loop (50 requests/s, 16 → 4 tokens) far
+/// longer than any test, so that the pipe is mid-run whenever the signal comes.
+pub fn endless_arrivals() -> Vec<String> {
+    cmd(
+        "arrivals",
+        &[
+            "--rate",
+            "50",
+            "-n",
+            "100000",
+            "--input-tokens",
+            "16",
+            "--output-tokens",
+            "4",
+        ],
+    )
+}
+
 /// `arrivals`' closed loop of `n` requests all in flight at once (8-token prompts,
 /// `output_tokens` each), with `edit` applied to every request record: how a test gives the
 /// requests of one schedule their own lengths, headers or bodies.
