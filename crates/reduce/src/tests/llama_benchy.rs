@@ -5,16 +5,25 @@ use super::*;
 use crate::{LlamaBenchyAggregator, LlamaBenchyOptions};
 use tokenpipe_format::{LlamaBenchy, SpreadFigure};
 
-/// A fire header (its default `stream_usage: on`: usage at the end, one token per event) over
-/// an arrivals header with these parameters.
-fn header_with(arrivals_params: &str) -> String {
-    format!(
-        r#"{{"type":"header","format_major":1,"tool":"fire","tool_version":"0.1.0","run_id":"run-1","params":{{"url":"http://x","stream_usage":"on"}},"upstream":[{{"format_major":1,"tool":"arrivals","tool_version":"0.1.0","run_id":"a","params":{arrivals_params}}}]}}"#
-    )
-}
+/// fire's default parameters (`stream_usage: on`: usage at the end, one token per event).
+const FIRE_PARAMS: &str = r#"{"url":"http://x","stream_usage":"on"}"#;
 
 fn run(arrivals_params: &str, lines: &[String], opts: LlamaBenchyOptions) -> Summary {
-    let mut text = header_with(arrivals_params);
+    run_under(FIRE_PARAMS, arrivals_params, lines, opts)
+}
+
+/// The summary of `lines` under a fire header with `fire_params` over an arrivals header with
+/// `arrivals_params`, folded as the driver folds a batch run: with every event kept, for the
+/// token stamps.
+pub(super) fn run_under(
+    fire_params: &str,
+    arrivals_params: &str,
+    lines: &[String],
+    opts: LlamaBenchyOptions,
+) -> Summary {
+    let mut text = format!(
+        r#"{{"type":"header","format_major":1,"tool":"fire","tool_version":"0.1.0","run_id":"run-1","params":{fire_params},"upstream":[{{"format_major":1,"tool":"arrivals","tool_version":"0.1.0","run_id":"a","params":{arrivals_params}}}]}}"#
+    );
     text.push('\n');
     for l in lines {
         text.push_str(l);
@@ -23,7 +32,6 @@ fn run(arrivals_params: &str, lines: &[String], opts: LlamaBenchyOptions) -> Sum
     let mut reader = RecordReader::new(text.as_bytes(), "<test>");
     let header = reader.read_header().unwrap();
     let mut agg = RunReducer::new(vec![Box::new(LlamaBenchyAggregator::new(opts, &header))]);
-    // As the driver folds a batch run: with every event kept, for the token stamps.
     let fold = FoldOptions {
         keep_events: true,
         ..FoldOptions::default()

@@ -3,7 +3,7 @@
 //! fire's token counts are exact per event (`stream_usage`).
 
 use super::*;
-use crate::{llama_benchy_prompt_tokens, LlamaBenchyAggregator, LlamaBenchyOptions};
+use crate::{llama_benchy_prompt_tokens, LlamaBenchyOptions};
 use tokenpipe_format::LlamaBenchy;
 
 /// The figures of `lines` under a fire header with `fire_params` over arrivals' `arrivals`.
@@ -13,26 +13,7 @@ fn figures_of(
     lines: &[String],
     opts: LlamaBenchyOptions,
 ) -> LlamaBenchy {
-    let mut text = format!(
-        r#"{{"type":"header","format_major":1,"tool":"fire","tool_version":"0.1.0","run_id":"run-1","params":{fire_params},"upstream":[{{"format_major":1,"tool":"arrivals","tool_version":"0.1.0","run_id":"a","params":{arrivals}}}]}}"#
-    );
-    text.push('\n');
-    text.push_str(&lines.join("\n"));
-    text.push('\n');
-    let mut reader = RecordReader::new(text.as_bytes(), "<test>");
-    let header = reader.read_header().unwrap();
-    let mut agg = RunReducer::new(vec![Box::new(LlamaBenchyAggregator::new(opts, &header))]);
-    let fold = FoldOptions {
-        keep_events: true,
-        ..FoldOptions::default()
-    };
-    fold_run(&mut reader, &header, &mut agg, &fold, &mut |_| Ok(())).unwrap();
-    let s = agg.finish_summary(
-        "l".into(),
-        "r".into(),
-        &SummaryOptions::default(),
-        &mut Vec::new(),
-    );
+    let s = super::llama_benchy::run_under(fire_params, arrivals, lines, opts);
     s.llama_benchy.expect("a llama_benchy member")
 }
 
