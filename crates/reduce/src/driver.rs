@@ -196,8 +196,7 @@ pub fn reduce<W: Write>(
                 agg.summary.set_window(window);
                 agg.summary.set_warmup(opts.window.warmup(&run_header, 0));
                 let fold = FoldOptions {
-                    // vLLM's figures and llama-benchy's token stamps need every chunk's time.
-                    keep_events: opts.vllm.is_some() || opts.llama_benchy.wants(&run_header),
+                    keep_events: opts.keeps_events(&run_header),
                     offset_ns: 0,
                 };
                 // The reduce header goes first, so that records written while the run is read

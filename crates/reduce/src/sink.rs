@@ -194,8 +194,7 @@ impl<'a> RunSink<'a> {
         self.write_header(out, &plan_header)?;
         let end = {
             let mut emit = |record: Record| out.write(&record);
-            // vLLM's figures and llama-benchy's token stamps need every chunk's time.
-            let keep_events = self.opts.vllm.is_some() || self.opts.llama_benchy.wants(header);
+            let keep_events = self.opts.keeps_events(header);
             self.plans
                 .get(at)
                 .fold(reader, header, keep_events, &mut emit)?

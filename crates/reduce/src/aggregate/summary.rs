@@ -29,6 +29,14 @@ pub struct SummaryOptions {
     pub every_ns: Option<u64>,
 }
 
+impl SummaryOptions {
+    /// Whether the run that `header` starts keeps every event's time: vLLM's figures and
+    /// llama-benchy's token stamps need them.
+    pub fn keeps_events(&self, header: &tokenpipe_format::Header) -> bool {
+        self.vllm.is_some() || self.llama_benchy.wants(header)
+    }
+}
+
 impl Default for SummaryOptions {
     fn default() -> Self {
         SummaryOptions {
