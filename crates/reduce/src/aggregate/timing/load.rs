@@ -32,6 +32,11 @@ impl LoadAggregator {
     /// `None`), on a clock whose t = 0 is at `origin_ns`.
     pub fn new(header: &Header, window: Option<Window>, origin_ns: u64) -> Self {
         let closed = header.param("mode").and_then(|m| m.as_str()) == Some("closed");
+        let in_flight = window
+            .as_ref()
+            .map_or_else(InFlightIntervals::default, |w| {
+                InFlightIntervals::within(w.start_ns, w.end_ns.unwrap_or(u64::MAX))
+            });
         LoadAggregator {
             window,
             closed_loop_n: header
@@ -39,7 +44,7 @@ impl LoadAggregator {
                 .and_then(|c| c.as_u64())
                 .filter(|_| closed),
             peak: PeakTokens::default(),
-            in_flight: InFlightIntervals::default(),
+            in_flight,
             origin_ns,
         }
     }

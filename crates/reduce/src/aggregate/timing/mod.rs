@@ -5,6 +5,7 @@
 //! from per-user rates).
 
 pub mod concurrency;
+pub mod grid;
 pub mod intervals;
 pub mod load;
 pub mod peak;
