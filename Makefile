@@ -11,7 +11,7 @@ RELEASE := target/release
 REAL_DIR ?= $(or $(TOKENPIPE_REAL_DIR),$(HOME)/.cache/tokenpipe-real)
 export TOKENPIPE_REAL_DIR := $(REAL_DIR)
 
-.PHONY: help build test test-real test-real-llama test-real-llama-cpp-python test-real-vllm lint demo demo-recipes bench generated man completions schema install uninstall clean
+.PHONY: help build test test-real test-real-llama test-real-llama-cpp-python test-real-vllm lint demo demo-recipes bench soak generated man completions schema install uninstall clean
 
 help:
 	@echo "make build        release binaries in $(RELEASE)/"
@@ -23,6 +23,7 @@ help:
 	@echo "make demo         start the simulated server, run the whole pipe against it, print the table"
 	@echo "make demo-recipes every recipe in recipes/ against the simulated server, shortened (results/demo-recipes/)"
 	@echo "make bench        measure fire's own timing error and CPU cost against a floor client, its parsing speed, arrivals' output rate, and reduce's events per second and memory (see BENCHMARKS.md)"
+	@echo "make soak         an hour at 1,000 streams against the simulated server, fire's and reduce's memory every 10 s into results/soak/ (SOAK_SECONDS=, SOAK_STREAMS=; see BENCHMARKS.md)"
 	@echo "make generated    regenerate man/, completions/ and docs/schema.json from the binaries"
 	@echo "make install      install binaries, man pages and completions under DESTDIR/PREFIX"
 	@echo "make lint         rustfmt and clippy, warnings as errors"
@@ -78,6 +79,10 @@ lint:
 
 demo: build
 	scripts/demo.sh $(RELEASE)
+
+# A benchmark, not a test: asserts nothing; BENCHMARKS.md keeps what it showed.
+soak: build
+	scripts/soak.sh $(RELEASE)
 
 demo-recipes: build
 	scripts/demo-recipes.sh $(RELEASE)
