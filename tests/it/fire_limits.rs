@@ -197,3 +197,40 @@ fn a_million_slots_for_two_requests_cost_two_connections_and_no_warning() {
     );
     assert!(!err.contains("open files"), "{err}");
 }
+
+#[test]
+fn under_a_256_mib_address_space_an_absurd_schedule_exits_2_and_the_bound_runs() {
+    // `ulimit -v` turns an allocation sized by the input into an abort (exit 134) instead of
+    // the OOM killer's; refusing the number before allocating anything keeps exit 2.
+    let sim = Server::start(&["--ttft-ms", "1", "--itl-ms", "1"]);
+    let absurd = with_schedule_field(
+        &["--concurrency", "2", "-n", "2"],
+        "concurrency",
+        4_000_000_000,
+    );
+    let bound = with_schedule_field(&["--concurrency", "2", "-n", "2"], "concurrency", 1_000_000);
+    for (schedule, want) in [(absurd, 2), (bound, 0)] {
+        let path = temp_path("ulimit-schedule.ndjson");
+        std::fs::write(&path, &schedule).expect("write the schedule");
+        let script = format!(
+            "ulimit -v 262144 && exec {} --url {} < {}",
+            bin("fire"),
+            sim.url,
+            path.display()
+        );
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .output()
+            .expect("run sh");
+        assert_eq!(out.status.code(), Some(want), "{}", stderr(&out));
+    }
+    let script = format!(
+        "ulimit -v 262144 && exec {} --concurrency 4000000000 -n 2",
+        bin("arrivals")
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .output()
+        .expect("run sh");
+    assert_eq!(out.status.code(), Some(2), "arrivals: {}", stderr(&out));
+}
