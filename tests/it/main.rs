@@ -30,6 +30,7 @@ mod fire_selfcheck;
 mod fire_stop;
 mod fire_transport;
 mod fire_workloads;
+mod flag_typos;
 mod format_compat;
 mod generated;
 mod library;
