@@ -24,6 +24,7 @@ mod faults_e2e;
 mod fire_benchy;
 mod fire_credentials;
 mod fire_limits;
+mod fire_messages;
 mod fire_output;
 mod fire_protocol;
 mod fire_selfcheck;
