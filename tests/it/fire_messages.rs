@@ -229,10 +229,12 @@ fn https_to_a_plain_http_port_says_to_use_http() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains(want), "{stderr}");
+    assert!(!stderr.contains("InvalidContentType"), "{stderr}");
     // With a model given, every request's `error` says it.
     let (errors, _) = refused(&https, &[]);
     for e in &errors {
         assert!(e.contains(want), "{e}");
+        assert!(!e.contains("InvalidContentType"), "{e}");
     }
 }
 

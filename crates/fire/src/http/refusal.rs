@@ -1,7 +1,8 @@
 //! A TLS connection refused, in words a user can act on: what is wrong with the server's
 //! certificate and the remedy that fits whom fire trusts (`--cacert` given or not), or that the
-//! port answered in plain HTTP. rustls' own words ("invalid peer certificate: UnknownIssuer",
-//! "received corrupt message of type InvalidContentType") stay after them as the cause.
+//! port answered in plain HTTP. rustls' own words about a certificate ("invalid peer
+//! certificate: UnknownIssuer") stay after them as the cause; its words for a plain-HTTP answer
+//! ("received corrupt message of type InvalidContentType") say nothing more and are dropped.
 
 use super::tls::Trust;
 use hyper::Uri;
@@ -9,11 +10,12 @@ use rustls::CertificateError as C;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// A TLS failure in words a user can act on, with rustls' error as its cause.
+/// A TLS failure in words a user can act on, with rustls' error as its cause where that adds
+/// something.
 #[derive(Debug)]
 struct TlsRefused {
     message: String,
-    cause: rustls::Error,
+    cause: Option<rustls::Error>,
 }
 
 impl std::fmt::Display for TlsRefused {
@@ -24,7 +26,9 @@ impl std::fmt::Display for TlsRefused {
 
 impl std::error::Error for TlsRefused {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.cause)
+        self.cause
+            .as_ref()
+            .map(|c| c as &(dyn std::error::Error + 'static))
     }
 }
 
@@ -34,10 +38,17 @@ pub(super) fn explain(e: BoxError, dst: &Uri, trust: &Trust) -> BoxError {
     let Some(cause) = find_rustls_error(&*e).cloned() else {
         return e;
     };
-    match words(&cause, dst, trust) {
-        Some(message) => Box::new(TlsRefused { message, cause }),
-        None => e,
-    }
+    let Some(message) = words(&cause, dst, trust) else {
+        return e;
+    };
+    let plain_http = matches!(
+        cause,
+        rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType)
+    );
+    Box::new(TlsRefused {
+        message,
+        cause: (!plain_http).then_some(cause),
+    })
 }
 
 /// What to say for `cause`, or `None` to keep rustls' words.
@@ -209,9 +220,18 @@ mod tests {
             &"https://h:1/v1".parse().unwrap(),
             &Trust::System,
         ));
+        assert_eq!(
+            chain, "h:1 does not answer in TLS: this port speaks plain HTTP: use http://",
+            "rustls' words add nothing here"
+        );
+        let chain = crate::failure::error_chain(&*explain(
+            wrapped(rustls::Error::InvalidCertificate(C::UnknownIssuer)),
+            &"https://h:1/v1".parse().unwrap(),
+            &Trust::System,
+        ));
         assert!(
-            chain.ends_with("InvalidContentType"),
-            "the cause stays: {chain}"
+            chain.ends_with("UnknownIssuer"),
+            "a certificate's cause stays: {chain}"
         );
     }
 
