@@ -6,6 +6,7 @@ use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 mod exit;
+mod typo;
 
 pub use exit::{
     closed_pipe, message, run, Ending, OpenError, ToolError, EXIT_BAD_INPUT, EXIT_FAILURE,
@@ -40,10 +41,14 @@ pub fn command<A: clap::CommandFactory>() -> clap::Command {
 }
 
 /// Parses the process arguments as `A`. When the hidden `--generate` flag was given, writes that
-/// artefact instead and returns `None`, so every tool handles it alike.
+/// artefact instead and returns `None`, so every tool handles it alike. A misspelt long flag is
+/// answered with the flag it most likely meant, where clap's own guess finds none.
 pub fn parse_or_generate<A: clap::Parser>() -> io::Result<Option<A>> {
     let cmd = command::<A>();
-    let matches = cmd.clone().get_matches();
+    let matches = match cmd.clone().try_get_matches() {
+        Ok(matches) => matches,
+        Err(e) => typo::suggest(e, &cmd).exit(),
+    };
     if let Some(what) = matches.get_one::<Generate>("generate") {
         return generate(cmd, *what).map(|()| None);
     }

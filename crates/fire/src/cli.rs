@@ -44,8 +44,10 @@ pub fn main() -> Result<(), Error> {
 ///
 /// Ctrl-C (or SIGTERM) stops sending, ends requests in flight as `cancelled` and the requests
 /// still readable without waiting as `not_sent`, and exits 130 (143) after writing everything
-/// measured; during model discovery it skips discovery and does the same. A second Ctrl-C quits
-/// at once: what is buffered is written (whole lines only), requests in flight get no `done`.
+/// measured; during model discovery it skips discovery and does the same. A schedule that ends
+/// mid-line then gets up to 1 s for the rest of the line (the Ctrl-C makes arrivals finish it);
+/// a line still cut is dropped with a warning. A second Ctrl-C quits at once: what is buffered
+/// is written (whole lines only), requests in flight get no `done`.
 ///
 /// A reader slower than the run (a `tee` to a slow disk, a stopped pager) is buffered up to
 /// --output-buffer bytes; past that, fire waits for it, which delays its time stamps, and writes
@@ -230,9 +232,10 @@ const AFTER_HELP: &str = "\
 Exit status:
   0    every request ended and at least one succeeded (requests the server failed are data);
        or nothing was sent; or stdout's reader went away
-  1    no request succeeded; or the server could not be reached: the model list, or 8
-       requests failed to connect since the last success, at the start or mid-run (the run
-       stops then, unless --keep-going or --retry-connect; the rest end as not_sent)
+  1    no request succeeded (the message counts what they got: 3 × HTTP 404 Not Found); or
+       the server could not be reached: the model list, or 8 requests failed to connect
+       since the last success, at the start or mid-run (the run stops then, unless
+       --keep-going or --retry-connect; the rest end as not_sent)
   2    bad usage or input (a flag, the schedule)
   130  interrupted (Ctrl-C); 143 terminated (SIGTERM); everything measured was written
 

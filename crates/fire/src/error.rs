@@ -148,10 +148,15 @@ pub enum Error {
         waited: Option<std::time::Duration>,
     },
     /// Requests were sent and none succeeded.
-    #[error("none of the {ended} requests sent succeeded")]
+    #[error(
+        "none of the {ended} requests sent succeeded{}",
+        if got.is_empty() { String::new() } else { format!(": {got}") }
+    )]
     NoneSucceeded {
         /// The requests that ended as a success or a failure of the server or the network.
         ended: u64,
+        /// What they got, the most common first (`3 × HTTP 404 Not Found`).
+        got: String,
     },
     /// A signal (or an unreachable server) stopped the run after everything measured was
     /// written.
@@ -279,7 +284,15 @@ mod tests {
             why: "connection refused".into(),
         };
         assert_eq!(unreachable.ending(), Ending::Failure);
-        assert_eq!(Error::NoneSucceeded { ended: 3 }.ending(), Ending::Failure);
+        let none = Error::NoneSucceeded {
+            ended: 3,
+            got: "3 × HTTP 404 Not Found".into(),
+        };
+        assert_eq!(none.ending(), Ending::Failure);
+        assert_eq!(
+            none.to_string(),
+            "none of the 3 requests sent succeeded: 3 × HTTP 404 Not Found"
+        );
         let warmup = Error::Warmup {
             uri: "http://h/v1/chat/completions".into(),
             why: "HTTP 500".into(),

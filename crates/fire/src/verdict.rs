@@ -15,10 +15,13 @@
 //!   [`Backoff`]'s delays (100 ms, doubling to 5 s); when one opens (or a request in flight
 //!   succeeds), sending goes on. When none opens within the limit given (60 s by default), the
 //!   run stops as above.
-//! - **Exit 1** when at least one request was sent and none succeeded, or when the run ended
+//! - **Exit 1** when at least one request was sent and none succeeded (the message names the
+//!   statuses and error kinds they got, the most common first), or when the run ended
 //!   with [`STOP_AFTER`] or more connect failures since its last success (with
 //!   `--keep-going`); 0 otherwise. Requests the run itself ended (`cancelled`, `not_sent`)
 //!   count as neither.
+
+mod tally;
 
 use crate::error::Error;
 use crate::sync::lock;
@@ -89,6 +92,8 @@ pub struct Verdict {
     not_found: AtomicBool,
     /// `--retry-connect` waited this long in vain, and the run stopped.
     gave_up: OnceLock<Duration>,
+    /// What the failed requests got, for the words of a run where none succeeded.
+    failures: tally::Tally,
 }
 
 impl Verdict {
@@ -103,6 +108,7 @@ impl Verdict {
             pauses: AtomicU64::new(0),
             not_found: AtomicBool::new(false),
             gave_up: OnceLock::new(),
+            failures: tally::Tally::default(),
         }
     }
 
@@ -126,6 +132,7 @@ impl Verdict {
         if status == Some(404) {
             self.not_found.store(true, Ordering::Relaxed);
         }
+        self.failures.add(kind, status);
         let ended = self.ended.fetch_add(1, Ordering::SeqCst) + 1;
         if !matches!(kind, ErrorKind::Connect | ErrorKind::ConnectTimeout) {
             return Reaction::Go;
@@ -242,7 +249,10 @@ impl Verdict {
             return Ok(());
         }
         if self.ok.load(Ordering::SeqCst) == 0 {
-            return Err(Error::NoneSucceeded { ended });
+            return Err(Error::NoneSucceeded {
+                ended,
+                got: self.failures.summary(),
+            });
         }
         if lock(&self.row).len >= STOP_AFTER {
             return Err(self.stop_error(uri));
@@ -321,7 +331,10 @@ mod tests {
         assert!(stop.to_string().contains("refused 1"), "{stop}");
         assert_eq!(stop.ending(), Ending::Failure);
         let none = v.outcome("http://h/v1/completions").unwrap_err();
-        assert_eq!(none.to_string(), "none of the 9 requests sent succeeded");
+        assert_eq!(
+            none.to_string(),
+            "none of the 9 requests sent succeeded: 8 × connect, 1 × connect_timeout"
+        );
         assert_eq!(none.ending(), Ending::Failure);
     }
 

@@ -1,6 +1,6 @@
 //! The connector under fire's client: TCP (Nagle off) with TLS where the URL says https, which
-//! counts the connections it opens, turns a rejected certificate into a message that says what
-//! to do about it, and hands out connections opened ahead of time ([`Connector::open_ahead`])
+//! counts the connections it opens, turns a refused TLS connection into a message that says what
+//! to do about it (`refusal`), and hands out connections opened ahead of time ([`Connector::open_ahead`])
 //! before it opens new ones.
 //!
 //! It never hands out a connection to itself: on loopback, a connect to a port in the ephemeral
@@ -8,6 +8,8 @@
 //! that same port as the connection's own, and the request would then read its own bytes. Such
 //! a connection ([`Tcp`] sees its local and peer addresses equal) fails to connect instead.
 
+use super::refusal;
+use super::tls::Trust;
 use crate::sync::lock;
 use hyper::Uri;
 use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
@@ -74,15 +76,19 @@ pub struct Connector {
     opened: Arc<AtomicU64>,
     /// Connections opened ahead, with where they go; taken before any new one is opened.
     ready: Arc<Mutex<Vec<(Uri, Stream)>>>,
+    /// Whom the TLS settings trust, for the remedy a refused certificate's message gives.
+    trust: Arc<Trust>,
 }
 
 impl Connector {
-    /// Wraps `inner`; every connection it opens adds one to `opened`.
-    pub fn new(inner: HttpsConnector<Tcp>, opened: Arc<AtomicU64>) -> Self {
+    /// Wraps `inner`, whose TLS settings trust as `trust` says; every connection it opens adds
+    /// one to `opened`.
+    pub fn new(inner: HttpsConnector<Tcp>, opened: Arc<AtomicU64>, trust: Trust) -> Self {
         Self {
             inner,
             opened,
             ready: Arc::default(),
+            trust: Arc::new(trust),
         }
     }
 
@@ -108,11 +114,13 @@ impl Connector {
     }
 
     fn connect(&mut self, dst: Uri) -> <Self as tower_service::Service<Uri>>::Future {
-        let host = dst.host().unwrap_or_default().to_string();
-        let connecting = self.inner.call(dst);
+        let connecting = self.inner.call(dst.clone());
         let opened = self.opened.clone();
+        let trust = self.trust.clone();
         Box::pin(async move {
-            let stream = connecting.await.map_err(|e| explain(e, &host))?;
+            let stream = connecting
+                .await
+                .map_err(|e| refusal::explain(e, &dst, &trust))?;
             opened.fetch_add(1, Ordering::Relaxed);
             Ok(stream)
         })
@@ -159,69 +167,6 @@ impl tower_service::Service<Uri> for Connector {
     }
 }
 
-/// A TLS failure in words a user can act on.
-#[derive(Debug)]
-struct TlsRefused {
-    message: String,
-    cause: rustls::Error,
-}
-
-impl std::fmt::Display for TlsRefused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for TlsRefused {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.cause)
-    }
-}
-
-/// Replaces a certificate error with one that names the remedy; other errors pass unchanged.
-fn explain(e: BoxError, host: &str) -> BoxError {
-    use rustls::CertificateError as C;
-    let Some(cause) = find_rustls_error(&*e).cloned() else {
-        return e;
-    };
-    let what = match &cause {
-        rustls::Error::InvalidCertificate(C::UnknownIssuer | C::BadSignature) => {
-            "is not trusted: its issuer is not among the trusted roots"
-        }
-        rustls::Error::InvalidCertificate(
-            C::NotValidForName | C::NotValidForNameContext { .. },
-        ) => "is not valid for this host name",
-        rustls::Error::InvalidCertificate(
-            C::Expired | C::ExpiredContext { .. } | C::NotValidYet | C::NotValidYetContext { .. },
-        ) => "is not valid at this time",
-        rustls::Error::InvalidCertificate(_) => "is not trusted",
-        _ => return e,
-    };
-    Box::new(TlsRefused {
-        message: format!(
-            "the certificate of {host} {what}; give fire its CA with --cacert FILE, or --insecure for a test server"
-        ),
-        cause,
-    })
-}
-
-/// The rustls error under hyper-rustls' and tokio-rustls' `io::Error` wrappers, if any.
-fn find_rustls_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
-    let mut cur = Some(e);
-    while let Some(err) = cur {
-        if let Some(found) = err.downcast_ref::<rustls::Error>() {
-            return Some(found);
-        }
-        cur = match err.downcast_ref::<std::io::Error>() {
-            Some(io) => io
-                .get_ref()
-                .map(|inner| inner as &(dyn std::error::Error + 'static)),
-            None => err.source(),
-        };
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,18 +204,5 @@ mod tests {
         );
         assert_eq!(f.kind, tokenpipe_format::ErrorKind::Connect);
         assert!(f.message.contains("connected to itself"), "{}", f.message);
-    }
-
-    #[test]
-    fn an_unknown_issuer_names_the_remedy() {
-        let wrapped: BoxError = Box::new(std::io::Error::other(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
-        )));
-        let m = explain(wrapped, "127.0.0.1").to_string();
-        assert!(m.contains("127.0.0.1") && m.contains("not trusted"), "{m}");
-        assert!(m.contains("--cacert") && m.contains("--insecure"), "{m}");
-        let other: BoxError = Box::new(std::io::Error::other("connection refused"));
-        assert_eq!(explain(other, "h").to_string(), "connection refused");
     }
 }

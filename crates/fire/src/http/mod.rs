@@ -13,12 +13,13 @@
 //! request task itself (no connection task, no hand-over per frame); the legacy client serves
 //! HTTP/2 and the model discovery's one GET.
 //!
-//! Modules: [`tls`] (trust), [`connector`] (counting, certificate errors), [`preconnect`],
-//! [`direct`].
+//! Modules: [`tls`] (trust), [`connector`] (counting), [`refusal`] (TLS errors in words),
+//! [`preconnect`], [`direct`].
 
 mod connector;
 pub mod direct;
 pub mod preconnect;
+mod refusal;
 mod tls;
 mod transport;
 
@@ -92,7 +93,7 @@ impl HttpClient {
             builder.enable_http1().wrap_connector(connector::Tcp(tcp))
         };
         let opened = Arc::new(AtomicU64::new(0));
-        let connector = Connector::new(https, opened.clone());
+        let connector = Connector::new(https, opened.clone(), options.trust.clone());
         let count = if options.http2 {
             options.connections.max(1)
         } else {
