@@ -32,6 +32,7 @@ mod fire_transport;
 mod fire_workloads;
 mod format_compat;
 mod generated;
+mod implausible_values;
 mod library;
 mod llama_benchy;
 mod llama_benchy_fixture;

@@ -23,6 +23,7 @@ pub(crate) mod driver;
 pub(crate) mod error;
 pub(crate) mod exact;
 pub(crate) mod group;
+pub(crate) mod plausible;
 pub(crate) mod request;
 pub(crate) mod run;
 pub(crate) mod running;
@@ -41,7 +42,7 @@ pub use aggregate::{
 };
 pub use cli::main;
 pub use driver::{reduce, Config};
-pub use error::{Error, ImportError, RequestError, ShardError, WindowError};
+pub use error::{Error, Implausible, ImportError, RequestError, ShardError, WindowError};
 pub use request::RequestResult;
 pub use run::{fold_run, Emit, FoldOptions, RunEnd};
 pub use sink::{default_label, RunsOptions};

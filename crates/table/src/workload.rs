@@ -79,12 +79,13 @@ pub fn describe(run: &RunReport) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 
-/// A number as written on a command line: `16`, `0.3`, `1.5`.
+/// A number as written on a command line: `16`, `0.3`, `1.5` (`1e308` past a thousand
+/// trillion).
 pub fn short(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
     } else {
-        format!("{v}")
+        tokenpipe_format::number::shortest(v)
     }
 }
 

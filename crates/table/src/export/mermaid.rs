@@ -55,6 +55,9 @@ pub(crate) fn nice_max(max: f64) -> f64 {
 
 /// A number as an axis bound: `200`, `0.25`.
 fn bound(v: f64) -> String {
+    if v.abs() >= tokenpipe_format::number::FIXED_LIMIT {
+        return tokenpipe_format::number::shortest(v);
+    }
     let text = format!("{v:.6}");
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
@@ -108,7 +111,10 @@ fn write(chart: &Plot) -> String {
         bound(nice_max(max))
     ));
     for (mark, _, values) in &chart.series {
-        let values: Vec<String> = values.iter().map(|v| format!("{v:.2}")).collect();
+        let values: Vec<String> = values
+            .iter()
+            .map(|v| tokenpipe_format::number::fixed(*v, 2))
+            .collect();
         lines.push(format!("  {} [{}]", keyword(*mark), values.join(", ")));
     }
     lines.push("```".into());
