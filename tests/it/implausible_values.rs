@@ -144,6 +144,7 @@ fn table_writes_huge_figures_in_a_few_characters() {
         &["--format", "csv"],
         &["--format", "json"],
         &["--format", "html"],
+        &["--format", "mermaid"],
         &["--style", "vllm"],
         &["--rows", "label", "--cols", "run_id"],
     ] {
@@ -155,6 +156,7 @@ fn table_writes_huge_figures_in_a_few_characters() {
             "{args:?}: {shown}"
         );
         assert!(longest_digits(&shown) < 25, "{args:?}: {shown}");
+        assert!(!shown.contains("inf"), "{args:?}: {shown}");
     }
 }
 

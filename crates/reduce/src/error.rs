@@ -331,7 +331,7 @@ pub enum ImportError {
         requests: usize,
     },
     /// A request's times put an event before the run start or absurdly far after it.
-    #[error("request {request}: field \"{field}\" puts an event at {at_s} s from the run start")]
+    #[error("request {request}: field \"{field}\" puts an event at {} s from the run start", tokenpipe_format::number::shortest(*at_s))]
     Time {
         /// The request's index.
         request: usize,

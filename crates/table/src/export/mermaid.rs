@@ -33,7 +33,8 @@ pub(crate) fn quote(text: &str) -> String {
     )
 }
 
-/// The smallest 1, 2, 2.5 or 5 × 10^k above `max`: the top of the y-axis.
+/// The smallest 1, 2, 2.5 or 5 × 10^k above `max`: the top of the y-axis; `max` itself when
+/// none is a finite float.
 pub(crate) fn nice_max(max: f64) -> f64 {
     if !max.is_finite() || max <= 0.0 {
         return 1.0;
@@ -45,6 +46,9 @@ pub(crate) fn nice_max(max: f64) -> f64 {
             let candidate: f64 = format!("{:.6e}", step * 10f64.powi(exponent))
                 .parse()
                 .unwrap_or(step * 10f64.powi(exponent));
+            if !candidate.is_finite() {
+                return max;
+            }
             if candidate > max {
                 return candidate;
             }
