@@ -1,12 +1,12 @@
 complete -c arrivals -s n -l num-prompts -d 'Number of requests to write (sessions with --turns) [default: 100; no limit for a closed loop bounded by --duration or --measure, the whole file with --trace]' -r
 complete -c arrivals -l seed -d 'Random seed for arrival times and prompts' -r
-complete -c arrivals -l rate -d 'Mean request rate in requests per second, or `inf` to send all requests at once' -r
-complete -c arrivals -l burstiness -d 'Gamma shape of the gaps between arrivals: 1 is Poisson, <1 burstier, >1 more regular' -r
+complete -c arrivals -l rate -d 'Mean request rate in requests per second (from 0.000001, one request in 11.6 days, to 1000000000, one a nanosecond), or `inf` to send all requests at once' -r
+complete -c arrivals -l burstiness -d 'Gamma shape of the gaps between arrivals: 1 is Poisson, <1 burstier, >1 more regular (from 0.000001 to 1000000)' -r
 complete -c arrivals -l arrival -d 'Gamma-distributed gaps, or every gap exactly 1/RATE' -r -f -a "gamma\t'Gamma-distributed gaps of shape --burstiness (Poisson at 1)'
 constant\t'Every gap exactly 1/RATE'"
 complete -c arrivals -l ramp -d 'Ramp the rate from --ramp-from to --ramp-to: over a time (`30s`), or over the requests by index (`requests`, vLLM\'s --ramp-up-strategy)' -r
-complete -c arrivals -l ramp-from -d 'Rate at the start of the ramp, requests per second' -r
-complete -c arrivals -l ramp-to -d 'Rate at the end of the ramp, requests per second (held after a ramp over time)' -r
+complete -c arrivals -l ramp-from -d 'Rate at the start of the ramp, requests per second (0, or a --rate)' -r
+complete -c arrivals -l ramp-to -d 'Rate at the end of the ramp, requests per second (held after a ramp over time; 0, or a --rate)' -r
 complete -c arrivals -l ramp-shape -d 'How the ramp moves between its rates' -r -f -a "linear\t'Equal steps'
 exponential\t'Equal ratios'"
 complete -c arrivals -l concurrency -d 'Closed loop: keep exactly N requests in flight instead of following a timetable (at most 1,000,000)' -r

@@ -34,6 +34,7 @@ mod fire_workloads;
 mod flag_typos;
 mod format_compat;
 mod generated;
+mod implausible_values;
 mod library;
 mod llama_benchy;
 mod llama_benchy_fixture;

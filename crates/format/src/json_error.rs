@@ -3,11 +3,15 @@
 //! re-parse use it, so every bad-input message has one shape.
 
 /// Parses a line that failed as the body type `T`, tracking the path, and names the field at
-/// fault.
-pub(crate) fn path_error<T: serde::de::DeserializeOwned>(text: &[u8]) -> String {
+/// fault. When the body alone parses, the fault is in what only the whole record sees (a
+/// second `"type"` member): `whole`, the whole record's error, is described instead.
+pub(crate) fn path_error<T: serde::de::DeserializeOwned>(
+    text: &[u8],
+    whole: &serde_json::Error,
+) -> String {
     let mut de = serde_json::Deserializer::from_slice(text);
     match serde_path_to_error::deserialize::<_, T>(&mut de) {
-        Ok(_) => "invalid record".into(),
+        Ok(_) => describe_json_error(whole, None),
         Err(e) => {
             let path = e.path().to_string();
             let field = (path != "." && !path.is_empty()).then_some(path);

@@ -13,6 +13,7 @@ pub mod ids;
 pub mod idset;
 pub mod int_hash;
 mod json_error;
+pub mod number;
 pub mod or_other;
 pub mod reader;
 pub mod records;

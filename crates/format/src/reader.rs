@@ -334,7 +334,7 @@ impl<R: BufRead> RecordReader<R> {
         }
         let record = match serde_json::from_slice::<Record>(text) {
             Ok(r) => r,
-            Err(_) => return Err(self.malformed(record_type.field_error(text))),
+            Err(e) => return Err(self.malformed(record_type.field_error(text, &e))),
         };
         if let Record::Header(h) = &record {
             if h.format_major > FORMAT_MAJOR {

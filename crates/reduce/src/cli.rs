@@ -66,7 +66,12 @@ Examples:
         reads a `vllm bench serve` result as a run. docs/metrics.md defines every field.\n\n\
         Memory grows with the requests in flight and, by a few bytes per request and per \
         millisecond of run, with the run's length; never with the number of tokens or events \
-        (--vllm-compatible holds every chunk's time).",
+        (--vllm-compatible holds every chunk's time).\n\n\
+        Bad input stops reduce with exit status 2 and names the file, the line and the field: a \
+        malformed line, events out of order, and a time or a count that no real run holds (a \
+        time past ten years, or past the run's end by more than the run itself, the end being \
+        fire's client.wall_ns or else the run's other records plus a day; more than a billion \
+        tokens a second of a request). docs/format.md, \"Plausible values\", has the rules.",
     after_help = EXAMPLES
 )]
 struct Args {

@@ -71,6 +71,14 @@ pub enum Error {
     /// the end of the run is where it is found).
     #[error(transparent)]
     Unfinished(RequestError),
+    /// A time or a count that no real run can hold (docs/format.md, "Plausible values").
+    #[error("{input}: line {}: field \"{}\"", source.line, source.field)]
+    Implausible {
+        /// The input's name.
+        input: String,
+        /// Where, and what is wrong.
+        source: Implausible,
+    },
     /// A run holds no request at all: the input is not fire's events.
     #[error(
         "{input}: run {run} (from {tool}) has no sent or done records; reduce reads the output of fire"
@@ -144,6 +152,7 @@ impl ToolError for Error {
             | Error::Import { .. }
             | Error::Order { .. }
             | Error::Request { .. }
+            | Error::Implausible { .. }
             | Error::Unfinished(_)
             | Error::NoRequests { .. }
             | Error::VllmResultFile { .. }
@@ -198,6 +207,19 @@ pub enum RequestError {
         /// The request's id.
         request: u64,
     },
+}
+
+/// A value that no real run can hold: a time past the run's end by more than the run itself, a
+/// count of more than a billion tokens a second (the `plausible` module's rules).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{problem}")]
+pub struct Implausible {
+    /// The record's line.
+    pub line: usize,
+    /// The record's type and field (`done.at_ns`).
+    pub field: &'static str,
+    /// What is wrong with its value, with the bound it passes.
+    pub problem: String,
 }
 
 /// Why the window a run is to be measured over cannot be found in it.
@@ -309,7 +331,7 @@ pub enum ImportError {
         requests: usize,
     },
     /// A request's times put an event before the run start or absurdly far after it.
-    #[error("request {request}: field \"{field}\" puts an event at {at_s} s from the run start")]
+    #[error("request {request}: field \"{field}\" puts an event at {} s from the run start", tokenpipe_format::number::shortest(*at_s))]
     Time {
         /// The request's index.
         request: usize,
@@ -347,6 +369,14 @@ mod tests {
             Error::Import {
                 file: "r.json".into(),
                 source: ImportError::NotObject,
+            },
+            Error::Implausible {
+                input: "<stdin>".into(),
+                source: Implausible {
+                    line: 3,
+                    field: "done.at_ns",
+                    problem: "too late".into(),
+                },
             },
         ];
         for e in bad {

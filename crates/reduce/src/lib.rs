@@ -1,7 +1,9 @@
 //! `reduce`: folds the events that `fire` writes into one `summary` record per run.
 //!
 //! Results first, then aggregates: [`run`] reads a run's records, checks their order with the
-//! format's `RequestTracker`, and turns each request into a [`request::RequestResult`];
+//! format's `RequestTracker` and their values with [`plausible`] (no time past the run's end by
+//! more than the run, no count past a billion tokens a second), and turns each request into a
+//! [`request::RequestResult`];
 //! [`aggregate`] folds those results: the summary and every extra figure (per-request records,
 //! goodput, windows, intervals, llama-benchy's and vLLM's figures). Across runs, [`sink`]
 //! writes each run's summary, merges the parts of a sharded plan ([`shard`]) and writes the
@@ -23,6 +25,7 @@ pub(crate) mod driver;
 pub(crate) mod error;
 pub(crate) mod exact;
 pub(crate) mod group;
+pub(crate) mod plausible;
 pub(crate) mod request;
 pub(crate) mod run;
 pub(crate) mod running;
@@ -41,7 +44,7 @@ pub use aggregate::{
 };
 pub use cli::main;
 pub use driver::{reduce, Config};
-pub use error::{Error, ImportError, RequestError, ShardError, WindowError};
+pub use error::{Error, Implausible, ImportError, RequestError, ShardError, WindowError};
 pub use request::RequestResult;
 pub use run::{fold_run, Emit, FoldOptions, RunEnd};
 pub use sink::{default_label, RunsOptions};

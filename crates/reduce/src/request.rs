@@ -52,6 +52,12 @@ impl InFlight {
         }
     }
 
+    /// Tokens its events have brought so far, and the time since its send at `at_ns`: what a
+    /// count is judged against (the `plausible` module).
+    pub fn tokens_over(&self, at_ns: u64) -> (u64, u64) {
+        (self.tokens, at_ns.saturating_sub(self.sent_ns))
+    }
+
     /// Adds a token event; its gap to the previous one is an inter-token latency. The caller has
     /// checked the order (see `RequestTracker`).
     pub fn token(&mut self, t: &Token) -> Result<(), RequestError> {

@@ -6,7 +6,8 @@
 //! per-request state lives only while the request is in flight.
 
 use crate::aggregate::Aggregator;
-use crate::error::Error;
+use crate::error::{Error, Implausible};
+use crate::plausible::{self, RunTimes};
 use crate::request::{InFlight, RequestResult};
 use std::io::{self, BufRead};
 use tokenpipe_format::{Header, Record, RecordReader, RequestTracker};
@@ -40,7 +41,8 @@ pub type Emit<'a> = dyn FnMut(Record) -> io::Result<()> + 'a;
 
 /// Reads the rest of the run that `header` started from `reader`, feeding `agg`; records the
 /// aggregators have ready go to `emit` as soon as they are. Faults name the reader's source and
-/// the line, and a run without requests is refused: all are bad input.
+/// the line, and a run without requests or with a time or a count no run can hold
+/// (`plausible`) is refused: all are bad input.
 pub fn fold_run<R: BufRead>(
     reader: &mut RecordReader<R>,
     header: &Header,
@@ -51,9 +53,15 @@ pub fn fold_run<R: BufRead>(
     let mut tracker = RequestTracker::<InFlight>::new();
     let mut end = RunEnd::default();
     let mut ready = Vec::new();
+    let mut times = RunTimes::default();
     let shift = |t: u64| t.saturating_add(opts.offset_ns);
+    let implausible = |reader: &RecordReader<R>, source: Implausible| Error::Implausible {
+        input: reader.source_name().to_string(),
+        source,
+    };
     while let Some(record) = reader.next_record()? {
         let line = reader.line();
+        check_times(&mut times, line, &record).map_err(|e| implausible(reader, e))?;
         let input = || reader.source_name().to_string();
         let order = |source| Error::Order {
             input: input(),
@@ -84,6 +92,9 @@ pub fn fold_run<R: BufRead>(
                 agg.token(&t);
                 let flight = tracker.token(&t).map_err(order)?;
                 flight.token(&t).map_err(request)?;
+                let (tokens, life_ns) = flight.tokens_over(t.at_ns);
+                plausible::count(line, "token.tokens", tokens, life_ns)
+                    .map_err(|e| implausible(reader, e))?;
             }
             Record::Done(mut d) => {
                 d.at_ns = shift(d.at_ns);
@@ -92,8 +103,9 @@ pub fn fold_run<R: BufRead>(
                 if flight.is_none() {
                     end.requests += 1;
                 }
-                agg.add(&RequestResult::ended(flight, &d))
-                    .map_err(request)?;
+                let result = RequestResult::ended(flight, &d);
+                check_counts(line, &result).map_err(|e| implausible(reader, e))?;
+                agg.add(&result).map_err(request)?;
             }
             Record::Stall(mut s) => {
                 s.at_ns = shift(s.at_ns);
@@ -108,6 +120,7 @@ pub fn fold_run<R: BufRead>(
             emit(record)?;
         }
     }
+    times.finish().map_err(|e| implausible(reader, e))?;
     let mut unfinished: Vec<(u64, InFlight)> = tracker.into_unfinished().collect();
     unfinished.sort_by_key(|(id, _)| *id);
     end.unfinished = unfinished.len() as u64;
@@ -127,4 +140,52 @@ pub fn fold_run<R: BufRead>(
         });
     }
     Ok(end)
+}
+
+/// Notes the times of a record, on its own clock (before a shard's offset), for the run's
+/// plausibility (`plausible`).
+fn check_times(times: &mut RunTimes, line: usize, record: &Record) -> Result<(), Implausible> {
+    match record {
+        // A missing time reads as 0, which no rule refuses (and no allocation per request).
+        Record::Sent(s) => times.record(
+            line,
+            &[
+                ("sent.sent_ns", s.sent_ns),
+                ("sent.scheduled_ns", s.scheduled_ns.unwrap_or(0)),
+            ],
+        ),
+        Record::Token(t) => times.record(line, &[("token.at_ns", t.at_ns)]),
+        Record::Done(d) => times.record(
+            line,
+            &[
+                ("done.at_ns", d.at_ns),
+                ("done.first_event_ns", d.first_event_ns.unwrap_or(0)),
+            ],
+        ),
+        Record::Stall(s) => times.record(
+            line,
+            &[
+                ("stall.at_ns", s.at_ns),
+                ("stall.duration_ns", s.at_ns.saturating_add(s.duration_ns)),
+            ],
+        ),
+        Record::Client(c) => times.client(line, c.wall_ns),
+        _ => Ok(()),
+    }
+}
+
+/// A request's usage counts against its life, from its send (or the run's start, for one never
+/// sent) to its `done`.
+fn check_counts(line: usize, r: &RequestResult) -> Result<(), Implausible> {
+    let life_ns = r
+        .done_ns
+        .unwrap_or(0)
+        .saturating_sub(r.sent_ns.unwrap_or(0));
+    if let Some(n) = r.input_tokens {
+        plausible::count(line, "done.prompt_tokens", n, life_ns)?;
+    }
+    if r.output_source == crate::request::CountSource::Usage {
+        plausible::count(line, "done.completion_tokens", r.output_tokens, life_ns)?;
+    }
+    Ok(())
 }

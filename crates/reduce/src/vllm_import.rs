@@ -402,5 +402,11 @@ mod tests {
                 "output_lens": [1], "errors": [""]}"#,
         );
         assert!(e.contains("request 0"), "{e}");
+        // An absurd time is named in a few characters, not 300 digits.
+        let e = fault(
+            r#"{"ttfts": [1e300], "itls": [[]], "input_lens": [1],
+                "output_lens": [1], "errors": [""]}"#,
+        );
+        assert!(e.contains("puts an event at 1e300 s"), "{e}");
     }
 }

@@ -76,7 +76,8 @@ Examples:
         group summary of repeated runs reads `mean ± sd (CV %)`, and stands for the runs it \
         pools. A label shared by several runs gets what tells \
         them apart appended (metadata, settings, the file name). Counts are whole numbers, other \
-        values have two decimals, and `-` marks a value a run does not have. A FILE may also be \
+        values have two decimals, and `-` marks a value a run does not have; from 1e15 on a number \
+        is written in scientific notation (`1.00e308`), never in hundreds of digits. A FILE may also be \
         the result file of `vllm bench serve --save-result` (one JSON object, or one per line), \
         told apart by its content; its runs sit beside ours.",
     after_help = EXAMPLES

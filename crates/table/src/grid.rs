@@ -5,6 +5,7 @@
 //! any grid, so a new layout works in every format at once. How a number reads ([`Kind`],
 //! [`SpreadMode`]) is decided here, once for every format.
 
+use tokenpipe_format::number::{fixed, shortest, FIXED_LIMIT};
 use tokenpipe_format::vocab::ValueKind;
 
 /// How much of a group summary's spread a cell shows (`--spread`).
@@ -63,15 +64,17 @@ pub const MISSING: &str = "-";
 
 /// Writes one value as people read it: counts whole, measurements with two decimals, `-` for
 /// none. A count that is not whole (the mean of a count over repeated runs: 3.5 requests) keeps
-/// its decimals, so that it never reads as a count it is not (`4 ± 0.71`).
+/// its decimals, so that it never reads as a count it is not (`4 ± 0.71`). Past a thousand
+/// trillion, numbers are written in scientific notation (`1.00e308`), never as 309 digits.
 pub fn format_value(value: Option<f64>, kind: Kind) -> String {
     match (value, kind) {
         (None, _) => MISSING.to_string(),
-        (Some(v), Kind::Count) if v.fract() != 0.0 => format!("{v:.2}"),
-        (Some(v), Kind::Count) => format!("{v:.0}"),
-        (Some(v), Kind::Value) => format!("{v:.2}"),
+        (Some(v), Kind::Count) if v.fract() != 0.0 => fixed(v, 2),
+        (Some(v), Kind::Count) if v.abs() >= FIXED_LIMIT => shortest(v),
+        (Some(v), Kind::Count) => fixed(v, 0),
+        (Some(v), Kind::Value) => fixed(v, 2),
         (Some(v), Kind::YesNo) => if v != 0.0 { "yes" } else { "no" }.to_string(),
-        (Some(v), Kind::Ratio) => format!("{v:.2}x"),
+        (Some(v), Kind::Ratio) => format!("{}x", fixed(v, 2)),
     }
 }
 
@@ -180,7 +183,7 @@ fn render_num(n: &Num, mode: SpreadMode) -> String {
         SpreadMode::None => value,
         SpreadMode::Sd => format!("{value} ± {}", f(spread.sd)),
         SpreadMode::Cv => match spread.cv_pct {
-            Some(cv) => format!("{value} ± {} ({cv:.1}%)", f(spread.sd)),
+            Some(cv) => format!("{value} ± {} ({}%)", f(spread.sd), fixed(cv, 1)),
             None => format!("{value} ± {}", f(spread.sd)),
         },
         SpreadMode::Ci => match spread.ci95 {
@@ -347,6 +350,42 @@ mod tests {
         assert_eq!(format_value(Some(2623.256), Kind::Value), "2623.26");
         assert_eq!(format_value(Some(1.0), Kind::YesNo), "yes");
         assert_eq!(format_value(Some(0.0), Kind::YesNo), "no");
+    }
+
+    #[test]
+    fn extreme_values_are_written_in_a_few_characters() {
+        assert_eq!(format_value(Some(1e308), Kind::Value), "1.00e308");
+        assert_eq!(format_value(Some(1e308), Kind::Ratio), "1.00e308x");
+        assert_eq!(format_value(Some(5e-324), Kind::Value), "0.00");
+        // A count keeps every digit a float holds, never a rounded 2e19.
+        let max = u64::MAX as f64;
+        assert_eq!(
+            format_value(Some(max), Kind::Count),
+            "1.8446744073709552e19"
+        );
+        assert_eq!(
+            format_value(Some(999_999_999_999_999.0), Kind::Count),
+            "999999999999999"
+        );
+        let huge = Num {
+            value: 1e300,
+            kind: Kind::Value,
+            spread: Some(Spread {
+                n: 2,
+                sd: 1e299,
+                cv_pct: Some(1e20),
+                ci95: Some([-1e301, 1e301]),
+                within_run: false,
+            }),
+        };
+        assert_eq!(
+            render_num(&huge, SpreadMode::Cv),
+            "1.00e300 ± 1.00e299 (1.0e20%)"
+        );
+        assert_eq!(
+            render_num(&huge, SpreadMode::Ci),
+            "1.00e300 [-1.00e301, 1.00e301]"
+        );
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub fn describe(run: &RunReport) -> Option<String> {
     let num = |key: &str| run.param(key).and_then(Value::as_f64);
     let mut parts = Vec::new();
     let input = |i: f64| match counted_prompt(run, i) {
-        Some(counted) => format!("{} ({} tok)", short(i), counted.round()),
+        Some(counted) => format!("{} ({} tok)", short(i), short(counted.round())),
         None => short(i),
     };
     match (num(vocab::INPUT_TOKENS.key), num(vocab::OUTPUT_TOKENS.key)) {
@@ -79,12 +79,13 @@ pub fn describe(run: &RunReport) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 
-/// A number as written on a command line: `16`, `0.3`, `1.5`.
+/// A number as written on a command line: `16`, `0.3`, `1.5` (`1e308` past a thousand
+/// trillion).
 pub fn short(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
     } else {
-        format!("{v}")
+        tokenpipe_format::number::shortest(v)
     }
 }
 
@@ -158,5 +159,20 @@ mod tests {
         // Within 5 %: the asked length stands.
         words.summary.input_tokens = 40 * 133;
         assert_eq!(describe(&words).as_deref(), Some("128→128 c4"));
+        // Absurd settings and counts read in a few characters.
+        words.summary.requests_ok = 1;
+        words.summary.input_tokens = u64::MAX;
+        let huge = run(
+            &[("input_tokens", 128.into()), ("rate_per_s", 1e308.into())],
+            0,
+        );
+        let huge = RunReport {
+            summary: words.summary.clone(),
+            ..huge
+        };
+        assert_eq!(
+            describe(&huge).as_deref(),
+            Some("128 (1.8446744073709552e19 tok)→? 1e308/s")
+        );
     }
 }

@@ -10,13 +10,15 @@ use tokenpipe_format::MAX_IN_FLIGHT;
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "When requests go")]
 pub struct Pacing {
-    /// Mean request rate in requests per second, or `inf` to send all requests at once.
+    /// Mean request rate in requests per second (from 0.000001, one request in 11.6 days, to
+    /// 1000000000, one a nanosecond), or `inf` to send all requests at once.
     #[arg(long, default_value = "inf", value_parser = parse_rate,
           conflicts_with_all = ["concurrency", "batch"])]
     pub rate: f64,
 
-    /// Gamma shape of the gaps between arrivals: 1 is Poisson, <1 burstier, >1 more regular.
-    #[arg(long, default_value_t = 1.0, conflicts_with_all = ["concurrency", "batch"])]
+    /// Gamma shape of the gaps between arrivals: 1 is Poisson, <1 burstier, >1 more regular
+    /// (from 0.000001 to 1000000).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_burstiness, conflicts_with_all = ["concurrency", "batch"])]
     pub burstiness: f64,
 
     /// Gamma-distributed gaps, or every gap exactly 1/RATE.
@@ -36,12 +38,13 @@ pub struct Pacing {
           requires_all = ["ramp_from", "ramp_to"], conflicts_with_all = ["rate", "concurrency", "batch"])]
     pub ramp: Option<RampOver>,
 
-    /// Rate at the start of the ramp, requests per second.
-    #[arg(long, value_name = "RATE", requires = "ramp")]
+    /// Rate at the start of the ramp, requests per second (0, or a --rate).
+    #[arg(long, value_name = "RATE", value_parser = parse_ramp_rate, requires = "ramp")]
     pub ramp_from: Option<f64>,
 
-    /// Rate at the end of the ramp, requests per second (held after a ramp over time).
-    #[arg(long, value_name = "RATE", requires = "ramp")]
+    /// Rate at the end of the ramp, requests per second (held after a ramp over time; 0, or a
+    /// --rate).
+    #[arg(long, value_name = "RATE", value_parser = parse_ramp_rate, requires = "ramp")]
     pub ramp_to: Option<f64>,
 
     /// How the ramp moves between its rates.
@@ -153,18 +156,65 @@ fn parse_ramp(s: &str) -> Result<RampOver, String> {
     Ok(RampOver::Time(d.as_secs_f64()))
 }
 
-/// Parses a rate in requests per second, or `inf`.
+/// The slowest finite rate a flag takes, in requests per second: one request in 11.6 days.
+/// Slower rates are typos or probes (`5e-324`), whose gaps no schedule can hold and whose
+/// digits no message should print.
+pub const MIN_RATE_PER_S: f64 = 1e-6;
+
+/// The fastest finite rate a flag takes: one request a nanosecond, the schedule's resolution;
+/// anything faster is `inf`.
+pub const MAX_RATE_PER_S: f64 = 1e9;
+
+/// The range of `--burstiness`, the gamma shape: far past any real arrival pattern on both
+/// sides, and near enough to 1 that the gamma draw's scale stays a finite float at every rate.
+const BURSTINESS_RANGE: (f64, f64) = (1e-6, 1e6);
+
+/// A number of the flag's kind in `[min, max]`, or the message naming the range.
+fn bounded(s: &str, what: &str, min: f64, max: f64, also: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected {what}{also}, got `{s}`"))?;
+    if !(min..=max).contains(&v) {
+        return Err(format!("must be from {min} to {max}{also}, got `{s}`"));
+    }
+    Ok(v)
+}
+
+/// Parses a rate in requests per second (from [`MIN_RATE_PER_S`] to [`MAX_RATE_PER_S`]), or
+/// `inf`.
 pub fn parse_rate(s: &str) -> Result<f64, String> {
-    if s.eq_ignore_ascii_case("inf") {
+    if s.trim().parse::<f64>() == Ok(f64::INFINITY) {
         return Ok(f64::INFINITY);
     }
-    let r: f64 = s
-        .parse()
-        .map_err(|_| format!("expected a number of requests per second or `inf`, got `{s}`"))?;
-    if r.is_nan() || r <= 0.0 {
-        return Err(format!("rate must be positive, got `{s}`"));
+    bounded(
+        s,
+        "a number of requests per second",
+        MIN_RATE_PER_S,
+        MAX_RATE_PER_S,
+        " requests per second, or `inf`",
+    )
+}
+
+/// A ramp's rate: 0 (a linear ramp may start from nothing) or a finite `--rate`.
+fn parse_ramp_rate(s: &str) -> Result<f64, String> {
+    if s.trim().parse::<f64>() == Ok(0.0) {
+        return Ok(0.0);
     }
-    Ok(r)
+    let also = " requests per second, or 0";
+    bounded(
+        s,
+        "a number of requests per second",
+        MIN_RATE_PER_S,
+        MAX_RATE_PER_S,
+        also,
+    )
+}
+
+/// The gamma shape, within [`BURSTINESS_RANGE`].
+fn parse_burstiness(s: &str) -> Result<f64, String> {
+    let (min, max) = BURSTINESS_RANGE;
+    bounded(s, "a positive number", min, max, "")
 }
 
 /// `N/s` (N starts per second) or a gap between starts.
@@ -173,8 +223,10 @@ fn parse_fill(s: &str) -> Result<Duration, String> {
         let r: f64 = per
             .parse()
             .map_err(|_| format!("expected N/s or a gap such as 500ms, got `{s}`"))?;
-        if !(r.is_finite() && r > 0.0) {
-            return Err(format!("the fill rate must be positive, got `{s}`"));
+        if !(MIN_RATE_PER_S..=MAX_RATE_PER_S).contains(&r) {
+            return Err(format!(
+                "the fill rate must be from {MIN_RATE_PER_S}/s to {MAX_RATE_PER_S}/s, got `{s}`"
+            ));
         }
         return Ok(Duration::from_secs_f64(1.0 / r));
     }
@@ -225,6 +277,29 @@ mod tests {
         assert_eq!(parse_fill("500ms"), Ok(Duration::from_millis(500)));
         assert!(parse_fill("0/s").is_err());
         assert!(parse_fill("fast").is_err());
+        // Once a panic: 1 / 5e-324 is no Duration.
+        assert!(parse_fill("5e-324/s").unwrap_err().contains("0.000001/s"));
+    }
+
+    #[test]
+    fn rates_and_shapes_are_bounded_and_their_messages_short() {
+        assert_eq!(parse_rate("inf"), Ok(f64::INFINITY));
+        assert_eq!(parse_rate("0.000001"), Ok(1e-6));
+        assert_eq!(parse_rate("1e9"), Ok(1e9));
+        for bad in ["5e-324", "1e308", "0", "-1", "nan", "1e10"] {
+            let err = parse_rate(bad).unwrap_err();
+            assert!(
+                err.contains("from 0.000001 to 1000000000") && err.len() < 120,
+                "{bad}: {err}"
+            );
+        }
+        assert_eq!(parse_ramp_rate("0"), Ok(0.0));
+        assert!(parse_ramp_rate("inf").is_err());
+        assert!(parse_ramp_rate("5e-324").is_err());
+        assert_eq!(parse_burstiness("0.5"), Ok(0.5));
+        for bad in ["5e-324", "1e308", "0", "nan"] {
+            assert!(parse_burstiness(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

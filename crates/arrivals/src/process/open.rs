@@ -12,6 +12,7 @@
 use super::{seconds_to_ns, Arrival, ArrivalProcess, ProcessError, RateShape};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::Distribution;
+use tokenpipe_format::number::shortest;
 use tokenpipe_format::LoopMode;
 
 /// The shape of the gaps between arrivals, before the rate scales them.
@@ -49,14 +50,17 @@ impl GapSampler {
         let (mut fixed, mut unit) = (None, None);
         if let UnitGaps::Gamma { burstiness: k } = gaps {
             if !(k.is_finite() && k > 0.0) {
-                return Err(bad(format!("--burstiness must be positive, got {k}")));
+                return Err(bad(format!(
+                    "--burstiness must be positive, got {}",
+                    shortest(k)
+                )));
             }
             if let RateShape::Fixed(r) = *rate {
                 fixed = Some(gamma(k, r)?);
             }
             unit = Some(
                 rand_distr::Gamma::new(k, 1.0 / k)
-                    .map_err(|e| bad(format!("--burstiness {k}: {e}")))?,
+                    .map_err(|e| bad(format!("--burstiness {}: {e}", shortest(k))))?,
             );
         }
         Ok(Self {
@@ -89,13 +93,15 @@ impl GapSampler {
 
 fn gamma(k: f64, rate: f64) -> Result<rand_distr::Gamma<f64>, ProcessError> {
     let scale = 1.0 / (rate * k);
+    let (r_text, k_text) = (shortest(rate), shortest(k));
     if !(scale.is_finite() && scale > 0.0) {
         return Err(ProcessError::Parameters(format!(
-            "--rate {rate} with --burstiness {k} gives a mean gap that a float cannot hold; use a smaller rate or burstiness"
+            "--rate {r_text} with --burstiness {k_text} gives a mean gap that a float cannot hold; use a smaller rate or burstiness"
         )));
     }
-    rand_distr::Gamma::new(k, scale)
-        .map_err(|e| ProcessError::Parameters(format!("--burstiness {k} with --rate {rate}: {e}")))
+    rand_distr::Gamma::new(k, scale).map_err(|e| {
+        ProcessError::Parameters(format!("--burstiness {k_text} with --rate {r_text}: {e}"))
+    })
 }
 
 /// The open loop: the first request at 0, then one gap after another.

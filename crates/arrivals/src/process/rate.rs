@@ -73,13 +73,13 @@ impl Ramp {
             };
             return Err(ProcessError::Parameters(format!(
                 "the ramp's start rate must be {need}, got {}",
-                self.start
+                tokenpipe_format::number::shortest(self.start)
             )));
         }
         if !ok(self.end) {
             return Err(ProcessError::Parameters(format!(
                 "the ramp's end rate must be positive, got {}",
-                self.end
+                tokenpipe_format::number::shortest(self.end)
             )));
         }
         Ok(())
@@ -130,9 +130,12 @@ impl RateShape {
     /// Checks the rates; the message names what is wrong.
     pub fn check(&self) -> Result<(), ProcessError> {
         match *self {
-            RateShape::Fixed(r) if !(r.is_finite() && r > 0.0) => Err(ProcessError::Parameters(
-                format!("--rate must be a positive number or inf, got {r}"),
-            )),
+            RateShape::Fixed(r) if !(r.is_finite() && r > 0.0) => {
+                Err(ProcessError::Parameters(format!(
+                    "--rate must be a positive number or inf, got {}",
+                    tokenpipe_format::number::shortest(r)
+                )))
+            }
             RateShape::Fixed(_) => Ok(()),
             RateShape::ByIndex { ramp, .. } => ramp.check(),
             RateShape::OverTime { ramp, over_s } => {

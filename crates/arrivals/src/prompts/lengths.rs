@@ -58,10 +58,10 @@ impl DistKind {
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
 pub enum LengthError {
     /// Negative, NaN or infinite.
-    #[error("the spread must be 0 or more, got {0}")]
+    #[error("the spread must be 0 or more, got {}", tokenpipe_format::number::shortest(*.0))]
     Negative(f64),
     /// Over 1 for a uniform draw, which would reach below zero.
-    #[error("a uniform range ratio must be at most 1, got {0}")]
+    #[error("a uniform range ratio must be at most 1, got {}", tokenpipe_format::number::shortest(*.0))]
     UniformRatio(f64),
 }
 

@@ -208,3 +208,19 @@ fn type_probe_fast_path_and_fallback_agree() {
     }
     assert!(record_kind(b"{oops").is_err());
 }
+
+#[test]
+fn a_second_type_member_is_named_with_its_column() {
+    for line in [
+        r#"{"type":"sent","type":"sent","id":0,"sent_ns":5}"#,
+        r#"{"type":"sent","id":0,"type":"token","sent_ns":5}"#,
+    ] {
+        let err = read_all(&format!("{HEADER}\n{line}\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("line 2") && err.contains("duplicate field \"type\" (column "),
+            "{err}"
+        );
+    }
+}

@@ -88,9 +88,10 @@ macro_rules! record_types {
             }
 
             /// Re-parses `text` as this type's body alone, so that a field error names the field
-            /// (an internally tagged enum loses the path).
-            pub(crate) fn field_error(self, text: &[u8]) -> String {
-                match self { $(RecordType::$variant => crate::json_error::path_error::<$ty>(text),)* }
+            /// (an internally tagged enum loses the path); `whole` is the whole record's error, for
+            /// a fault the body alone does not show.
+            pub(crate) fn field_error(self, text: &[u8], whole: &serde_json::Error) -> String {
+                match self { $(RecordType::$variant => crate::json_error::path_error::<$ty>(text, whole),)* }
             }
 
             pub(crate) fn bit(self) -> u32 {

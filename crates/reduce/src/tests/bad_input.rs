@@ -99,11 +99,59 @@ fn no_requests_is_bad_input() {
 
 #[test]
 fn token_totals_past_u64_are_bad_input() {
+    // Each count is plausible for a request of ten years (`plausible`); their sum is not.
+    let ten_years = crate::plausible::MAX_RUN_NS;
+    let lines: Vec<String> = (1..=62)
+        .flat_map(|id| {
+            [
+                sent(id, 0, 0),
+                done(
+                    id,
+                    ten_years,
+                    true,
+                    r#","completion_tokens":300000000000000000"#,
+                ),
+            ]
+        })
+        .collect();
+    assert_bad(&lines, 125, "output token total passes 2^64");
+}
+
+/// Asserts that `lines` are refused as implausible at `line`, naming `field`.
+fn assert_implausible(lines: &[String], line: usize, field: &str, needle: &str) {
+    let err = summary_of(&stream(lines)).unwrap_err();
+    let msg = message(&err);
+    assert!(
+        msg.starts_with(&format!("<test>: line {line}: field \"{field}\": ")),
+        "{msg}"
+    );
+    assert!(msg.contains(needle), "{msg}");
+    assert!(matches!(err, Error::Implausible { .. }), "{err:?}");
+    assert_eq!(err.ending(), Ending::BadInput);
+}
+
+#[test]
+fn times_and_counts_no_run_can_hold_are_bad_input() {
+    let max = u64::MAX;
+    let lines = [sent(1, 0, 0), done(1, max, true, "")];
+    assert_implausible(&lines, 3, "done.at_ns", "ten years");
+    let lines = [sent(1, 0, max)];
+    assert_implausible(&lines, 2, "sent.sent_ns", "ten years");
+    // Past the run's end (its other records) by more than the run and a day.
+    let day = 86_400_000_000_000;
+    let lines = [sent(1, 0, 0), sent(2, 0, 5), done(1, 3 * day, false, "")];
+    assert_implausible(&lines, 4, "done.at_ns", "by more than the run itself");
     let lines = [
         sent(1, 0, 0),
-        done(1, 5, true, r#","completion_tokens":18446744073709551615"#),
-        sent(2, 0, 0),
-        done(2, 5, true, r#","completion_tokens":5"#),
+        done(1, 5, true, r#","prompt_tokens":18446744073709551615"#),
     ];
-    assert_bad(&lines, 5, "output token total passes 2^64");
+    assert_implausible(&lines, 3, "done.prompt_tokens", "a billion tokens a second");
+    // A token's count adds to its request's: a billion at once is the most, a second billion
+    // half a second later passes a billion a second over the request's life and a second.
+    let lines = [
+        sent(1, 0, 0),
+        token(1, 5, 1_000_000_000),
+        token(1, 500_000_000, 1_000_000_000),
+    ];
+    assert_implausible(&lines, 4, "token.tokens", "a billion tokens a second");
 }

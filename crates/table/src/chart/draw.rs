@@ -47,7 +47,9 @@ pub const FONT: &str = "sans-serif";
 /// A tick label: at most three significant decimals, no trailing zeros (`2`, `0.25`, `1500`).
 pub fn tick(v: f64) -> String {
     let a = v.abs();
-    let s = if a >= 100.0 || a == 0.0 {
+    let s = if a >= tokenpipe_format::number::FIXED_LIMIT {
+        return tokenpipe_format::number::fixed(v, 2);
+    } else if a >= 100.0 || a == 0.0 {
         format!("{v:.0}")
     } else if a >= 10.0 {
         format!("{v:.1}")

@@ -33,7 +33,8 @@ pub(crate) fn quote(text: &str) -> String {
     )
 }
 
-/// The smallest 1, 2, 2.5 or 5 × 10^k above `max`: the top of the y-axis.
+/// The smallest 1, 2, 2.5 or 5 × 10^k above `max`: the top of the y-axis; `max` itself when
+/// none is a finite float.
 pub(crate) fn nice_max(max: f64) -> f64 {
     if !max.is_finite() || max <= 0.0 {
         return 1.0;
@@ -45,6 +46,9 @@ pub(crate) fn nice_max(max: f64) -> f64 {
             let candidate: f64 = format!("{:.6e}", step * 10f64.powi(exponent))
                 .parse()
                 .unwrap_or(step * 10f64.powi(exponent));
+            if !candidate.is_finite() {
+                return max;
+            }
             if candidate > max {
                 return candidate;
             }
@@ -55,6 +59,9 @@ pub(crate) fn nice_max(max: f64) -> f64 {
 
 /// A number as an axis bound: `200`, `0.25`.
 fn bound(v: f64) -> String {
+    if v.abs() >= tokenpipe_format::number::FIXED_LIMIT {
+        return tokenpipe_format::number::shortest(v);
+    }
     let text = format!("{v:.6}");
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
@@ -108,7 +115,10 @@ fn write(chart: &Plot) -> String {
         bound(nice_max(max))
     ));
     for (mark, _, values) in &chart.series {
-        let values: Vec<String> = values.iter().map(|v| format!("{v:.2}")).collect();
+        let values: Vec<String> = values
+            .iter()
+            .map(|v| tokenpipe_format::number::fixed(*v, 2))
+            .collect();
         lines.push(format!("  {} [{}]", keyword(*mark), values.join(", ")));
     }
     lines.push("```".into());

@@ -188,10 +188,9 @@ impl LlamaBenchTables {
             line.push(num(r.mean, Kind::Value));
             line.push(num(r.std, Kind::Value));
             if figures.len() > 2 {
-                line.push(
-                    r.cv_pct
-                        .map_or(Cell::Missing, |cv| Cell::text(format!("{cv:.1}%"))),
-                );
+                line.push(r.cv_pct.map_or(Cell::Missing, |cv| {
+                    Cell::text(format!("{}%", tokenpipe_format::number::fixed(cv, 1)))
+                }));
             }
             line
         });

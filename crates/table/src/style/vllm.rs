@@ -277,7 +277,9 @@ pub fn block(figures: &Figures, label: &str, sections: &Sections) -> Result<Stri
     let line = |out: &mut String, name: &str, n: &serde_json::Number, shown: Shown| {
         let value = match shown {
             Shown::Plain => python_str(n),
-            Shown::TwoDecimals => format!("{:.2}", n.as_f64().unwrap_or(f64::NAN)),
+            Shown::TwoDecimals => {
+                tokenpipe_format::number::fixed(n.as_f64().unwrap_or(f64::NAN), 2)
+            }
         };
         // `{:<40} {:<10}`: the value's padding spaces end the line.
         let _ = writeln!(out, "{name:<40} {value:<10}");
@@ -332,13 +334,27 @@ pub fn block(figures: &Figures, label: &str, sections: &Sections) -> Result<Stri
     Ok(out)
 }
 
+/// `v` as Python's `repr` writes a float past 1e16: the shortest digits, `e`, a sign, and an
+/// exponent of at least two digits (`1e+308`, `1.5e+20`).
+fn python_exponent(v: f64) -> String {
+    let text = format!("{v:e}");
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((text.as_str(), "0"));
+    let (sign, digits) = match exponent.strip_prefix('-') {
+        Some(d) => ('-', d),
+        None => ('+', exponent),
+    };
+    format!("{mantissa}e{sign}{digits:0>2}")
+}
+
 /// A JSON number as Python's `str` writes it: integers as digits, floats with a decimal point
-/// (`10.0`).
+/// (`10.0`), and from 1e16 on in Python's scientific notation (`1e+308`).
 fn python_str(n: &serde_json::Number) -> String {
     if n.is_f64() {
         let v = n.as_f64().unwrap_or(f64::NAN);
         if v.fract() == 0.0 && v.abs() < 1e16 {
             format!("{v:.1}")
+        } else if v.is_finite() && v.abs() >= 1e16 {
+            python_exponent(v)
         } else {
             format!("{v}")
         }

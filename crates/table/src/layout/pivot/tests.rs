@@ -355,6 +355,9 @@ fn nice_maxima_sit_just_above_the_largest_value() {
         (100.0, 200.0),
         (0.0, 1.0),
         (f64::NAN, 1.0),
+        // No nicer top a float holds: the largest value itself, never inf.
+        (1e308, 1e308),
+        (f64::MAX, f64::MAX),
     ] {
         assert_eq!(nice_max(max), want, "{max}");
     }

@@ -53,14 +53,15 @@ fn cell(mean_std: Option<(f64, f64)>) -> String {
     mean_std.map_or(String::new(), |(m, s)| format!("{} ± {}", py2(m), py2(s)))
 }
 
-/// Python's `f"{x:.2f}"` (Rust rounds the same way; only the non-finite values are spelt apart).
+/// Python's `f"{x:.2f}"` (Rust rounds the same way; only the non-finite values are spelt apart),
+/// except that from a thousand trillion on it is written `1.00e308`, not in 309 digits.
 fn py2(x: f64) -> String {
     if x.is_nan() {
         "nan".into()
     } else if x.is_infinite() {
         if x > 0.0 { "inf" } else { "-inf" }.into()
     } else {
-        format!("{x:.2}")
+        tokenpipe_format::number::fixed(x, 2)
     }
 }
 

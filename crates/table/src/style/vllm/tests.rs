@@ -221,6 +221,11 @@ fn counts_read_as_python_writes_them() {
     assert_eq!(n(json!(12)), "12");
     assert_eq!(n(json!(12.0)), "12.0");
     assert_eq!(n(json!(2.5)), "2.5");
+    // From 1e16 on, Python's str is scientific with a signed exponent of two digits or more.
+    assert_eq!(n(json!(1e16)), "1e+16");
+    assert_eq!(n(json!(1.5e20)), "1.5e+20");
+    assert_eq!(n(json!(1e308)), "1e+308");
+    assert_eq!(n(json!(9999999999999998.0)), "9999999999999998.0");
 }
 
 #[test]
