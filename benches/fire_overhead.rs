@@ -8,11 +8,13 @@
 //! same hyper client and runtime, counting bytes and nothing else), which is this binary
 //! re-executed with `--floor`. Both are separate processes, so CPU time and peak memory come
 //! from `wait4` for both. Request by request, each client's first-token instant is compared
-//! with the instant the server handed that token to its socket (both `CLOCK_MONOTONIC`).
+//! with the instant the server handed that token to its socket (both `CLOCK_MONOTONIC`), and
+//! token by token its gaps with the server's (the ITL error, `overhead/itl.rs`).
 //!
 //! Run with `cargo bench --bench fire_overhead` (or `make bench`; about ten minutes). Set
-//! `FIRE_BENCH=quick` for a short smoke run, and `FIRE_BENCH_ONLY=TEXT` to run only the
-//! scenarios whose name contains TEXT.
+//! `FIRE_BENCH=quick` for a short smoke run, `FIRE_BENCH_ONLY=TEXT` to run only the
+//! scenarios whose name contains TEXT, and `FIRE_BENCH_REPS=N` to run each scenario's two
+//! clients N times, alternated (fire, floor, fire, floor, …), to see the spread.
 
 mod overhead;
 
@@ -36,8 +38,13 @@ fn main() {
         }
         return;
     }
+    overhead::itl::check_formula();
     let quick = std::env::var("FIRE_BENCH").as_deref() == Ok("quick");
     let only = std::env::var("FIRE_BENCH_ONLY").unwrap_or_default();
+    let reps: usize = match std::env::var("FIRE_BENCH_REPS") {
+        Ok(n) => n.parse().expect("FIRE_BENCH_REPS: a number of repetitions"),
+        Err(_) => 1,
+    };
     let dir = std::env::temp_dir().join(format!("tokenpipe-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let rounds = if quick { 1 } else { 4 };
@@ -50,14 +57,16 @@ fn main() {
         closed(10_000, if quick { 16 } else { 128 }, 1),
     ];
     scenarios.retain(|s| s.name.contains(&only));
-    println!("| scenario | client | requests | tokens | CPU s per 1M tokens (user + sys s) | client TTFT p50 (ms) | TTFT error p50 / p99 (ms) | dispatch lag p50 / p99 / max (ms) | first-wave lag p99 (ms) | peak RSS (MiB) | RSS per stream (KiB) | wall (s) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| scenario | client | requests | tokens | CPU s per 1M tokens (user + sys s) | client TTFT p50 (ms) | TTFT error p50 / p99 (ms) | ITL error p50 / p99 (ms) | ITL p99 client / server (ms) | dispatch lag p50 / p99 / max (ms) | first-wave lag p99 (ms) | peak RSS (MiB) | RSS per stream (KiB) | wall (s) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for s in &scenarios {
         let schedule = dir.join("schedule.ndjson");
         write_schedule(s, &schedule);
-        for client in [Client::Fire, Client::Floor] {
-            let f = measure::run(client, &schedule, &dir);
-            print_row(s, client, &f);
+        for _ in 0..reps.max(1) {
+            for client in [Client::Fire, Client::Floor] {
+                let f = measure::run(client, &schedule, &dir);
+                print_row(s, client, &f);
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -75,7 +84,7 @@ fn print_row(s: &Scenario, client: Client, f: &Figures) {
         "–".into()
     };
     println!(
-        "| {} | {} | {}{} | {} | {:.2} ({:.2} + {:.2}) | {:.3} | {:.3} / {:.3} | {:.3} / {:.3} / {:.3} | {} | {:.1} | {} | {:.1} |",
+        "| {} | {} | {}{} | {} | {:.2} ({:.2} + {:.2}) | {:.3} | {:.3} / {:.3} | {:.3} / {:.3}{} | {:.3} / {:.3} | {:.3} / {:.3} / {:.3} | {} | {:.1} | {} | {:.1} |",
         s.name,
         if client == Client::Fire { "fire" } else { "floor" },
         f.requests,
@@ -87,6 +96,15 @@ fn print_row(s: &Scenario, client: Client, f: &Figures) {
         Figures::p(&f.ttft_ms, 0.5),
         Figures::p(&f.ttft_err_ms, 0.5),
         Figures::p(&f.ttft_err_ms, 0.99),
+        Figures::p(&f.itl.error_ms, 0.5),
+        Figures::p(&f.itl.error_ms, 0.99),
+        if f.itl.unjoined > 0 {
+            format!(" ({} unjoined)", f.itl.unjoined)
+        } else {
+            String::new()
+        },
+        Figures::p(&f.itl.client_ms, 0.99),
+        Figures::p(&f.itl.server_ms, 0.99),
         Figures::p(&f.lag_ms, 0.5),
         Figures::p(&f.lag_ms, 0.99),
         Figures::p(&f.lag_ms, 1.0),

@@ -23,7 +23,7 @@ _simserve() {
 
     case "${cmd}" in
         simserve)
-            opts="-h -V --host --port --ttft-ms --itl-ms --profile --max-num-seqs --max-num-batched-tokens --kv-cache-tokens --decode-step-ms --prefill-tps --prefix-cache --model --stamps --log-requests --fault --fault-seed --fault-after --retry-after --api-key --headers-delay-ms --tls-cert --tls-key --log-connections --tokenizer --template-tokens --workers --generate --help --version"
+            opts="-h -V --host --port --ttft-ms --itl-ms --profile --max-num-seqs --max-num-batched-tokens --kv-cache-tokens --decode-step-ms --prefill-tps --prefix-cache --model --stamps --token-stamps --log-requests --fault --fault-seed --fault-after --retry-after --api-key --headers-delay-ms --tls-cert --tls-key --log-connections --tokenizer --template-tokens --workers --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -78,6 +78,10 @@ _simserve() {
                     return 0
                     ;;
                 --stamps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-stamps)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

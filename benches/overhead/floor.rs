@@ -7,9 +7,11 @@
 //! client with `TCP_NODELAY`, the same bodies (encoded by `fire`'s own dialect on a dispatcher
 //! thread that sleeps then spins to each send instant), the same headers (`x-request-id` in
 //! `fire`'s shape, so the server's stamps join). Then it only counts response bytes and notes
-//! the instant of the first body frame that carries a token (the chat stream's first frame is
-//! a role-only delta, not a token). No SSE splitting, no chunk parsing, no records: its
-//! per-request results stay in memory and are written once, at the end.
+//! the instant of every body frame that carries tokens, once per token in it (the chat stream's
+//! first frame is a role-only delta, not a token). No SSE splitting, no chunk parsing, no
+//! records: its per-request results stay in memory and are written once, at the end, but for
+//! the token instants, which each request appends in binary to `OUT.tokens` as it ends (so that
+//! memory holds the requests in flight, as `fire`'s does).
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -18,8 +20,8 @@ use hyper::Uri;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use std::io::{BufReader, Write};
-use std::sync::Arc;
+use std::io::{BufReader, BufWriter, Write};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokenpipe_fire::api::{Api, BodyOptions};
 use tokenpipe_fire::exchange::request_uuid;
@@ -50,7 +52,17 @@ struct Job {
 /// The run hash in the floor's request ids (any constant: the floor runs against its own server).
 const RUN_HASH: u64 = 0x0f10_0f10_0f10_0f10;
 
-/// `--floor URL SCHEDULE OUT`: runs the schedule and writes one line per request to OUT.
+/// Where each request's token instants go as it ends: `id: u64, n: u32, n × instant: u64`,
+/// little-endian (read by `itl::read_floor`).
+type TokenFile = Arc<Mutex<BufWriter<std::fs::File>>>;
+
+/// The bytes of `"content":"` before a chat delta's text, and how many bytes of a frame may
+/// hold the start of one whose text begins in the next frame.
+const CONTENT: &[u8] = b"\"content\":\"";
+const CARRY: usize = CONTENT.len();
+
+/// `--floor URL SCHEDULE OUT`: runs the schedule and writes one line per request to OUT, and
+/// every token's instant to `OUT.tokens`.
 pub fn main(args: &[String]) -> Result<(), String> {
     let [url, schedule, out] = args else {
         return Err("usage: --floor URL SCHEDULE OUT".into());
@@ -78,7 +90,14 @@ pub fn main(args: &[String]) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let seen = runtime.block_on(send_all(uri, rx, closed));
+    let tokens_path = format!("{out}.tokens");
+    let tokens = std::fs::File::create(&tokens_path).map_err(|e| format!("{tokens_path}: {e}"))?;
+    let tokens: TokenFile = Arc::new(Mutex::new(BufWriter::with_capacity(1 << 16, tokens)));
+    let seen = runtime.block_on(send_all(uri, rx, closed, tokens.clone()));
+    let mut tokens = tokens
+        .lock()
+        .map_err(|_| "token file lock poisoned".to_string())?;
+    tokens.flush().map_err(|e| format!("{tokens_path}: {e}"))?;
     dispatcher
         .join()
         .map_err(|_| "dispatcher panicked".to_string())??;
@@ -155,7 +174,12 @@ fn dispatch(
 
 type FloorClient = Client<HttpConnector, Full<Bytes>>;
 
-async fn send_all(uri: Uri, mut rx: mpsc::Receiver<Job>, closed: Option<usize>) -> Vec<Seen> {
+async fn send_all(
+    uri: Uri,
+    mut rx: mpsc::Receiver<Job>,
+    closed: Option<usize>,
+    token_file: TokenFile,
+) -> Vec<Seen> {
     let mut http = HttpConnector::new();
     http.set_nodelay(true);
     http.enforce_http(true);
@@ -173,9 +197,11 @@ async fn send_all(uri: Uri, mut rx: mpsc::Receiver<Job>, closed: Option<usize>) 
         };
         // As in `fire`: a closed loop's request is due the moment its slot frees.
         let scheduled_ns = job.scheduled_ns.unwrap_or_else(monotonic_ns);
-        let (client, uri) = (client.clone(), uri.clone());
+        let (client, uri, token_file) = (client.clone(), uri.clone(), token_file.clone());
         tasks.spawn(async move {
-            let seen = one(&client, uri, job, scheduled_ns).await;
+            let mut token_ns = Vec::with_capacity(job.max_tokens as usize);
+            let seen = one(&client, uri, job, scheduled_ns, &mut token_ns).await;
+            write_tokens(&token_file, seen.id, &token_ns);
             drop(permit);
             seen
         });
@@ -189,8 +215,26 @@ async fn send_all(uri: Uri, mut rx: mpsc::Receiver<Job>, closed: Option<usize>) 
     seen
 }
 
-/// Sends one request and reads its body to the end, counting bytes.
-async fn one(client: &FloorClient, uri: Uri, job: Job, scheduled_ns: u64) -> Seen {
+/// Appends one request's token instants to the token file.
+fn write_tokens(file: &TokenFile, id: u64, token_ns: &[u64]) {
+    let Ok(mut w) = file.lock() else { return };
+    let n = u32::try_from(token_ns.len()).unwrap_or(u32::MAX);
+    let _ = w.write_all(&id.to_le_bytes());
+    let _ = w.write_all(&n.to_le_bytes());
+    for t in &token_ns[..n as usize] {
+        let _ = w.write_all(&t.to_le_bytes());
+    }
+}
+
+/// Sends one request and reads its body to the end, counting bytes and noting the instant of
+/// each token in `token_ns` (one entry per token; a frame's tokens share its instant).
+async fn one(
+    client: &FloorClient,
+    uri: Uri,
+    job: Job,
+    scheduled_ns: u64,
+    token_ns: &mut Vec<u64>,
+) -> Seen {
     let sent_ns = monotonic_ns();
     let mut seen = Seen {
         id: job.id,
@@ -211,14 +255,20 @@ async fn one(client: &FloorClient, uri: Uri, job: Job, scheduled_ns: u64) -> See
     };
     let status_ok = resp.status().is_success();
     let mut body = resp.into_body();
-    let finder = memchr::memmem::Finder::new(b"\"content\":\"");
+    let finder = memchr::memmem::Finder::new(CONTENT);
+    let mut carry = Vec::with_capacity(2 * CARRY);
     while let Some(frame) = body.frame().await {
         let Ok(frame) = frame else { return seen };
         let Ok(data) = frame.into_data() else {
             continue;
         };
-        if seen.first_token_ns == 0 && has_token(&finder, &data) {
-            seen.first_token_ns = monotonic_ns();
+        let n = count_tokens(&finder, &mut carry, &data);
+        if n > 0 {
+            let now = monotonic_ns();
+            if seen.first_token_ns == 0 {
+                seen.first_token_ns = now;
+            }
+            token_ns.extend(std::iter::repeat_n(now, n));
         }
         seen.bytes += data.len() as u64;
     }
@@ -226,10 +276,24 @@ async fn one(client: &FloorClient, uri: Uri, job: Job, scheduled_ns: u64) -> See
     seen
 }
 
-/// Whether a frame holds a chat delta with non-empty content.
-fn has_token(finder: &memchr::memmem::Finder<'_>, data: &[u8]) -> bool {
-    finder.find_iter(data).any(|i| {
-        data.get(i + finder.needle().len())
-            .is_some_and(|&c| c != b'"')
-    })
+/// How many chat deltas with non-empty content a frame holds, counting one whose
+/// `"content":"` began in the previous frame (`carry`: that frame's last bytes, updated here).
+fn count_tokens(finder: &memchr::memmem::Finder<'_>, carry: &mut Vec<u8>, data: &[u8]) -> usize {
+    let opens_text = |at: &[u8], i: usize| at.get(i + CONTENT.len()).is_some_and(|&c| c != b'"');
+    let mut n = finder
+        .find_iter(data)
+        .filter(|&i| opens_text(data, i))
+        .count();
+    if !carry.is_empty() {
+        // Only a match that needs a byte of this frame was not counted with the previous one.
+        let old = carry.len();
+        carry.extend_from_slice(&data[..data.len().min(CARRY)]);
+        n += finder
+            .find_iter(carry)
+            .filter(|&i| i < old && i + CONTENT.len() >= old && opens_text(carry, i))
+            .count();
+        carry.clear();
+    }
+    carry.extend_from_slice(&data[data.len().saturating_sub(CARRY)..]);
+    n
 }

@@ -1,6 +1,8 @@
-//! One client run against its own `simserve --stamps`, and what it cost: CPU and peak RSS from
-//! `wait4`, then the client's own output joined with the server's send stamps request by request.
+//! One client run against its own `simserve --stamps --token-stamps`, and what it cost: CPU and
+//! peak RSS from `wait4`, then the client's own output joined with the server's send stamps
+//! request by request (first token) and token by token (`itl`).
 
+use super::itl::{self, TokenTimes};
 use super::stats::percentile;
 use std::collections::HashMap;
 use std::fs::File;
@@ -38,6 +40,8 @@ pub struct Figures {
     pub ttft_ms: Vec<f64>,
     /// `sent − scheduled`, in send order.
     pub lag_ms: Vec<f64>,
+    /// Per token after the first: the client's gap, the server's, and their difference.
+    pub itl: itl::Gaps,
 }
 
 impl Figures {
@@ -60,8 +64,9 @@ impl Figures {
 /// Runs `client` on `schedule` against a fresh simserve and measures it.
 pub fn run(client: Client, schedule: &Path, dir: &Path) -> Figures {
     let stamps = dir.join("stamps.ndjson");
+    let token_stamps = dir.join("token-stamps.jsonl");
     let out = dir.join("client.out");
-    let (mut server, url) = start_server(&stamps);
+    let (mut server, url) = start_server(&stamps, &token_stamps);
     let started = Instant::now();
     let child = match client {
         Client::Fire => Command::new(env!("CARGO_BIN_EXE_fire"))
@@ -93,20 +98,27 @@ pub fn run(client: Client, schedule: &Path, dir: &Path) -> Figures {
         wall_s,
         ..Figures::default()
     };
-    let server_first = server_first_tokens(&stamps);
-    match client {
+    let (origin, server_first) = server_first_tokens(&stamps);
+    let client_tokens = match client {
         Client::Fire => read_fire(&out, &server_first, &mut f),
-        Client::Floor => read_floor(&out, &server_first, &mut f),
-    }
+        Client::Floor => {
+            read_floor(&out, &server_first, &mut f);
+            itl::read_floor(&out.with_extension("out.tokens"))
+        }
+    };
+    let server_tokens = itl::read_server(&token_stamps, origin);
+    f.itl = itl::gaps(&client_tokens, &server_tokens);
     f
 }
 
-fn start_server(stamps: &Path) -> (Child, String) {
+fn start_server(stamps: &Path, token_stamps: &Path) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_simserve"))
         .args(["--port", "0", "--ttft-ms", &TTFT_MS.to_string()])
         .args(["--itl-ms", &ITL_MS.to_string()])
         .arg("--stamps")
         .arg(stamps)
+        .arg("--token-stamps")
+        .arg(token_stamps)
         .stdout(Stdio::piped())
         .spawn()
         .expect("start simserve");
@@ -129,9 +141,9 @@ fn wait_with_rusage(child: Child) -> (f64, f64, i64) {
     (tv(ru.ru_utime), tv(ru.ru_stime), ru.ru_maxrss)
 }
 
-/// Request id (last 16 hex digits of `x-request-id`) to the server's first-token send instant,
-/// on `CLOCK_MONOTONIC`.
-fn server_first_tokens(stamps: &Path) -> HashMap<u64, u64> {
+/// The server run's origin, and request id (last 16 hex digits of `x-request-id`) to the
+/// server's first-token send instant, on `CLOCK_MONOTONIC`.
+fn server_first_tokens(stamps: &Path) -> (u64, HashMap<u64, u64>) {
     let mut out = HashMap::new();
     let mut input = RecordReader::new(
         BufReader::new(File::open(stamps).expect("stamps")),
@@ -148,15 +160,16 @@ fn server_first_tokens(stamps: &Path) -> HashMap<u64, u64> {
         let (Some(rid), Some(first)) = (stamp.request_id, stamp.first_token_ns) else {
             continue;
         };
-        let hex: String = rid.chars().filter(|c| *c != '-').collect();
-        if let Ok(id) = u64::from_str_radix(&hex[hex.len().saturating_sub(16)..], 16) {
+        if let Some(id) = itl::request_id(&rid) {
             out.insert(id, origin + first);
         }
     }
-    out
+    (origin, out)
 }
 
-fn read_fire(events: &Path, server_first: &HashMap<u64, u64>, f: &mut Figures) {
+/// Reads fire's records into `f`; returns every token's instant per request (a token record
+/// of `tokens` n stands for n tokens at its instant, as reduce counts them).
+fn read_fire(events: &Path, server_first: &HashMap<u64, u64>, f: &mut Figures) -> TokenTimes {
     let mut reader = RecordReader::new(
         BufReader::new(File::open(events).expect("events")),
         "events",
@@ -168,6 +181,7 @@ fn read_fire(events: &Path, server_first: &HashMap<u64, u64>, f: &mut Figures) {
         .expect("origin");
     let mut sent_at: HashMap<u64, u64> = HashMap::new();
     let mut first_seen: HashMap<u64, u64> = HashMap::new();
+    let mut tokens = TokenTimes::new();
     while let Some(rec) = reader.next_record().expect("record") {
         match rec {
             Record::Sent(s) => {
@@ -179,6 +193,8 @@ fn read_fire(events: &Path, server_first: &HashMap<u64, u64>, f: &mut Figures) {
             Record::Token(t) => {
                 f.tokens += u64::from(t.tokens);
                 first_seen.entry(t.id).or_insert(t.at_ns);
+                let times = tokens.entry(t.id).or_default();
+                times.extend(std::iter::repeat_n(origin + t.at_ns, t.tokens as usize));
             }
             Record::Done(d) => {
                 f.requests += 1;
@@ -196,6 +212,7 @@ fn read_fire(events: &Path, server_first: &HashMap<u64, u64>, f: &mut Figures) {
             f.ttft_ms.push(at.saturating_sub(*sent) as f64 / 1e6);
         }
     }
+    tokens
 }
 
 fn read_floor(out: &Path, server_first: &HashMap<u64, u64>, f: &mut Figures) {

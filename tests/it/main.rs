@@ -54,6 +54,7 @@ mod sim;
 mod simserve_engine;
 mod simserve_prompt;
 mod simserve_scale;
+mod simserve_stamps;
 mod table_charts;
 mod table_input_cap;
 mod table_layouts;

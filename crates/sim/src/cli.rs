@@ -56,6 +56,9 @@ mod prompt;
 ///   # record the server's own send times to compare with what the client saw
 ///   simserve --port 8000 --stamps server-stamps.ndjson
 ///
+///   # and every token's instant too, to check the gaps between tokens
+///   simserve --port 8000 --stamps server-stamps.ndjson --token-stamps tokens.jsonl
+///
 ///   # learn the port from the first line, then stream a chat answer
 ///   simserve --port 0 > url.txt & sleep 0.2
 ///   curl -sN "$(head -1 url.txt)/chat/completions" -H 'content-type: application/json' \
@@ -141,6 +144,14 @@ pub(crate) struct Args {
     /// and late_sum_ns, how far after their instants its tokens were handed over.
     #[arg(long, value_name = "FILE")]
     pub stamps: Option<PathBuf>,
+
+    /// With --stamps, also write every token's hand-over instant to FILE, one JSON line per
+    /// finished request: {"request_id": …, "token_ns": [t1, t2, …]}, nanoseconds from the
+    /// stamps file's origin, one entry per token (tokens handed over together share an
+    /// instant). A client's gaps between tokens can then be checked against the server's
+    /// (the benchmark's ITL error); it costs 8 bytes per token of a request in flight.
+    #[arg(long, value_name = "FILE", requires = "stamps")]
+    pub token_stamps: Option<PathBuf>,
 
     /// Write every generation request to FILE as it arrives, one JSON line each:
     /// {"request_id": …, "headers": {name: value, …}, "body": <the JSON body as received>}.
@@ -273,6 +284,7 @@ fn settings(args: &Args) -> Result<Settings, Error> {
         port: args.port,
         workers: args.workers,
         stamps: args.stamps.clone(),
+        token_stamps: args.token_stamps.clone(),
         log_requests: args.log_requests.clone(),
         transport: TransportOptions {
             tls: match (&t.tls_cert, &t.tls_key) {

@@ -71,6 +71,8 @@ pub struct Settings {
     pub workers: u16,
     /// Where to write the server's own send stamps, if anywhere.
     pub stamps: Option<PathBuf>,
+    /// Where to write every token's send instant as well (needs `stamps`), if anywhere.
+    pub token_stamps: Option<PathBuf>,
     /// Where to write every generation request as it arrives, if anywhere.
     pub log_requests: Option<PathBuf>,
     /// TLS and the connection log.

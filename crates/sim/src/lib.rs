@@ -87,9 +87,13 @@ pub fn run(settings: &Settings) -> Result<(), Error> {
         move |source| Error::Create { path, source }
     };
     let stamps = match &settings.stamps {
-        Some(path) => Some(Arc::new(
-            StampLog::create(path, stamp_params(&config)).map_err(create(path))?,
-        )),
+        Some(path) => {
+            let mut log = StampLog::create(path, stamp_params(&config)).map_err(create(path))?;
+            if let Some(tokens) = &settings.token_stamps {
+                log = log.with_token_file(tokens).map_err(create(tokens))?;
+            }
+            Some(Arc::new(log))
+        }
         None => None,
     };
     let request_log = match &settings.log_requests {

@@ -7,6 +7,11 @@
 //! written when its state is dropped: at the end of its answer, or when the client went away
 //! (then `tokens` says how far it got). Lines go through one buffered writer behind a mutex and
 //! are flushed on shutdown, never per token.
+//!
+//! With `--token-stamps FILE` every token's hand-over instant is kept too, so that a client's
+//! gaps between tokens can be compared with the server's: one JSON line per request,
+//! `{"request_id":…,"token_ns":[…]}`, on the same origin as the stamps file, written beside its
+//! `stamp` line.
 
 use crate::metrics::{FinishReason, Meter};
 use std::collections::BTreeMap;
@@ -21,6 +26,8 @@ use tokenpipe_format::{Header, Record, Stamp};
 /// The shared stamps file: a stream of the tokenpipe format, `simserve`'s header first.
 pub struct StampLog {
     out: Mutex<BufWriter<File>>,
+    /// Every token's instant per request (`--token-stamps`), if asked for.
+    tokens: Option<Mutex<BufWriter<File>>>,
     failed: AtomicBool,
     origin_ns: u64,
 }
@@ -45,9 +52,23 @@ impl StampLog {
         out.flush()?;
         Ok(Self {
             out: Mutex::new(out),
+            tokens: None,
             failed: AtomicBool::new(false),
             origin_ns: clock.origin_ns(),
         })
+    }
+
+    /// Also writes every token's hand-over instant to `path` (created, truncated), one JSON line
+    /// per request, so that the gaps between tokens can be checked, not only the first token.
+    pub fn with_token_file(mut self, path: &Path) -> io::Result<Self> {
+        let file = BufWriter::with_capacity(256 * 1024, File::create(path)?);
+        self.tokens = Some(Mutex::new(file));
+        Ok(self)
+    }
+
+    /// Whether every token's instant is kept (`--token-stamps`).
+    fn keeps_tokens(&self) -> bool {
+        self.tokens.is_some()
     }
 
     /// The server run's start on `CLOCK_MONOTONIC`: its header's `monotonic_origin_ns`.
@@ -71,6 +92,32 @@ impl StampLog {
         self.write_line(&Record::Stamp(stamp));
     }
 
+    /// Appends the line of a request's token instants (`CLOCK_MONOTONIC` readings, written as
+    /// nanoseconds from the run start) to the token file, if there is one.
+    fn record_tokens(&self, request_id: Option<&str>, token_ns: &[u64]) {
+        let Some(tokens) = &self.tokens else { return };
+        let mut line = Vec::with_capacity(32 + token_ns.len() * 12);
+        line.extend_from_slice(b"{\"request_id\":");
+        if serde_json::to_writer(&mut line, &request_id).is_err() {
+            return;
+        }
+        line.extend_from_slice(b",\"token_ns\":[");
+        for (i, t) in token_ns.iter().enumerate() {
+            let sep = if i > 0 { "," } else { "" };
+            let _ = write!(line, "{sep}{}", t.saturating_sub(self.origin_ns));
+        }
+        line.extend_from_slice(b"]}\n");
+        let result = match tokens.lock() {
+            Ok(mut out) => out.write_all(&line),
+            Err(poisoned) => poisoned.into_inner().write_all(&line),
+        };
+        if let Err(e) = result {
+            if !self.failed.swap(true, Ordering::Relaxed) {
+                eprintln!("simserve: cannot write token stamps: {e}");
+            }
+        }
+    }
+
     fn write_line(&self, record: &Record) {
         let mut line = match serde_json::to_vec(record) {
             Ok(line) => line,
@@ -90,9 +137,14 @@ impl StampLog {
 
     /// Writes out everything buffered.
     pub fn flush(&self) -> io::Result<()> {
-        match self.out.lock() {
+        let flush = |out: &Mutex<BufWriter<File>>| match out.lock() {
             Ok(mut out) => out.flush(),
             Err(poisoned) => poisoned.into_inner().flush(),
+        };
+        flush(&self.out)?;
+        match &self.tokens {
+            Some(tokens) => flush(tokens),
+            None => Ok(()),
         }
     }
 }
@@ -102,6 +154,8 @@ impl StampLog {
 pub struct RequestStamps {
     log: Option<Arc<StampLog>>,
     stamp: Stamp,
+    /// Every token's instant, when the log keeps them (`--token-stamps`); empty otherwise.
+    token_ns: Vec<u64>,
     /// The request's `/metrics` measurements, once it was admitted; they are taken at the
     /// same hand-offs as the stamps.
     meter: Option<Meter>,
@@ -121,6 +175,7 @@ impl RequestStamps {
                 late_max_ns: None,
                 late_sum_ns: None,
             },
+            token_ns: Vec::new(),
             meter: None,
         }
     }
@@ -145,8 +200,12 @@ impl RequestStamps {
         if let Some(meter) = &mut self.meter {
             meter.sent(n);
         }
-        if self.log.is_some() {
+        if let Some(log) = &self.log {
             let now = monotonic_ns();
+            if log.keeps_tokens() {
+                let n = usize::try_from(n).unwrap_or(usize::MAX);
+                self.token_ns.extend(std::iter::repeat_n(now, n));
+            }
             self.stamp.first_token_ns.get_or_insert(now);
             self.stamp.last_token_ns = Some(now);
             let late = late_ns();
@@ -167,6 +226,7 @@ impl Drop for RequestStamps {
     fn drop(&mut self) {
         if let Some(log) = &self.log {
             log.record(&self.stamp);
+            log.record_tokens(self.stamp.request_id.as_deref(), &self.token_ns);
         }
     }
 }
@@ -225,6 +285,56 @@ mod tests {
                 late_max_ns: None,
                 late_sum_ns: None,
             }
+        );
+    }
+
+    #[test]
+    fn token_stamps_give_every_token_its_instant_on_the_stamps_clock() {
+        let dir = std::env::temp_dir();
+        let pid = std::process::id();
+        let path = dir.join(format!("simserve-stamps-t-{pid}.ndjson"));
+        let tokens_path = dir.join(format!("simserve-token-stamps-{pid}.jsonl"));
+        let log = StampLog::create(&path, BTreeMap::new())
+            .unwrap()
+            .with_token_file(&tokens_path)
+            .unwrap();
+        let log = Arc::new(log);
+        let origin = log.origin_ns();
+        {
+            let mut r = RequestStamps::new(Some(log.clone()), Some("a\"b".into()), origin + 5);
+            r.sent(1, || 0);
+            r.sent(2, || 0);
+        }
+        drop(RequestStamps::new(Some(log.clone()), None, origin + 7));
+        log.flush().unwrap();
+        let text = std::fs::read_to_string(&tokens_path).unwrap();
+        let stamps = std::fs::read_to_string(&path).unwrap();
+        let _ = (
+            std::fs::remove_file(&path),
+            std::fs::remove_file(&tokens_path),
+        );
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(lines[0]["request_id"], "a\"b");
+        let t: Vec<u64> = lines[0]["token_ns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        // Three tokens: the two of one hand-over share its instant.
+        assert_eq!(t.len(), 3);
+        assert!(t[0] > 5 && t[1] >= t[0] && t[2] == t[1], "{t:?}");
+        let stamp: serde_json::Value =
+            serde_json::from_str(stamps.lines().nth(1).unwrap()).unwrap();
+        assert_eq!(stamp["first_token_ns"].as_u64(), Some(t[0]));
+        assert_eq!(stamp["last_token_ns"].as_u64(), Some(t[2]));
+        assert_eq!(
+            lines[1],
+            serde_json::json!({"request_id": null, "token_ns": []})
         );
     }
 }

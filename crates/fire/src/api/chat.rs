@@ -3,7 +3,8 @@
 //! actually gave to that earlier turn. Content arrives in `choices[].delta.content` (or the
 //! reasoning members), and a role-only first delta is not a token.
 
-use super::{encode_body, BodyError, BodyOptions, Dialect, PastTurn};
+use super::chunk::ChunkInfo;
+use super::{encode_body, prefix, BodyError, BodyOptions, ChunkPrefix, Dialect, PastTurn};
 use bytes::Bytes;
 use serde::Serialize;
 use tokenpipe_format::Request;
@@ -23,6 +24,14 @@ struct Message<'a> {
 }
 
 impl Dialect for Chat {
+    fn read_stream_chunk<'a>(
+        &self,
+        data: &'a [u8],
+        prefix: &mut ChunkPrefix,
+    ) -> Result<ChunkInfo<'a>, serde_json::Error> {
+        prefix::read_chunk_after(data, prefix)
+    }
+
     fn path(&self) -> &'static str {
         "/chat/completions"
     }

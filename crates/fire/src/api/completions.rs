@@ -8,7 +8,8 @@
 //! separated by [`SEPARATOR`]. Token-id prompts cannot be joined with text: a system prompt or a
 //! history with them is refused.
 
-use super::{encode_body, BodyError, BodyOptions, Dialect, PastTurn};
+use super::chunk::ChunkInfo;
+use super::{encode_body, prefix, BodyError, BodyOptions, ChunkPrefix, Dialect, PastTurn};
 use bytes::Bytes;
 use serde::Serialize;
 use tokenpipe_format::Request;
@@ -49,6 +50,14 @@ fn joined(system: Option<&str>, history: &[PastTurn], prompt: &str) -> String {
 }
 
 impl Dialect for Completions {
+    fn read_stream_chunk<'a>(
+        &self,
+        data: &'a [u8],
+        prefix: &mut ChunkPrefix,
+    ) -> Result<ChunkInfo<'a>, serde_json::Error> {
+        prefix::read_chunk_after(data, prefix)
+    }
+
     fn path(&self) -> &'static str {
         "/completions"
     }

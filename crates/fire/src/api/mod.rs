@@ -10,12 +10,14 @@
 mod chat;
 pub(crate) mod chunk;
 mod completions;
+mod prefix;
 pub mod reference;
 pub mod scan;
 
 use bytes::Bytes;
 pub use chunk::ChunkInfo;
 pub use completions::SEPARATOR;
+pub use prefix::ChunkPrefix;
 use serde::Serialize;
 use tokenpipe_format::Request;
 
@@ -65,6 +67,18 @@ pub trait Dialect: Sync {
     /// chunk shape, read by [`read_chunk`]; a dialect with another shape overrides this.
     fn read_chunk<'a>(&self, data: &'a [u8]) -> Result<ChunkInfo<'a>, serde_json::Error> {
         read_chunk(data)
+    }
+
+    /// [`Dialect::read_chunk`] for the next event of a stream, which may skip the bytes it
+    /// shares with that stream's earlier chunks (`prefix`, one per stream; see `prefix`). The
+    /// OpenAI dialects do; this default, for a dialect with another chunk shape, ignores it.
+    fn read_stream_chunk<'a>(
+        &self,
+        data: &'a [u8],
+        prefix: &mut ChunkPrefix,
+    ) -> Result<ChunkInfo<'a>, serde_json::Error> {
+        let _ = prefix;
+        self.read_chunk(data)
     }
 }
 

@@ -19,15 +19,53 @@ use std::borrow::Cow;
 /// that is read (serde borrows them as `str`), but not the strings of skipped members, which
 /// serde's `IgnoredAny` skips unchecked too.
 pub fn scan(data: &[u8]) -> Option<ChunkInfo<'_>> {
+    scan_resumable(data, None).0
+}
+
+/// Where the scan of a chunk may begin in the next chunk of the same stream: at the key of
+/// `choices`, when every top-level member before it was skipped unread (or was an `object`
+/// that is not `"error"`). The scanner's state there depends only on the bytes before `at`, so
+/// a chunk that begins with the same bytes may be scanned from `at` in that state (a server
+/// repeats `id`, `object`, `created` and `model` in every chunk of a stream).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resume {
+    /// Index of the opening quote of the `choices` key.
+    pub at: usize,
+    /// An `object` member came before it.
+    object_seen: bool,
+}
+
+/// [`scan`], begun at `from` (see [`Resume`]; the caller checked that `data` starts with the
+/// bytes before it), and where the next chunk of the stream may begin, if anywhere.
+pub fn scan_resumable(
+    data: &[u8],
+    from: Option<Resume>,
+) -> (Option<ChunkInfo<'_>>, Option<Resume>) {
     let mut s = Scanner {
         b: data,
         i: 0,
         depth: 0,
+        key_at: 0,
     };
+    let mut resume = None;
+    let info = scan_members(&mut s, from, &mut resume);
+    (info, resume)
+}
+
+fn scan_members<'a>(
+    s: &mut Scanner<'a>,
+    from: Option<Resume>,
+    resume: &mut Option<Resume>,
+) -> Option<ChunkInfo<'a>> {
+    let data = s.b;
     let mut info = ChunkInfo::default();
     let mut seen = [false; 4];
     let mut object_error = false;
-    s.object(|s, key| {
+    if let Some(from) = from {
+        s.i = from.at;
+        seen[3] = from.object_seen;
+    }
+    let member = |s: &mut Scanner<'a>, key: &[u8]| {
         let slot = match key {
             b"choices" => 0,
             b"usage" => 1,
@@ -39,7 +77,16 @@ pub fn scan(data: &[u8]) -> Option<ChunkInfo<'_>> {
             return None;
         }
         match slot {
-            0 => s.choices(&mut info),
+            0 => {
+                if !(seen[1] || seen[2] || object_error) {
+                    let object_seen = seen[3];
+                    *resume = Some(Resume {
+                        at: s.key_at,
+                        object_seen,
+                    });
+                }
+                s.choices(&mut info)
+            }
             1 => s.usage(&mut info),
             3 => {
                 s.peek()?;
@@ -60,7 +107,11 @@ pub fn scan(data: &[u8]) -> Option<ChunkInfo<'_>> {
                 Some(())
             }
         }
-    })?;
+    };
+    match from {
+        Some(_) => s.members(member)?,
+        None => s.object(member)?,
+    }
     s.ws();
     if s.i != s.b.len() {
         return None;
@@ -103,6 +154,8 @@ struct Scanner<'a> {
     b: &'a [u8],
     i: usize,
     depth: u32,
+    /// Where the key being read began (the top level's `choices` is where a scan may resume).
+    key_at: usize,
 }
 
 /// Deeper nesting is left to serde, which refuses past 128 levels without using the stack.
@@ -275,13 +328,20 @@ impl<'a> Scanner<'a> {
     /// Walks an object, calling `member` with each key (escape-free, valid UTF-8 keys only:
     /// serde reads the keys of the objects it deserializes as `str`; for the objects it skips it
     /// does not, so this is stricter than needed there, and as cheap).
-    fn object(&mut self, mut member: impl FnMut(&mut Self, &[u8]) -> Option<()>) -> Option<()> {
+    fn object(&mut self, member: impl FnMut(&mut Self, &[u8]) -> Option<()>) -> Option<()> {
         self.eat(b'{')?;
         if self.peek()? == b'}' {
             self.i += 1;
             return Some(());
         }
+        self.members(member)
+    }
+
+    /// The members of an object from its next key on, to its closing brace.
+    fn members(&mut self, mut member: impl FnMut(&mut Self, &[u8]) -> Option<()>) -> Option<()> {
         loop {
+            self.ws();
+            self.key_at = self.i;
             let key = self.plain_string()?;
             if !key.is_ascii() {
                 std::str::from_utf8(key).ok()?;
@@ -449,11 +509,11 @@ impl<'a> Scanner<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::api::reference::parse as parse_full;
 
-    const CORPUS: &[&str] = &[
+    pub(in crate::api) const CORPUS: &[&str] = &[
         r#"{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" hi","logprobs":null,"finish_reason":null,"stop_reason":null}]}"#,
         r#"{"id":"c","choices":[{"index":0,"text":"","logprobs":null,"finish_reason":"length","stop_reason":null}],"usage":null}"#,
         r#"{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}"#,
@@ -511,7 +571,7 @@ mod tests {
         r#"{"object":"error","object":"error"}"#,
     ];
 
-    fn same(a: &ChunkInfo, b: &ChunkInfo) -> bool {
+    pub(in crate::api) fn same(a: &ChunkInfo, b: &ChunkInfo) -> bool {
         a.has_content == b.has_content
             && a.finish_reason.as_deref() == b.finish_reason.as_deref()
             && a.prompt_tokens == b.prompt_tokens
@@ -541,7 +601,7 @@ mod tests {
 
     /// Chunks with bytes that are not UTF-8, where serde checks them (keys, values it reads)
     /// and where it does not (strings of members it skips).
-    const INVALID_UTF8: &[&[u8]] = &[
+    pub(in crate::api) const INVALID_UTF8: &[&[u8]] = &[
         b"{\"id\":\"\xff\xfe\",\"choices\":[{\"text\":\"a\"}]}",
         b"{\"model\":\"\xc3\",\"choices\":[{\"index\":0,\"logprobs\":\"\xc3\xa9\xff\",\"delta\":{\"content\":\"b\"}}]}",
         b"{\"usage\":{\"x\":\"\xff\",\"completion_tokens\":2},\"choices\":[]}",

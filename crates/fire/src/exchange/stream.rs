@@ -4,7 +4,7 @@
 //! quirks are settled here, on plain bytes and without I/O (`read` feeds the events in), so
 //! that each can be tested as the bytes that server sends.
 
-use crate::api::{chunk::append_text, Dialect};
+use crate::api::{chunk::append_text, ChunkPrefix, Dialect};
 use crate::failure::{error_chain, snippet, Failure};
 use tokenpipe_format::writer::encode_token;
 use tokenpipe_format::{ErrorKind, Token};
@@ -38,6 +38,8 @@ pub(super) struct StreamState {
     /// The answer so far, when it is kept (a session's next turn needs it, or
     /// `--record-text`); `None` otherwise, so that reading a stream allocates nothing for it.
     pub(super) text: Option<String>,
+    /// The start its chunks share, which the next chunk's scan may skip.
+    prefix: ChunkPrefix,
 }
 
 impl StreamState {
@@ -57,6 +59,7 @@ impl StreamState {
             closing_empty_ns: None,
             first_event_ns: None,
             text: None,
+            prefix: ChunkPrefix::default(),
         }
     }
 
@@ -85,12 +88,15 @@ impl StreamState {
             self.done_marker_ns = Some(at_ns);
             return Ok(());
         }
-        let info = self.dialect.read_chunk(data).map_err(|e| {
-            Failure::new(
-                ErrorKind::Parse,
-                format!("event {}: {e}: {}", self.events + 1, snippet(data)),
-            )
-        })?;
+        let info = self
+            .dialect
+            .read_stream_chunk(data, &mut self.prefix)
+            .map_err(|e| {
+                Failure::new(
+                    ErrorKind::Parse,
+                    format!("event {}: {e}: {}", self.events + 1, snippet(data)),
+                )
+            })?;
         if let Some(err) = info.error {
             return Err(Failure::new(ErrorKind::Server, snippet(err.as_bytes())));
         }
