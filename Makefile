@@ -11,7 +11,9 @@ RELEASE := target/release
 REAL_DIR ?= $(or $(TOKENPIPE_REAL_DIR),$(HOME)/.cache/tokenpipe-real)
 export TOKENPIPE_REAL_DIR := $(REAL_DIR)
 
-.PHONY: help build test test-real test-real-llama test-real-llama-cpp-python test-real-vllm lint demo demo-recipes bench soak generated man completions schema install uninstall clean
+SECONDS ?= 10
+
+.PHONY: help build test fuzz test-real test-real-llama test-real-llama-cpp-python test-real-vllm lint demo demo-recipes bench soak generated man completions schema install uninstall clean
 
 help:
 	@echo "make build        release binaries in $(RELEASE)/"
@@ -22,6 +24,7 @@ help:
 	@echo "make test-real-vllm   the same against vLLM's CPU build alone"
 	@echo "make demo         start the simulated server, run the whole pipe against it, print the table"
 	@echo "make demo-recipes every recipe in recipes/ against the simulated server, shortened (results/demo-recipes/)"
+	@echo "make fuzz         every fuzz target of fuzz/ for SECONDS each (default 10; installs cargo-fuzz and nightly when missing), executions per target"
 	@echo "make bench        measure fire's own timing error and CPU cost against a floor client, its parsing speed, arrivals' output rate, and reduce's events per second and memory (see BENCHMARKS.md)"
 	@echo "make soak         an hour at 1,000 streams against the simulated server, fire's and reduce's memory every 10 s into results/soak/ (SOAK_SECONDS=, SOAK_STREAMS=; see BENCHMARKS.md)"
 	@echo "make generated    regenerate man/, completions/ and docs/schema.json from the binaries"
@@ -72,6 +75,11 @@ test-real-vllm:
 	  TOKENPIPE_VLLM_URL=$$(scripts/real/vllm.sh url) TOKENPIPE_TINY_DIR=$(REAL_DIR)/tiny \
 	  $(CARGO) test --locked --test it real_vllm:: -- --ignored --test-threads=1 || status=$$?; \
 	  scripts/real/vllm.sh stop; exit $$status
+
+# cargo fuzz (libFuzzer, nightly) over every parser of outside input: fuzz/ is a workspace of
+# its own that `build` and `test` never build. Seeds, figures and findings: BENCHMARKS.md.
+fuzz:
+	scripts/fuzz.sh $(SECONDS)
 
 lint:
 	$(CARGO) fmt --all -- --check

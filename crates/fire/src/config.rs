@@ -187,7 +187,8 @@ impl Config {
 
     /// The body settings that come from the run (`--temperature`, `--extra-body`,
     /// `--stream-usage`, `ignore_eos`), checked; the model is filled in once it is known.
-    pub(crate) fn body_options(&self) -> Result<api::BodyOptions, Error> {
+    /// Public so that the fuzz targets (`fuzz/`) reach the `--extra-body` check.
+    pub fn body_options(&self) -> Result<api::BodyOptions, Error> {
         if let Some(t) = self.temperature {
             if !t.is_finite() || t < 0.0 {
                 return Err(Error::Flag(format!(

@@ -200,8 +200,9 @@ fn window_choice(args: &Args) -> WindowChoice {
     }
 }
 
-/// Reads one `METRIC=DURATION` bound (`ttft=200ms`, `e2el=2s`, `itl=500us`).
-pub(crate) fn parse_slo_bound(s: &str) -> Result<SloBound, String> {
+/// Reads one `METRIC=DURATION` bound (`ttft=200ms`, `e2el=2s`, `itl=500us`); public so that
+/// the fuzz targets (`fuzz/`) reach the `--slo` parser without a command line.
+pub fn parse_slo_bound(s: &str) -> Result<SloBound, String> {
     let (name, duration) = s
         .split_once('=')
         .ok_or_else(|| format!("expected METRIC=DURATION such as ttft=200ms, got `{s}`"))?;

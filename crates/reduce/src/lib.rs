@@ -35,6 +35,7 @@ pub(crate) mod sparse;
 pub(crate) mod stat;
 pub(crate) mod vllm_import;
 
+pub use aggregate::outcomes::slo::{SloBound, SloMetric};
 pub use aggregate::outcomes::OutcomeOptions;
 pub use aggregate::timing::window::WindowChoice;
 pub use aggregate::vllm::VllmOptions;
@@ -42,12 +43,13 @@ pub use aggregate::{
     llama_benchy_prompt_tokens, Aggregator, LlamaBenchyAggregator, LlamaBenchyOptions, RunReducer,
     RunSpan, SummaryAggregator, SummaryOptions,
 };
-pub use cli::main;
+pub use cli::{main, parse_slo_bound};
 pub use driver::{reduce, Config};
 pub use error::{Error, Implausible, ImportError, RequestError, ShardError, WindowError};
 pub use request::RequestResult;
 pub use run::{fold_run, Emit, FoldOptions, RunEnd};
 pub use sink::{default_label, RunsOptions};
+pub use vllm_import::import as import_vllm;
 
 #[cfg(test)]
 mod tests;

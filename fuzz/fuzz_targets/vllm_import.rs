@@ -1,0 +1,64 @@
+//! The importer of vLLM's result files (`reduce --from-vllm FILE`): no panic on any file; what
+//! it accepts is a stream of records in time order that reads back whole and goes through
+//! reduce and table without a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use tokenpipe_format::writer::encode_record;
+use tokenpipe_format::Record;
+
+/// The time of an event record, if it has one.
+fn at(r: &Record) -> Option<u64> {
+    match r {
+        Record::Sent(s) => Some(s.sent_ns),
+        Record::Token(t) => Some(t.at_ns),
+        _ => None,
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&mode, file)) = data.split_first() else {
+        return;
+    };
+    let Ok(records) = tokenpipe_reduce::import_vllm(file, "result.json", vec!["reduce".into()])
+    else {
+        return;
+    };
+    assert!(
+        matches!(records.first(), Some(Record::Header(_))),
+        "no header first"
+    );
+    let times: Vec<u64> = records.iter().filter_map(at).collect();
+    assert!(
+        times.windows(2).all(|w| w[0] <= w[1]),
+        "events out of time order: {times:?}"
+    );
+    // Each request is sent before its tokens and its end, which come no earlier.
+    let mut sent = std::collections::HashMap::new();
+    for r in &records {
+        match r {
+            Record::Sent(s) => assert!(sent.insert(s.id, s.sent_ns).is_none(), "sent twice: {r:?}"),
+            Record::Token(t) => assert!(
+                sent.get(&t.id).is_some_and(|&s| s <= t.at_ns),
+                "{r:?} before its sent"
+            ),
+            Record::Done(d) => assert!(
+                sent.get(&d.id).is_some_and(|&s| s <= d.at_ns),
+                "{r:?} before its sent"
+            ),
+            _ => {}
+        }
+    }
+    let mut stream = Vec::new();
+    for r in &records {
+        encode_record(&mut stream, r);
+    }
+    let mut reader = tokenpipe_fuzz::reader(0, &stream);
+    let mut read = 0;
+    while let Some(r) = reader.next_record().expect("an imported stream reads back") {
+        assert_eq!(r, records[read]);
+        read += 1;
+    }
+    assert_eq!(read, records.len());
+    tokenpipe_fuzz::reduce_and_render(mode, stream);
+});
