@@ -101,9 +101,10 @@ pub fn read_chunk_after<'a>(
     if let Some(info) = prefix.same_but_the_string(data) {
         return Ok(info);
     }
+    let kept = |r: &scan::Resume| prefix.bytes.get(..r.at);
     let from = prefix
         .resume
-        .filter(|r| data.starts_with(&prefix.bytes[..r.at]));
+        .filter(|r| kept(r).is_some_and(|start| data.starts_with(start)));
     let (info, resume) = scan::scan_resumable(data, from);
     // A resumed chunk shares the kept bytes before `from`, so it may be resumed there too.
     let resume = from.or(resume);
