@@ -1,6 +1,8 @@
 //! What reading a stream costs `fire` per event, on one core: `SseSplitter` + `api::read_chunk`
-//! over the chunks real servers send, cut into frames the way a socket delivers them, and the
-//! cost of writing a `token` record (`encode_token`) into a plain buffer and into the `Sink`.
+//! over the chunks real servers send, cut into frames the way a socket delivers them; the same
+//! read as `fire` does it, with what the stream's earlier chunks showed
+//! (`Dialect::read_stream_chunk`: a repeated start skipped, or only the answer string read); and
+//! the cost of writing a `token` record (`encode_token`) into a plain buffer and into the `Sink`.
 //!
 //! Run with `cargo bench --bench sse_parse` (or `make bench`); `FIRE_BENCH=quick` runs each case
 //! for a tenth of the time. Prints a markdown table for BENCHMARKS.md. Figures are wall time of
@@ -9,7 +11,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 use tokenpipe_fire::api::scan::scan;
-use tokenpipe_fire::api::{read_chunk, reference};
+use tokenpipe_fire::api::{read_chunk, reference, Api, ChunkPrefix};
 use tokenpipe_fire::sink::{Output, Sink};
 use tokenpipe_fire::sse_split::SseSplitter;
 use tokenpipe_format::clock::RunClock;
@@ -78,6 +80,8 @@ enum Work {
     SplitReference,
     SplitRead,
     SplitReadEncode,
+    /// `read_stream_chunk` with one `ChunkPrefix` for the body, as a stream's events are read.
+    SplitReadStream,
 }
 
 /// Runs `work` over `frames` for about `budget`; returns (bytes, events, seconds) and the
@@ -87,8 +91,10 @@ fn run(frames: &[Vec<u8>], work: Work, budget: Duration) -> ((u64, u64, f64), u6
     let (mut bytes, mut events, mut misses) = (0u64, 0u64, 0u64);
     let started = Instant::now();
     let mut at_ns = 0u64;
+    let dialect = Api::Chat.dialect();
     while started.elapsed() < budget {
         let mut sse = SseSplitter::new();
+        let mut prefix = ChunkPrefix::default();
         for frame in frames {
             at_ns += 1;
             let fed = sse.feed(frame, |data| {
@@ -105,6 +111,10 @@ fn run(frames: &[Vec<u8>], work: Work, budget: Duration) -> ((u64, u64, f64), u6
                     Work::SplitReference => {
                         black_box(reference::parse(data).is_ok());
                         return true;
+                    }
+                    Work::SplitReadStream => {
+                        let info = dialect.read_stream_chunk(data, &mut prefix);
+                        return black_box(info).is_ok();
                     }
                     _ => {}
                 }
@@ -195,6 +205,7 @@ fn main() {
                 (Work::SplitReference, "split + serde reference"),
                 (Work::SplitRead, "split + read_chunk"),
                 (Work::SplitReadEncode, "split + read_chunk + encode_token"),
+                (Work::SplitReadStream, "split + read_stream_chunk"),
             ] {
                 let ((bytes, events, secs), misses) = run(&body, work, budget);
                 let missed = if misses > 0 {

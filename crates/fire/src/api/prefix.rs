@@ -1,21 +1,96 @@
-//! Reading the chunks of one stream with what its earlier chunks showed: a server repeats the
-//! same members before `choices` in every chunk of a stream (`id`, `object`, `created`,
-//! `model`: about half of a chunk's bytes, and half of the scanner's time). The bytes of the
-//! last chunk up to its `choices` key are kept; a chunk that begins with the same bytes is
-//! scanned from there, in the state the scanner had there ([`scan::Resume`]), so the answer is
-//! the one a whole scan gives. Any other chunk is scanned whole and becomes the new reference.
+//! Reading the chunks of one stream with what its earlier chunks showed. Two repeats save
+//! most of the scan:
+//!
+//! - A server repeats the same members before `choices` in every chunk of a stream (`id`,
+//!   `object`, `created`, `model`: about half of a chunk's bytes, and half of the scanner's
+//!   time). A chunk that begins with the same bytes as the kept one up to its `choices` key is
+//!   scanned from there, in the state the scanner had there ([`scan::Resume`]).
+//! - Around the answer string, the bytes are the same from one chunk to the next too
+//!   (`…"delta":{"content":"` + text + `"},"logprobs":null,"finish_reason":null}]}`, or the
+//!   completions API's `"text":"`). A chunk whose bytes before its answer string (up to its
+//!   opening quote) and after it (from its closing quote) both match the kept chunk's differs
+//!   from it only inside that string, so only the string is read ([`scan::string_at`]) and the
+//!   rest of the answer is the kept chunk's. This is taken only when both strings are non-empty
+//!   (the token count rules then read the same), and when the kept answer borrowed nothing else
+//!   from its chunk (no finish reason, no error).
+//!
+//! Either way the answer is the one a whole scan gives (the tests below compare them). Any
+//! other chunk is scanned whole and becomes the new reference.
 
 use super::chunk::ChunkInfo;
 use super::{reference, scan};
 
-/// The longest start of a chunk kept for the next one: bounds what a stream holds.
+/// The longest chunk (or start of one) kept for the next: bounds what a stream holds.
 const MAX_PREFIX: usize = 512;
 
-/// A stream's last chunk up to its `choices` key, and where its scan may resume.
+/// A stream's last chunk (whole when its answer string may be read alone, else up to its
+/// `choices` key), where its scan may resume, and what its answer string was.
 #[derive(Debug, Default)]
 pub struct ChunkPrefix {
     bytes: Vec<u8>,
     resume: Option<scan::Resume>,
+    content: Option<Content>,
+}
+
+/// Where the kept chunk's answer string lies in it, and what its scan answered besides the
+/// string (the members of [`ChunkInfo`] that do not borrow from the chunk).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Content {
+    /// Index of the string's opening quote.
+    open: usize,
+    /// Index of its closing quote.
+    close: usize,
+    empty_text: bool,
+    finished_empty: bool,
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+}
+
+impl Content {
+    /// What may be reused from `info`, the whole scan's answer for `data`: `None` unless it
+    /// holds an answer string and nothing else borrowed from `data`.
+    fn of(info: &ChunkInfo, data: &[u8]) -> Option<Self> {
+        let text = info.text?;
+        if info.finish_reason.is_some() || info.error.is_some() || !info.has_content {
+            return None;
+        }
+        // The scanner's `text` is a slice of `data`.
+        let open = (text.as_ptr() as usize).checked_sub(data.as_ptr() as usize)?;
+        let close = open + text.len().checked_sub(1)?;
+        (data.get(open..=close)? == text.as_bytes()).then_some(())?;
+        Some(Self {
+            open,
+            close,
+            empty_text: info.empty_text,
+            finished_empty: info.finished_empty,
+            prompt_tokens: info.prompt_tokens,
+            completion_tokens: info.completion_tokens,
+        })
+    }
+}
+
+impl ChunkPrefix {
+    /// The answer for `data` when it is the kept chunk with only its (non-empty) answer
+    /// string changed to another non-empty one.
+    fn same_but_the_string<'a>(&self, data: &'a [u8]) -> Option<ChunkInfo<'a>> {
+        let c = self.content?;
+        let (before, after) = (&self.bytes[..=c.open], &self.bytes[c.close..]);
+        let close = data.len().checked_sub(after.len())?;
+        if close < c.open + 2 || !data.starts_with(before) || !data.ends_with(after) {
+            return None;
+        }
+        let text = scan::string_at(data, c.open, close)?;
+        Some(ChunkInfo {
+            has_content: true,
+            text: Some(text),
+            empty_text: c.empty_text,
+            finished_empty: c.finished_empty,
+            finish_reason: None,
+            prompt_tokens: c.prompt_tokens,
+            completion_tokens: c.completion_tokens,
+            error: None,
+        })
+    }
 }
 
 /// [`super::read_chunk`] for the next event of the stream whose earlier chunks `prefix` keeps.
@@ -23,12 +98,27 @@ pub fn read_chunk_after<'a>(
     data: &'a [u8],
     prefix: &mut ChunkPrefix,
 ) -> Result<ChunkInfo<'a>, serde_json::Error> {
-    let from = prefix.resume.filter(|_| data.starts_with(&prefix.bytes));
+    if let Some(info) = prefix.same_but_the_string(data) {
+        return Ok(info);
+    }
+    let kept = |r: &scan::Resume| prefix.bytes.get(..r.at);
+    let from = prefix
+        .resume
+        .filter(|r| kept(r).is_some_and(|start| data.starts_with(start)));
     let (info, resume) = scan::scan_resumable(data, from);
-    if let (None, Some(r)) = (from, resume) {
+    // A resumed chunk shares the kept bytes before `from`, so it may be resumed there too.
+    let resume = from.or(resume);
+    let content = info.as_ref().and_then(|info| Content::of(info, data));
+    if let Some(content) = content.filter(|_| data.len() <= MAX_PREFIX) {
+        prefix.bytes.clear();
+        prefix.bytes.extend_from_slice(data);
+        prefix.resume = resume;
+        prefix.content = Some(content);
+    } else if from.is_none() {
         prefix.bytes.clear();
         prefix.resume = None;
-        if r.at <= MAX_PREFIX {
+        prefix.content = None;
+        if let Some(r) = resume.filter(|r| r.at <= MAX_PREFIX) {
             prefix.bytes.extend_from_slice(&data[..r.at]);
             prefix.resume = Some(r);
         }
@@ -40,80 +130,4 @@ pub fn read_chunk_after<'a>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::api::read_chunk;
-    use crate::api::scan::tests::{same, CORPUS, INVALID_UTF8};
-
-    /// Chunks of streams whose starts repeat, and neighbours that share a start but not what
-    /// follows it (usage, an error, a second `object`, other whitespace).
-    const STREAMS: &[&str] = &[
-        r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}"#,
-        r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" the"},"logprobs":null,"finish_reason":null}]}"#,
-        r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"length"}]}"#,
-        r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}"#,
-        r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"delta":{"content":"x"}}],"object":"error"}"#,
-        r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"delta":{"content":"y"}}],"choices":[]}"#,
-        r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices" : [{"text":"z"}] , "error":null}"#,
-        r#"{"id":"chatcmpl-1","object":"error","created":1,"model":"m","choices":[{"delta":{"content":"e"}}]}"#,
-        r#"{"id":"cmpl-2","usage":null,"choices":[{"text":"a"}]}"#,
-        r#"{"id":"cmpl-2","usage":null,"choices":[{"text":"b"}]}"#,
-        r#"{"choices":[{"text":"c"}],"id":"cmpl-3"}"#,
-        r#"{"choices":[{"text":"d"}],"id":"cmpl-3"}"#,
-    ];
-
-    fn agree(earlier: &[u8], chunk: &[u8]) {
-        let mut prefix = ChunkPrefix::default();
-        let _ = read_chunk_after(earlier, &mut prefix);
-        let shown = || String::from_utf8_lossy(chunk).into_owned();
-        match (read_chunk_after(chunk, &mut prefix), read_chunk(chunk)) {
-            (Ok(after), Ok(whole)) => assert!(same(&after, &whole), "{}", shown()),
-            (Err(_), Err(_)) => {}
-            (after, whole) => panic!("{}: {after:?} vs {whole:?}", shown()),
-        }
-    }
-
-    #[test]
-    fn a_chunk_read_after_any_other_reads_as_it_does_alone() {
-        let all: Vec<&[u8]> = CORPUS
-            .iter()
-            .chain(STREAMS)
-            .map(|t| t.as_bytes())
-            .chain(INVALID_UTF8.iter().copied())
-            .collect();
-        for earlier in &all {
-            for chunk in &all {
-                agree(earlier, chunk);
-            }
-            // Every cut of the chunks that share a start with the stream's.
-            for chunk in STREAMS {
-                for end in 0..=chunk.len() {
-                    agree(earlier, &chunk.as_bytes()[..end]);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_stream_s_repeated_start_is_skipped_and_bounded() {
-        let mut prefix = ChunkPrefix::default();
-        read_chunk_after(STREAMS[0].as_bytes(), &mut prefix).unwrap();
-        let kept = prefix.bytes.clone();
-        assert!(kept.ends_with(b"\"model\":\"m\","), "{kept:?}");
-        let info = read_chunk_after(STREAMS[1].as_bytes(), &mut prefix).unwrap();
-        assert_eq!(info.text, Some("\" the\""));
-        // Resumed: the reference stays that of the first chunk.
-        assert_eq!(
-            (prefix.bytes.as_slice(), prefix.resume.is_some()),
-            (&kept[..], true)
-        );
-        // A start too long to keep is not kept.
-        let long = format!(
-            r#"{{"id":"{}","choices":[{{"text":"a"}}]}}"#,
-            "x".repeat(600)
-        );
-        let mut prefix = ChunkPrefix::default();
-        read_chunk_after(long.as_bytes(), &mut prefix).unwrap();
-        assert!(prefix.bytes.is_empty() && prefix.resume.is_none());
-    }
-}
+mod tests;

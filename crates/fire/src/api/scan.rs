@@ -52,6 +52,26 @@ pub fn scan_resumable(
     (info, resume)
 }
 
+/// The JSON string literal whose opening quote is at `open`, if it closes exactly at `close`:
+/// checked as the scanner checks an answer string it reads (escapes, raw control characters,
+/// UTF-8), and returned raw, quotes and escapes included, as in [`ChunkInfo::text`]. Lets a
+/// chunk that differs from an earlier one only inside that string be read from the string alone
+/// (see `prefix`).
+pub fn string_at(data: &[u8], open: usize, close: usize) -> Option<&str> {
+    if data.get(open) != Some(&b'"') {
+        return None;
+    }
+    let mut s = Scanner {
+        b: data,
+        i: open,
+        depth: 0,
+        key_at: 0,
+    };
+    s.skip_string()?;
+    (s.i == close + 1).then_some(())?;
+    std::str::from_utf8(&data[open..s.i]).ok()
+}
+
 fn scan_members<'a>(
     s: &mut Scanner<'a>,
     from: Option<Resume>,
