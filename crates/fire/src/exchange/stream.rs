@@ -38,7 +38,8 @@ pub(super) struct StreamState {
     /// The answer so far, when it is kept (a session's next turn needs it, or
     /// `--record-text`); `None` otherwise, so that reading a stream allocates nothing for it.
     pub(super) text: Option<String>,
-    /// The start its chunks share, which the next chunk's scan may skip.
+    /// The last chunk kept (its start, or the whole chunk around its answer string), which the
+    /// next chunk's read may skip.
     prefix: ChunkPrefix,
 }
 
