@@ -6,7 +6,7 @@
 use serde_json::Value;
 use std::io::Cursor;
 use std::path::PathBuf;
-use tokenpipe_fire::api::{reference, scan, ChunkInfo};
+use tokenpipe_fire::api::{reference, scan};
 use tokenpipe_format::{RecordReader, RecordType};
 
 /// A reader over `bytes` set up as one of the tools sets up its own (`mode` picks which, any
@@ -61,26 +61,13 @@ pub fn same_json(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// What the scanner and the serde reference must agree on (as `api::scan`'s own tests do):
-/// everything but the error's text, which each reader takes from its own place.
-pub fn same_chunk(a: &ChunkInfo, b: &ChunkInfo) -> bool {
-    a.has_content == b.has_content
-        && a.finish_reason.as_deref() == b.finish_reason.as_deref()
-        && a.prompt_tokens == b.prompt_tokens
-        && a.completion_tokens == b.completion_tokens
-        && a.error.is_some() == b.error.is_some()
-        && a.text == b.text
-        && a.empty_text == b.empty_text
-        && a.finished_empty == b.finished_empty
-}
-
 /// Checks one event's data: whatever the allocation-free scanner answers, the serde reference
 /// answers the same, and `read_chunk` (scanner, then reference) never panics.
 pub fn check_chunk(data: &[u8]) {
     if let Some(fast) = scan::scan(data) {
         match reference::parse(data) {
             Ok(full) => assert!(
-                same_chunk(&fast, &full),
+                fast.agrees_with(&full),
                 "scanner and serde disagree on {:?}: {fast:?} vs {full:?}",
                 String::from_utf8_lossy(data)
             ),

@@ -34,6 +34,22 @@ pub struct ChunkInfo<'a> {
     pub error: Option<&'a str>,
 }
 
+impl ChunkInfo<'_> {
+    /// Whether two readers of one chunk agree on everything but the error's text, which each
+    /// takes from its own place: what the scanner and the serde reference, and a resumed read
+    /// and a whole one, must answer alike (their tests and the fuzz targets check it).
+    pub fn agrees_with(&self, other: &ChunkInfo) -> bool {
+        self.has_content == other.has_content
+            && self.finish_reason.as_deref() == other.finish_reason.as_deref()
+            && self.prompt_tokens == other.prompt_tokens
+            && self.completion_tokens == other.completion_tokens
+            && self.error.is_some() == other.error.is_some()
+            && self.text == other.text
+            && self.empty_text == other.empty_text
+            && self.finished_empty == other.finished_empty
+    }
+}
+
 /// Appends the text of a JSON string literal (as in [`ChunkInfo::text`]) to `out`. Plain text is
 /// copied; a literal with escapes is decoded by serde. A literal that is not valid JSON adds
 /// nothing (both chunk readers only ever hand over valid ones).

@@ -592,14 +592,7 @@ pub(super) mod tests {
     ];
 
     pub(in crate::api) fn same(a: &ChunkInfo, b: &ChunkInfo) -> bool {
-        a.has_content == b.has_content
-            && a.finish_reason.as_deref() == b.finish_reason.as_deref()
-            && a.prompt_tokens == b.prompt_tokens
-            && a.completion_tokens == b.completion_tokens
-            && a.error.is_some() == b.error.is_some()
-            && a.text == b.text
-            && a.empty_text == b.empty_text
-            && a.finished_empty == b.finished_empty
+        a.agrees_with(b)
     }
 
     #[test]
