@@ -83,9 +83,8 @@ fn fire_refuses_a_schedule_with_an_absurd_count_in_flight() {
     );
 }
 
-/// `arrivals --concurrency SLOTS -n REQUESTS` of 8 → 2 tokens, fired at `sim`: fire's records,
-/// after asserting that every request succeeded, and its stderr.
-fn fire_slots(sim: &Server, slots: &str, requests: &str) -> (Vec<serde_json::Value>, String) {
+/// `arrivals`' closed loop of `requests` two-token requests over `slots` slots.
+fn slots_schedule(slots: &str, requests: &str) -> Vec<u8> {
     let sched = run(
         &cmd(
             "arrivals",
@@ -103,10 +102,14 @@ fn fire_slots(sim: &Server, slots: &str, requests: &str) -> (Vec<serde_json::Val
         b"",
     );
     assert_ok(&sched, "arrivals");
-    let out = run(
-        &cmd("fire", &["--url", &sim.url, "--model", "m"]),
-        &sched.stdout,
-    );
+    sched.stdout
+}
+
+/// `arrivals --concurrency SLOTS -n REQUESTS` of 8 → 2 tokens, fired at `sim`: fire's records,
+/// after asserting that every request succeeded, and its stderr.
+fn fire_slots(sim: &Server, slots: &str, requests: &str) -> (Vec<serde_json::Value>, String) {
+    let sched = slots_schedule(slots, requests);
+    let out = run(&cmd("fire", &["--url", &sim.url, "--model", "m"]), &sched);
     assert_ok(&out, "fire");
     let recs = records(&out.stdout);
     let done = of_type(&recs, "done");
@@ -132,23 +135,7 @@ fn fire_preconnects_no_more_connections_than_its_open_file_limit_leaves() {
     // to open ahead; the other 14 connect as they are sent, and every request succeeds.
     use std::os::unix::process::CommandExt;
     let sim = Server::start(&["--ttft-ms", "1", "--itl-ms", "1"]);
-    let sched = run(
-        &cmd(
-            "arrivals",
-            &[
-                "--concurrency",
-                "150",
-                "-n",
-                "150",
-                "--input-tokens",
-                "8",
-                "--output-tokens",
-                "2",
-            ],
-        ),
-        b"",
-    );
-    assert_ok(&sched, "arrivals");
+    let sched = slots_schedule("150", "150");
     let mut fire = std::process::Command::new(bin("fire"));
     fire.args(["--url", &sim.url, "--model", "m"])
         .stdin(std::process::Stdio::piped())
@@ -169,8 +156,7 @@ fn fire_preconnects_no_more_connections_than_its_open_file_limit_leaves() {
     }
     let mut child = fire.spawn().expect("start fire");
     let mut stdin = child.stdin.take().expect("stdin");
-    let bytes = sched.stdout.clone();
-    std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &bytes));
+    std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &sched));
     let out = child.wait_with_output().expect("wait for fire");
     assert_ok(&out, "fire");
     let recs = records(&out.stdout);
@@ -212,25 +198,25 @@ fn under_a_256_mib_address_space_an_absurd_schedule_exits_2_and_the_bound_runs()
     for (schedule, want) in [(absurd, 2), (bound, 0)] {
         let path = temp_path("ulimit-schedule.ndjson");
         std::fs::write(&path, &schedule).expect("write the schedule");
-        let script = format!(
-            "ulimit -v 262144 && exec {} --url {} < {}",
+        let out = under_256_mib(&format!(
+            "{} --url {} < {}",
             bin("fire"),
             sim.url,
             path.display()
-        );
-        let out = std::process::Command::new("sh")
-            .args(["-c", &script])
-            .output()
-            .expect("run sh");
+        ));
         assert_eq!(out.status.code(), Some(want), "{}", stderr(&out));
     }
-    let script = format!(
-        "ulimit -v 262144 && exec {} --concurrency 4000000000 -n 2",
+    let out = under_256_mib(&format!(
+        "{} --concurrency 4000000000 -n 2",
         bin("arrivals")
-    );
-    let out = std::process::Command::new("sh")
-        .args(["-c", &script])
-        .output()
-        .expect("run sh");
+    ));
     assert_eq!(out.status.code(), Some(2), "arrivals: {}", stderr(&out));
+}
+
+/// Runs the shell command line `line` with its address space limited to 256 MiB.
+fn under_256_mib(line: &str) -> std::process::Output {
+    std::process::Command::new("sh")
+        .args(["-c", &format!("ulimit -v 262144 && exec {line}")])
+        .output()
+        .expect("run sh")
 }
