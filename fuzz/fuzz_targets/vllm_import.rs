@@ -1,6 +1,6 @@
 //! The importer of vLLM's result files (`reduce --from-vllm FILE`): no panic on any file; what
-//! it accepts is a stream of records in time order that reads back whole and goes through
-//! reduce and table without a panic.
+//! it accepts is a stream of records in time order that reads back whole and (for one mode
+//! byte in four) goes through reduce and table without a panic.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -60,5 +60,9 @@ fuzz_target!(|data: &[u8]| {
         read += 1;
     }
     assert_eq!(read, records.len());
-    tokenpipe_fuzz::reduce_and_render(mode, stream);
+    // One input in four goes on through reduce and table (the reduce_events target covers
+    // those in depth; they cost three times the import).
+    if mode & 0xc0 == 0 {
+        tokenpipe_fuzz::reduce_and_render(mode, stream);
+    }
 });

@@ -124,10 +124,18 @@ pub fn reference_events(body: &[u8]) -> Vec<Vec<u8>> {
     events
 }
 
-/// A file of this process's own under the temporary directory, holding `bytes`, for the readers
-/// that take a path; `ext` is its extension.
+/// A file of this process's own, holding `bytes`, for the readers that take a path; `ext` is
+/// its extension. It lives in `/dev/shm` where there is one (a memory file system: writing a
+/// file per input on a disk's file system costs more than reading it), else under the
+/// temporary directory.
 pub fn scratch_file(ext: &str, bytes: &[u8]) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("tokenpipe-fuzz-{}.{ext}", std::process::id()));
+    let shm = std::path::Path::new("/dev/shm");
+    let dir = if shm.is_dir() {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    let path = dir.join(format!("tokenpipe-fuzz-{}.{ext}", std::process::id()));
     std::fs::write(&path, bytes).expect("the temporary directory is writable");
     path
 }
