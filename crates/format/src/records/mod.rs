@@ -14,6 +14,7 @@ mod server_metrics;
 mod spread;
 mod stamp;
 mod summary;
+mod sweep;
 mod verdict;
 mod window;
 
@@ -30,6 +31,9 @@ pub use server_metrics::{
 pub use spread::AcrossRuns;
 pub use stamp::Stamp;
 pub use summary::{parse_stat_key, stat_key, MetricState, StatName, Summary};
+pub use sweep::{
+    Bracket, Knee, PointStatus, SloTerm, SloValue, Sweep, SweepEnd, SweepMode, SweepPoint,
+};
 pub use verdict::{
     ended_as, server_failures, Check, Verdict, RUN_ENDED_KINDS, RUN_ENDS, SERVER_REQUESTS_SLACK,
     SERVER_REQUESTS_TOLERANCE, SERVER_TOKENS_TOLERANCE, UNFINISHED,
@@ -135,6 +139,8 @@ record_types! {
     Interval(Interval) = "interval", written by "reduce", read by "people watching a run";
     /// A scrape of the server's `/metrics` before or after the run (`fire --server-metrics`).
     ServerMetrics(ServerMetrics) = "server_metrics", written by "fire", read by "reduce";
+    /// What a sweep over one load variable found: capacity, bracket, knee, every point.
+    Sweep(Box<Sweep>) = "sweep", written by "sweep", read by "table (skips it), jq or a notebook";
 }
 
 impl Record {
