@@ -196,6 +196,7 @@ mod tests {
                 run("sglang", 1, 8),
                 run("sglang", 16, 8),
             ],
+            ..Default::default()
         };
         let shown = report.shown();
         let labels = crate::labels::column_labels(&report);
@@ -215,6 +216,7 @@ mod tests {
         // One baseline run does not serve another workload.
         let one = Report {
             runs: vec![run("vllm", 1, 8), run("sglang", 4, 8)],
+            ..Default::default()
         };
         let b = Baseline::find(
             &one,
@@ -232,6 +234,7 @@ mod tests {
         }
         let mixed = Report {
             runs: vec![other_tool, run("sglang", 4, 8), run("sglang", 1, 8)],
+            ..Default::default()
         };
         let b = Baseline::find(
             &mixed,
@@ -247,6 +250,7 @@ mod tests {
         // Two baseline runs of one workload: neither is picked, and a note says so.
         let twice = Report {
             runs: vec![run("vllm", 4, 8), run("vllm", 4, 8), run("sglang", 4, 8)],
+            ..Default::default()
         };
         let (shown2, labels2) = (twice.shown(), crate::labels::column_labels(&twice));
         let b = Baseline::find(&twice, &shown2, &labels2, "vllm").unwrap();

@@ -171,7 +171,9 @@ struct Args {
     /// The chart `--format svg` draws: `load` (output throughput and latency against the load
     /// setting that differs between runs: concurrency, rate or batch), `ttft-cdf` and `itl-cdf`
     /// (one cumulative distribution per run, from the summaries' histograms), `timeline` (output
-    /// tokens/s and requests in flight over time, from `reduce --every`). Default: `load` when
+    /// tokens/s and requests in flight over time, from `reduce --every`), `capacity` (each SLO
+    /// bound's figure against the load of a `sweep`, with the bound and the capacity it found).
+    /// Default: `load` when
     /// the runs differ in a load setting, else `ttft-cdf`. `--format html` shows every chart
     /// the runs have data for.
     #[arg(long, value_enum, value_name = "KIND")]
@@ -292,6 +294,8 @@ value_enum!(SpreadMode {
 value_enum!(ChartKind {
     Load => "Output throughput and latency (TTFT p50/p99, TPOT p50) against the load setting \
              that differs between runs: concurrency, else request rate, else batch size",
+    Capacity => "Each SLO bound's figure against the load a `sweep` varied: the points with \
+                 their 95 % intervals, the bound, and the capacity found (from `sweep`'s record)",
     TtftCdf => "The distribution of time to first token, one line per run",
     ItlCdf => "The distribution of inter-token latency, one line per run",
     Timeline => "Output tokens/s and requests in flight over a run's time, from `reduce --every`",

@@ -158,7 +158,7 @@ fn neither(name: &str, line: usize) -> Error {
 fn read_one<R: BufRead>(reader: R, name: String, report: &mut Report) -> Result<(), Error> {
     let mut reader = RecordReader::new(reader, name.clone())
         .headerless()
-        .keep(&[RecordType::Summary, RecordType::Interval])
+        .keep(&[RecordType::Summary, RecordType::Interval, RecordType::Sweep])
         .reject(
             &[
                 RecordType::Schedule,
@@ -180,6 +180,7 @@ fn read_one<R: BufRead>(reader: R, name: String, report: &mut Report) -> Result<
                 intervals.clear();
             }
             Record::Interval(i) => intervals.push(i),
+            Record::Sweep(s) => report.sweeps.push(*s),
             Record::Summary(s) => report.runs.push(RunReport {
                 header: header.clone(),
                 summary: *s,

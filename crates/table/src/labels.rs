@@ -230,7 +230,10 @@ mod tests {
     }
 
     fn labels(runs: Vec<RunReport>) -> Vec<String> {
-        column_labels(&Report { runs })
+        column_labels(&Report {
+            runs,
+            ..Default::default()
+        })
     }
 
     fn seeded(concurrency: u64, seed: Option<u64>) -> RunReport {
@@ -409,10 +412,12 @@ mod tests {
     fn shared_labels_are_told_apart_by_what_differs() {
         let report = Report {
             runs: vec![at("m", Some(1)), at("m", Some(4)), at("other", Some(4))],
+            ..Default::default()
         };
         assert_eq!(column_labels(&report), ["m c=1", "m c=4", "other"]);
         let report = Report {
             runs: vec![at("m", None), at("m", None), at("", None)],
+            ..Default::default()
         };
         assert_eq!(column_labels(&report), ["m #1", "m #2", "id-"]);
     }

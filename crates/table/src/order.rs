@@ -106,6 +106,7 @@ mod tests {
                 run("a", "concurrency", 16.0, 70.0),
                 run("b", "concurrency", 4.0, 30.0),
             ],
+            ..Default::default()
         }
     }
 
@@ -119,6 +120,7 @@ mod tests {
                 run("x", "rate_per_s", 1.5, 0.0),
                 run("x", "rate_per_s", 0.3, 0.0),
             ],
+            ..Default::default()
         };
         assert_eq!(ordered_runs(&rates, &[], &[]).unwrap(), [1, 0]);
     }

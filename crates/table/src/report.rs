@@ -56,6 +56,8 @@ impl RunReport {
 pub struct Report {
     /// The runs.
     pub runs: Vec<RunReport>,
+    /// What each `sweep` of the input found (its last record), for `--chart capacity`.
+    pub sweeps: Vec<tokenpipe_format::Sweep>,
 }
 
 impl Report {

@@ -247,6 +247,7 @@ mod tests {
                 run("one", 0, &[("http", 2), ("cancelled", 1)]),
                 run("group", 2, &[("http", 3), ("not_sent", 4)]),
             ],
+            ..Default::default()
         });
         let cells = t.to_grid().text_rows(crate::grid::SpreadMode::Cv);
         let names: Vec<&str> = cells.iter().map(|r| r[0].as_str()).take(6).collect();
@@ -283,10 +284,12 @@ mod tests {
         };
         let all_fine = MetricTable::from_report(&Report {
             runs: vec![run(Some(true)), run(None)],
+            ..Default::default()
         });
         assert!(!all_fine.rows.iter().any(|r| r.name == "Client kept up"));
         let t = MetricTable::from_report(&Report {
             runs: vec![run(Some(true)), run(Some(false)), run(None)],
+            ..Default::default()
         });
         let cells = t.to_grid().text_rows(crate::grid::SpreadMode::Cv);
         let row = cells.iter().find(|r| r[0] == "Client kept up").unwrap();
@@ -305,6 +308,7 @@ mod tests {
                 summary: s.clone(),
                 ..Default::default()
             }],
+            ..Default::default()
         });
         assert_eq!(t.labels, ["r1"]);
         let names: Vec<&str> = t.rows.iter().map(|r| r.name.as_str()).collect();
@@ -318,6 +322,7 @@ mod tests {
                 summary: s,
                 ..Default::default()
             }],
+            ..Default::default()
         });
         let row = t.rows.iter().find(|r| r.name == "P99.9 TTFT (ms)").unwrap();
         assert_eq!(row.cells, [Cell::Num(Num::value(7.5))]);

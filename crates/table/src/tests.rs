@@ -63,6 +63,7 @@ fn report(summaries: &[Summary]) -> Report {
                 ..Default::default()
             })
             .collect(),
+        ..Default::default()
     }
 }
 

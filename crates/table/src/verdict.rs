@@ -114,7 +114,13 @@ pub fn only_comparable(report: &Report) -> (Report, Vec<(String, String)>) {
         })
         .map(|(_, r)| r.clone())
         .collect();
-    (Report { runs }, left_out)
+    (
+        Report {
+            runs,
+            ..Default::default()
+        },
+        left_out,
+    )
 }
 
 #[cfg(test)]
@@ -198,6 +204,7 @@ mod tests {
                 group,
                 run("b", 3, &[("not_sent", 3)]),
             ],
+            ..Default::default()
         };
         let (kept, left_out) = only_comparable(&report);
         let names: Vec<&str> = kept.runs.iter().map(RunReport::name).collect();

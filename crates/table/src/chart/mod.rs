@@ -4,8 +4,11 @@
 //! them; [`draw`] holds what every chart shares (size, palette, tick labels), so the SVG is the
 //! same bytes on every machine.
 
+pub(crate) mod axis;
+pub(crate) mod capacity;
 pub(crate) mod cdf;
 pub(crate) mod draw;
+pub(crate) mod legend;
 pub(crate) mod load;
 pub(crate) mod timeline;
 
@@ -23,12 +26,16 @@ pub enum ChartKind {
     ItlCdf,
     /// Output tokens/s and requests in flight over a run's time, from `reduce --every`.
     Timeline,
+    /// Each SLO bound's member against the load a `sweep` varied, with the bound and the
+    /// capacity found, from the `sweep` records.
+    Capacity,
 }
 
 impl ChartKind {
     /// Every kind, in the order an HTML report shows them.
-    pub const ALL: [ChartKind; 4] = [
+    pub const ALL: [ChartKind; 5] = [
         ChartKind::Load,
+        ChartKind::Capacity,
         ChartKind::TtftCdf,
         ChartKind::ItlCdf,
         ChartKind::Timeline,
@@ -41,6 +48,9 @@ impl ChartKind {
             ChartKind::TtftCdf => "Time to first token: cumulative distribution per run",
             ChartKind::ItlCdf => "Inter-token latency: cumulative distribution per run",
             ChartKind::Timeline => "Output tokens/s and requests in flight over time",
+            ChartKind::Capacity => {
+                "The SLO's figures against load, the bound and the capacity found"
+            }
         }
     }
 
@@ -73,6 +83,7 @@ pub fn render_svg(report: &Report, kind: ChartKind) -> Result<String, ChartError
         ChartKind::TtftCdf => cdf::draw(report, cdf::Metric::Ttft),
         ChartKind::ItlCdf => cdf::draw(report, cdf::Metric::Itl),
         ChartKind::Timeline => timeline::draw(report),
+        ChartKind::Capacity => capacity::draw(report),
     }
 }
 
@@ -87,6 +98,7 @@ pub fn with_data(report: &Report) -> Vec<ChartKind> {
             ChartKind::TtftCdf => cdf::plotted(report, cdf::Metric::Ttft).is_ok(),
             ChartKind::ItlCdf => cdf::plotted(report, cdf::Metric::Itl).is_ok(),
             ChartKind::Timeline => !timeline::timelines(report).is_empty(),
+            ChartKind::Capacity => !capacity::capacity_panels(report).is_empty(),
         })
         .collect()
 }
@@ -124,7 +136,7 @@ pub fn left_out(report: &Report, kind: ChartKind) -> Vec<String> {
                 (!run.summary.histograms.contains_key(key))
                     .then(|| format!("has no {key} histogram (reduced with --no-histograms?)"))
             }
-            ChartKind::Timeline => None,
+            ChartKind::Timeline | ChartKind::Capacity => None,
         }
     };
     report
@@ -150,6 +162,7 @@ impl ChartKind {
             ChartKind::TtftCdf => "ttft-cdf",
             ChartKind::ItlCdf => "itl-cdf",
             ChartKind::Timeline => "timeline",
+            ChartKind::Capacity => "capacity",
         }
     }
 }

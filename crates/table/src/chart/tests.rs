@@ -32,6 +32,7 @@ fn load_lines_follow_the_differing_setting_sorted_by_load() {
             run("a", 1, 100.0, 10.0),
             run("b", 2, 150.0, 20.0),
         ],
+        ..Default::default()
     };
     assert_eq!(load_param(&report), Some("concurrency"));
     assert_eq!(ChartKind::default_for(&report), ChartKind::Load);
@@ -71,6 +72,7 @@ fn runs_of_one_label_that_differ_in_more_than_the_load_get_lines_of_their_own() 
             // A repeat at c=4, osl=8 that no group pools: averaged with the first.
             with_osl(4, 8, 420.0),
         ],
+        ..Default::default()
     };
     let lines = load_lines(&report, "concurrency", &throughput_series());
     let names: Vec<&str> = lines.iter().map(|l| l.label.as_str()).collect();
@@ -98,6 +100,7 @@ fn a_group_is_plotted_at_its_mean_with_its_sd() {
     );
     let report = Report {
         runs: vec![run("a", 1, 100.0, 10.0), group],
+        ..Default::default()
     };
     let lines = load_lines(&report, "concurrency", &throughput_series());
     let p = &lines[0].points[1];
@@ -109,6 +112,7 @@ fn a_group_is_plotted_at_its_mean_with_its_sd() {
 fn runs_at_one_load_default_to_the_ttft_distribution() {
     let report = Report {
         runs: vec![run("a", 4, 1.0, 1.0), run("b", 4, 2.0, 2.0)],
+        ..Default::default()
     };
     assert_eq!(load_param(&report), None);
     assert_eq!(ChartKind::default_for(&report), ChartKind::TtftCdf);
@@ -132,6 +136,7 @@ fn cdf_points_climb_to_one_over_the_recorded_values() {
 fn charts_without_data_say_what_to_run() {
     let report = Report {
         runs: vec![run("a", 1, 1.0, 1.0)],
+        ..Default::default()
     };
     let err = render_svg(&report, ChartKind::TtftCdf).unwrap_err();
     assert!(matches!(&err, ChartError::NoData(m) if m.contains("--no-histograms")));
@@ -162,6 +167,7 @@ fn a_timeline_puts_rates_mid_slice_and_in_flight_at_its_end() {
     ];
     let report = Report {
         runs: vec![run("b", 2, 1.0, 1.0), r],
+        ..Default::default()
     };
     let t = timelines(&report);
     assert_eq!(t.len(), 1);
@@ -196,7 +202,10 @@ fn a_distribution_over_three_decades_is_drawn_on_a_log_axis() {
     r.summary
         .histograms
         .insert("ttft".into(), MetricState::of_samples(&samples));
-    let report = Report { runs: vec![r] };
+    let report = Report {
+        runs: vec![r],
+        ..Default::default()
+    };
     let svg = render_svg(&report, ChartKind::TtftCdf).unwrap();
     // A log axis puts its ticks on powers of ten; a linear one over 0.8..1200 would not.
     assert!(svg.contains("\n100\n") && svg.contains("\n1000\n"), "{svg}");
@@ -208,6 +217,7 @@ fn other_layouts_refuse_the_chart_formats() {
     use crate::{Format, Style};
     let report = Report {
         runs: vec![run("a", 1, 1.0, 1.0)],
+        ..Default::default()
     };
     for format in [Format::Svg, Format::Html] {
         assert!(Style::Vllm
@@ -234,6 +244,7 @@ fn runs_a_chart_leaves_out_are_named() {
     no_load.header = None;
     let report = Report {
         runs: vec![run("a", 1, 100.0, 10.0), run("a", 4, 400.0, 40.0), no_load],
+        ..Default::default()
     };
     let notes = left_out(&report, ChartKind::Load);
     assert_eq!(notes.len(), 1, "{notes:?}");

@@ -33,6 +33,7 @@ fn report() -> Report {
             source: "c16.ndjson".into(),
             ..RunReport::default()
         }],
+        ..Default::default()
     }
 }
 

@@ -50,6 +50,7 @@ fn sweep() -> Report {
             run("sglang", 2, 420.0, 38.0),
             run("vllm", 16, 1400.0, 90.0),
         ],
+        ..Default::default()
     }
 }
 
@@ -159,6 +160,7 @@ fn wide_with_a_group_summary_snapshot() {
             group(run("sim", 4, 238.89, 31.1), 0.05),
             run("sim", 16, 459.0, 32.4),
         ],
+        ..Default::default()
     };
     let got = render(&report, Format::Markdown, &Options::default());
     let want = "\
@@ -250,6 +252,7 @@ fn twenty_one_runs_fit_a_terminal_as_rows() {
                 r
             })
             .collect(),
+        ..Default::default()
     };
     let got = render(&report, Format::Terminal, &Options::default());
     assert!(got.lines().all(|l| l.chars().count() <= 120), "\n{got}");

@@ -40,6 +40,7 @@ fn report() -> Report {
                 ..Default::default()
             })
             .collect(),
+        ..Default::default()
     }
 }
 

@@ -52,7 +52,10 @@ fn matrix() -> Report {
             runs.push(RunReport::new(None, s));
         }
     }
-    Report { runs }
+    Report {
+        runs,
+        ..Default::default()
+    }
 }
 
 /// A run at `concurrency` (a schedule setting in its header chain).
@@ -74,7 +77,10 @@ fn tools() -> Report {
         runs.push(at_concurrency("llama-benchy", c, benchy));
         runs.push(at_concurrency("vLLM", c, vllm));
     }
-    Report { runs }
+    Report {
+        runs,
+        ..Default::default()
+    }
 }
 
 fn opts(rows: &str, cols: &str) -> Options {
@@ -112,6 +118,7 @@ fn keys_go_in_natural_order() {
             .enumerate()
             .map(|(i, p)| RunReport::new(None, summary("m", &format!("r{i}"), 1.0, &[("p", p)])))
             .collect(),
+        ..Default::default()
     };
     let p = Pivot::build(&report, &opts("label", "p")).unwrap();
     let cols: Vec<String> = p.col_keys.iter().map(key_text).collect();
@@ -486,6 +493,7 @@ fn a_ranking_without_rows_ranks_the_runs_of_a_sweep_by_their_column_labels() {
             .iter()
             .map(|&(c, tps)| at_concurrency("sim", c, tps))
             .collect(),
+        ..Default::default()
     };
     let o = Options {
         top: Some(u64::MAX as usize),

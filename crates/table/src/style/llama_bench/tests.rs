@@ -43,6 +43,7 @@ fn report(summaries: Vec<Summary>) -> Report {
                 ..Default::default()
             })
             .collect(),
+        ..Default::default()
     }
 }
 

@@ -127,6 +127,7 @@ fn a_run_without_pp_has_its_tg_row_only_with_empty_cells() {
 fn the_style_prints_llama_benchys_table_first_then_seed_001s_two() {
     let report = Report {
         runs: vec![run(GPT, 1, 0, 2048, 128, C1)],
+        ..Default::default()
     };
     let got = Style::LlamaBench
         .render(&report, Format::Markdown, &Default::default())

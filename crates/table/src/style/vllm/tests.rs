@@ -85,7 +85,14 @@ fn seed_runs() -> Vec<RunReport> {
 #[test]
 fn seed_blocks_are_reproduced_line_for_line() {
     let want = include_str!("../../../../../tests/fixtures/table/vllm_seed_002_blocks.txt");
-    let got = blocks(&Report { runs: seed_runs() }, &Sections::default()).unwrap();
+    let got = blocks(
+        &Report {
+            runs: seed_runs(),
+            ..Default::default()
+        },
+        &Sections::default(),
+    )
+    .unwrap();
     let want_lines: Vec<&str> = want.trim_end_matches('\n').split('\n').collect();
     let got_lines: Vec<&str> = got.split('\n').collect();
     assert_eq!(got_lines.len(), want_lines.len(), "{got}");
@@ -231,7 +238,14 @@ fn counts_read_as_python_writes_them() {
 #[test]
 fn a_figure_that_is_not_a_number_names_the_run_and_key() {
     let run = vllm_run("bad", json!({"completed": "many"}));
-    let err = blocks(&Report { runs: vec![run] }, &Sections::default()).unwrap_err();
+    let err = blocks(
+        &Report {
+            runs: vec![run],
+            ..Default::default()
+        },
+        &Sections::default(),
+    )
+    .unwrap_err();
     assert!(
         err.to_string()
             .contains("run bad: vLLM figure \"completed\": expected a number"),

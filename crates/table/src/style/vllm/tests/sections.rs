@@ -46,6 +46,7 @@ fn e2el_is_printed_only_when_chosen_and_always_last() {
     let run = c10_with_e2el_and_three_percentiles();
     let report = Report {
         runs: vec![run.clone()],
+        ..Default::default()
     };
     // vLLM's defaults: the figures' E2EL, P50 and P90 are not printed, as vLLM printed c10.
     let want_default =
@@ -100,6 +101,7 @@ P99 E2EL (ms):                           10521.00
 fn each_chosen_percentile_gets_a_line_in_the_order_given() {
     let report = Report {
         runs: vec![c10_with_e2el_and_three_percentiles()],
+        ..Default::default()
     };
     let got = blocks(
         &report,
@@ -154,7 +156,10 @@ fn our_summary_gives_p50_beside_the_median_when_chosen() {
 
 #[test]
 fn a_chosen_percentile_a_run_lacks_names_the_run_and_key() {
-    let report = Report { runs: seed_runs() };
+    let report = Report {
+        runs: seed_runs(),
+        ..Default::default()
+    };
     let err = blocks(&report, &chosen(&["ttft"], &[90.0])).unwrap_err();
     assert!(
         err.to_string()

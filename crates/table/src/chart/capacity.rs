@@ -1,0 +1,372 @@
+//! The capacity chart of a `sweep`: each SLO bound's member against the load the sweep varied,
+//! one panel per bound, so that a reader sees where the line crosses the bound and how sure
+//! each point is. Points carry their 95 % bootstrap interval as whiskers and show what the sweep
+//! judged (met, missed, not sure, not comparable); the bound is a dashed line and the capacity
+//! found a dotted vertical line with its value. Several sweeps (one per serving shape) share the
+//! panels, a colour each. The numbers come from the `sweep` records alone (extracted and tested
+//! without drawing); the points' labels come from the runs they name.
+
+use super::axis::{LoadAxis, Ticked};
+use super::draw::{self, color, drawing, tick, FONT};
+use super::legend::{self, Entry, Item};
+use super::ChartError;
+use crate::report::Report;
+use plotters::prelude::*;
+use tokenpipe_format::{parse_stat_key, vocab, OrOther, PointStatus, StatName};
+
+/// Height of one panel, in SVG pixels.
+const PANEL_HEIGHT: u32 = 360;
+/// The colour of the bound line.
+const BOUND: RGBColor = RGBColor(178, 34, 34);
+/// The colour of points no comparable run stands for.
+const UNUSABLE: RGBColor = RGBColor(160, 160, 160);
+
+/// What the sweep judged a point, as drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judged {
+    /// The bound held with 95 % confidence: a filled mark.
+    Met,
+    /// The bound was missed with 95 % confidence: a cross.
+    Missed,
+    /// The interval straddled the bound after every repeat: a hollow mark.
+    NotSure,
+    /// No comparable run: a grey hollow mark, and no value.
+    Unusable,
+}
+
+/// One point of a sweep's line in one panel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapacityPoint {
+    /// The load.
+    pub x: f64,
+    /// The member's value there (pooled over the point's comparable runs).
+    pub y: f64,
+    /// Its 95 % bootstrap interval.
+    pub ci: Option<[f64; 2]>,
+    /// What the sweep judged of this bound at this point.
+    pub judged: Judged,
+}
+
+/// One sweep's points in one panel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapacitySeries {
+    /// The runs' label (model, shape…), or `sweep N` when no run of it is in the input.
+    pub label: String,
+    /// Points by load; unusable points lie on the x axis.
+    pub points: Vec<CapacityPoint>,
+    /// The capacity the sweep found, if any.
+    pub capacity: Option<f64>,
+}
+
+/// One bound's panel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapacityPanel {
+    /// The summary member, `ttft_p99_ms`.
+    pub key: String,
+    /// How the member reads, `TTFT p99 (ms)`.
+    pub title: String,
+    /// The bound (the largest value that meets it); sweeps that bound the member differently
+    /// draw their own lines.
+    pub bounds: Vec<f64>,
+    /// A series per sweep that bounds this member.
+    pub series: Vec<CapacitySeries>,
+}
+
+/// The sweeps' load variable, when every sweep of the report varies the same one.
+pub fn variable(report: &Report) -> Option<&str> {
+    let first = report.sweeps.first()?.variable.as_str();
+    report
+        .sweeps
+        .iter()
+        .all(|s| s.variable == first)
+        .then_some(first)
+}
+
+/// The panels of the report's sweeps: one per bounded member, in the order the SLOs name them.
+pub fn capacity_panels(report: &Report) -> Vec<CapacityPanel> {
+    let labels = sweep_labels(report);
+    let mut panels: Vec<CapacityPanel> = Vec::new();
+    for (sweep, label) in report.sweeps.iter().zip(labels) {
+        for term in &sweep.slo {
+            let panel = match panels.iter().position(|p| p.key == term.key) {
+                Some(i) => &mut panels[i],
+                None => {
+                    panels.push(CapacityPanel {
+                        key: term.key.clone(),
+                        title: title(&term.key),
+                        bounds: Vec::new(),
+                        series: Vec::new(),
+                    });
+                    panels.last_mut().expect("just pushed")
+                }
+            };
+            if !panel.bounds.contains(&term.bound) {
+                panel.bounds.push(term.bound);
+            }
+            let mut points: Vec<CapacityPoint> = sweep
+                .points
+                .iter()
+                .filter_map(|p| point(p, &term.key))
+                .collect();
+            points.sort_by(|a, b| a.x.total_cmp(&b.x));
+            panel.series.push(CapacitySeries {
+                label: label.clone(),
+                points,
+                capacity: sweep.capacity,
+            });
+        }
+    }
+    panels
+}
+
+/// A sweep point as drawn in the panel of `key`; `None` when it was measured without that bound.
+fn point(p: &tokenpipe_format::SweepPoint, key: &str) -> Option<CapacityPoint> {
+    if p.status == OrOther::Known(PointStatus::Unusable) {
+        return Some(CapacityPoint {
+            x: p.value,
+            y: 0.0,
+            ci: None,
+            judged: Judged::Unusable,
+        });
+    }
+    let v = p.slo.iter().find(|v| v.key == key)?;
+    let judged = match v.met {
+        Some(true) => Judged::Met,
+        Some(false) => Judged::Missed,
+        None => Judged::NotSure,
+    };
+    match v.value {
+        Some(y) => Some(CapacityPoint {
+            x: p.value,
+            y,
+            ci: v.ci95,
+            judged,
+        }),
+        None => Some(CapacityPoint {
+            x: p.value,
+            y: 0.0,
+            ci: None,
+            judged: Judged::Unusable,
+        }),
+    }
+}
+
+/// `TTFT p99 (ms)` for `ttft_p99_ms`; the key itself when it is not a statistic's member.
+fn title(key: &str) -> String {
+    let Some((metric, stat, unit)) = parse_stat_key(key) else {
+        return key.to_string();
+    };
+    let heading = vocab::metric_named(metric).map_or(metric, |m| m.heading);
+    let stat = match stat {
+        StatName::Percentile(_) => stat.key_part().to_string(),
+        StatName::Mean => "mean".into(),
+        other => other.key_part().to_string(),
+    };
+    format!("{heading} {stat} ({unit})")
+}
+
+/// Each sweep's label: the series label of the first of its runs in the report (what tells
+/// its runs from the other sweeps', the load aside), else `sweep N`; repeats get ` (2)`.
+fn sweep_labels(report: &Report) -> Vec<String> {
+    let param = variable(report).unwrap_or("concurrency");
+    let names = crate::labels::series_labels(report, param);
+    let mut labels: Vec<String> = Vec::new();
+    for (n, sweep) in report.sweeps.iter().enumerate() {
+        let ids = || sweep.points.iter().flat_map(|p| p.run_ids.iter());
+        let found = report
+            .runs
+            .iter()
+            .position(|r| ids().any(|id| *id == r.summary.run_id))
+            .map(|i| names[i].clone());
+        let base = found.unwrap_or_else(|| format!("sweep {}", n + 1));
+        let twins = labels
+            .iter()
+            .filter(|l| **l == base || l.starts_with(&format!("{base} (")))
+            .count();
+        labels.push(if twins == 0 {
+            base
+        } else {
+            format!("{base} ({})", twins + 1)
+        });
+    }
+    labels
+}
+
+/// The x axis description of the sweeps' variable.
+fn axis_name(variable: &str) -> String {
+    vocab::setting(variable)
+        .and_then(|s| s.axis)
+        .unwrap_or(variable)
+        .to_string()
+}
+
+/// Draws the capacity chart: one panel per bounded member.
+pub fn draw(report: &Report) -> Result<String, ChartError> {
+    let panels = capacity_panels(report);
+    if panels.is_empty() {
+        return Err(ChartError::NoData(
+            "--chart capacity: no sweep record with an SLO in the input; run `sweep --find \
+             NAME=A..B --slo SPEC -- CMD` (or `--scan` with `--slo`) and give its output to table"
+                .into(),
+        ));
+    }
+    let variable = variable(report).unwrap_or("load");
+    let whole = vocab::setting(variable).is_some_and(|s| s.key != "rate_per_s");
+    let loads: Vec<f64> = report
+        .sweeps
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.value))
+        .collect();
+    let axis = LoadAxis::new(&loads, whole);
+    let height = PANEL_HEIGHT * panels.len() as u32;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (draw::WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(drawing)?;
+        let rows = root.split_evenly((panels.len(), 1));
+        for (area, panel) in rows.iter().zip(&panels) {
+            draw_panel(area, panel, &axis, &axis_name(variable))?;
+        }
+        root.present().map_err(drawing)?;
+    }
+    Ok(svg)
+}
+
+/// The legend of a panel: the sweeps with their capacity, the bound, and what the marks mean.
+fn legend_items(panel: &CapacityPanel) -> Vec<Item> {
+    let mut items = vec![Item::Heading("sweep: capacity".into())];
+    for (i, s) in panel.series.iter().enumerate() {
+        let found = s.capacity.map_or_else(|| "none meets".to_string(), tick);
+        items.push(Item::Entry(Entry {
+            color: color(i),
+            dashed: false,
+            mark: true,
+            text: format!("{}: {found}", s.label),
+        }));
+    }
+    for b in &panel.bounds {
+        items.push(Item::Entry(Entry {
+            color: BOUND,
+            dashed: true,
+            mark: false,
+            text: format!("bound ≤ {}", tick(*b)),
+        }));
+    }
+    items.push(Item::Heading(String::new()));
+    for key in [
+        "● meets the bound",
+        "× misses it",
+        "○ not sure (straddles it)",
+        "grey ○: no comparable run",
+        "whiskers: 95 % interval",
+    ] {
+        items.push(Item::Heading(key.into()));
+    }
+    items
+}
+
+/// One panel: the plot on the left, its legend on the right.
+fn draw_panel(
+    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    panel: &CapacityPanel,
+    axis: &LoadAxis,
+    x_name: &str,
+) -> Result<(), ChartError> {
+    let items = legend_items(panel);
+    let legend_width = legend::width(&items, 150, 260);
+    let (plot_area, legend_area) = area.split_horizontally(draw::WIDTH - legend_width);
+    let y_hi = panel
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .map(|p| p.ci.map_or(p.y, |c| c[1].max(p.y)))
+        .chain(panel.bounds.iter().copied())
+        .fold(0.0_f64, |a, v| if v.is_finite() { a.max(v) } else { a });
+    let y_range = draw::zero_based(y_hi, 0.12);
+    let top = y_range.end;
+    let mut chart = ChartBuilder::on(&plot_area)
+        .caption(&panel.title, (FONT, 18))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d(Ticked::from(axis), y_range)
+        .map_err(drawing)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_name)
+        .y_desc(&panel.title)
+        .x_label_formatter(&|v| axis.label(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .axis_desc_style((FONT, 14))
+        .label_style((FONT, 12))
+        .max_light_lines(0)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .draw()
+        .map_err(drawing)?;
+    let (x_lo, x_hi) = (axis.range.start, axis.range.end);
+    for b in &panel.bounds {
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(x_lo, *b), (x_hi, *b)],
+                draw::DASH.0,
+                draw::DASH.1,
+                BOUND.stroke_width(2),
+            ))
+            .map_err(drawing)?;
+    }
+    for (i, s) in panel.series.iter().enumerate() {
+        let c = color(i);
+        let usable: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .filter(|p| p.judged != Judged::Unusable)
+            .map(|p| (axis.to_plot(p.x), p.y))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(usable, c.stroke_width(2)))
+            .map_err(drawing)?;
+        chart
+            .draw_series(s.points.iter().filter_map(|p| {
+                let [lo, hi] = p.ci?;
+                let x = axis.to_plot(p.x);
+                Some(ErrorBar::new_vertical(x, lo, p.y, hi, c.stroke_width(1), 8))
+            }))
+            .map_err(drawing)?;
+        for p in &s.points {
+            let at = (axis.to_plot(p.x), p.y);
+            match p.judged {
+                Judged::Met => chart.draw_series([Circle::new(at, 5, c.filled())]),
+                Judged::Missed => chart.draw_series([Cross::new(at, 6, c.stroke_width(2))]),
+                Judged::NotSure => chart.draw_series([Circle::new(at, 5, c.stroke_width(2))]),
+                Judged::Unusable => {
+                    chart.draw_series([Circle::new(at, 5, UNUSABLE.stroke_width(2))])
+                }
+            }
+            .map_err(drawing)?;
+        }
+        if let Some(cap) = s.capacity {
+            let x = axis.to_plot(cap);
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(x, 0.0), (x, top)],
+                    2,
+                    4,
+                    c.stroke_width(2),
+                ))
+                .map_err(drawing)?;
+            // Each sweep's label a line lower, so that equal capacities stay readable.
+            let y = top * (1.0 - 0.06 * i as f64);
+            chart
+                .draw_series([Text::new(
+                    format!(" {}: capacity {}", legend::cut(&s.label), tick(cap)),
+                    (x, y),
+                    (FONT, 12).into_font().color(&c),
+                )])
+                .map_err(drawing)?;
+        }
+    }
+    legend::draw(&legend_area, &items, 40)
+}
+
+#[cfg(test)]
+mod tests;
