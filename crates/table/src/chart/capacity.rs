@@ -12,6 +12,7 @@ use super::legend::{self, Entry, Item};
 use super::ChartError;
 use crate::report::Report;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use tokenpipe_format::{parse_stat_key, vocab, OrOther, PointStatus, StatName};
 
 /// Height of one panel, in SVG pixels.
@@ -58,9 +59,11 @@ pub struct CapacitySeries {
     pub capacity: Option<f64>,
 }
 
-/// One bound's panel.
+/// One bound's panel, for one load variable.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CapacityPanel {
+    /// The load variable of its sweeps, `concurrency` or `rate`.
+    pub variable: String,
     /// The summary member, `ttft_p99_ms`.
     pub key: String,
     /// How the member reads, `TTFT p99 (ms)`.
@@ -72,26 +75,22 @@ pub struct CapacityPanel {
     pub series: Vec<CapacitySeries>,
 }
 
-/// The sweeps' load variable, when every sweep of the report varies the same one.
-pub fn variable(report: &Report) -> Option<&str> {
-    let first = report.sweeps.first()?.variable.as_str();
-    report
-        .sweeps
-        .iter()
-        .all(|s| s.variable == first)
-        .then_some(first)
-}
-
-/// The panels of the report's sweeps: one per bounded member, in the order the SLOs name them.
+/// The panels of the report's sweeps: one per load variable and bounded member, in the order
+/// the sweeps and their SLOs name them (a closed-loop and an open-loop search do not share an
+/// axis).
 pub fn capacity_panels(report: &Report) -> Vec<CapacityPanel> {
     let labels = sweep_labels(report);
     let mut panels: Vec<CapacityPanel> = Vec::new();
     for (sweep, label) in report.sweeps.iter().zip(labels) {
         for term in &sweep.slo {
-            let panel = match panels.iter().position(|p| p.key == term.key) {
+            let at = panels
+                .iter()
+                .position(|p| p.key == term.key && p.variable == sweep.variable);
+            let panel = match at {
                 Some(i) => &mut panels[i],
                 None => {
                     panels.push(CapacityPanel {
+                        variable: sweep.variable.clone(),
                         key: term.key.clone(),
                         title: title(&term.key),
                         bounds: Vec::new(),
@@ -165,23 +164,25 @@ fn title(key: &str) -> String {
     format!("{heading} {stat} ({unit})")
 }
 
-/// Each sweep's label: the series label of the first of its runs in the report (what tells
-/// its runs from the other sweeps', the load aside), else `sweep N`; repeats get ` (2)`.
+/// Each sweep's label: the label of the first of its runs in the report (`sweep --label`, else
+/// the model), else `sweep N`; a label an earlier sweep of the same variable has gets ` (2)`.
 fn sweep_labels(report: &Report) -> Vec<String> {
-    let param = variable(report).unwrap_or("concurrency");
-    let names = crate::labels::series_labels(report, param);
     let mut labels: Vec<String> = Vec::new();
     for (n, sweep) in report.sweeps.iter().enumerate() {
         let ids = || sweep.points.iter().flat_map(|p| p.run_ids.iter());
         let found = report
             .runs
             .iter()
-            .position(|r| ids().any(|id| *id == r.summary.run_id))
-            .map(|i| names[i].clone());
+            .find(|r| ids().any(|id| *id == r.summary.run_id))
+            .map(|r| r.summary.label.clone())
+            .filter(|l| !l.is_empty());
         let base = found.unwrap_or_else(|| format!("sweep {}", n + 1));
         let twins = labels
             .iter()
-            .filter(|l| **l == base || l.starts_with(&format!("{base} (")))
+            .zip(&report.sweeps)
+            .filter(|(l, s)| {
+                s.variable == sweep.variable && (**l == base || l.starts_with(&format!("{base} (")))
+            })
             .count();
         labels.push(if twins == 0 {
             base
@@ -192,9 +193,11 @@ fn sweep_labels(report: &Report) -> Vec<String> {
     labels
 }
 
-/// The x axis description of the sweeps' variable.
+/// The x axis description of a sweep's variable: the setting's own when the name is one of a
+/// setting's names (`concurrency`, `rate`), else the name.
 fn axis_name(variable: &str) -> String {
     vocab::setting(variable)
+        .or_else(|| vocab::setting_named(variable))
         .and_then(|s| s.axis)
         .unwrap_or(variable)
         .to_string()
@@ -210,14 +213,6 @@ pub fn draw(report: &Report) -> Result<String, ChartError> {
                 .into(),
         ));
     }
-    let variable = variable(report).unwrap_or("load");
-    let whole = vocab::setting(variable).is_some_and(|s| s.key != "rate_per_s");
-    let loads: Vec<f64> = report
-        .sweeps
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.value))
-        .collect();
-    let axis = LoadAxis::new(&loads, whole);
     let height = PANEL_HEIGHT * panels.len() as u32;
     let mut svg = String::new();
     {
@@ -225,7 +220,20 @@ pub fn draw(report: &Report) -> Result<String, ChartError> {
         root.fill(&WHITE).map_err(drawing)?;
         let rows = root.split_evenly((panels.len(), 1));
         for (area, panel) in rows.iter().zip(&panels) {
-            draw_panel(area, panel, &axis, &axis_name(variable))?;
+            let loads: Vec<f64> = report
+                .sweeps
+                .iter()
+                .filter(|s| s.variable == panel.variable)
+                .flat_map(|s| s.points.iter().map(|p| p.value))
+                .collect();
+            let whole = report
+                .sweeps
+                .iter()
+                .filter(|s| s.variable == panel.variable)
+                .all(|s| s.points.iter().all(|p| p.value.fract() == 0.0))
+                && !panel.variable.starts_with("rate");
+            let axis = LoadAxis::new(&loads, whole);
+            draw_panel(area, panel, &axis, &axis_name(&panel.variable))?;
         }
         root.present().map_err(drawing)?;
     }
@@ -354,14 +362,24 @@ fn draw_panel(
                     c.stroke_width(2),
                 ))
                 .map_err(drawing)?;
-            // Each sweep's label a line lower, so that equal capacities stay readable.
+            // Each sweep's label a line lower, so that equal capacities stay readable; right of
+            // the line in the axis' left half, left of it in the right half.
             let y = top * (1.0 - 0.06 * i as f64);
-            chart
-                .draw_series([Text::new(
+            let right_half = x > (x_lo + x_hi) / 2.0;
+            let (text, h) = if right_half {
+                (
+                    format!("{}: capacity {} ", legend::cut(&s.label), tick(cap)),
+                    HPos::Right,
+                )
+            } else {
+                (
                     format!(" {}: capacity {}", legend::cut(&s.label), tick(cap)),
-                    (x, y),
-                    (FONT, 12).into_font().color(&c),
-                )])
+                    HPos::Left,
+                )
+            };
+            let style = (FONT, 12).into_font().color(&c).pos(Pos::new(h, VPos::Top));
+            chart
+                .draw_series([Text::new(text, (x, y), style)])
                 .map_err(drawing)?;
         }
     }

@@ -88,6 +88,33 @@ fn one_panel_per_bounded_member_with_each_sweep_a_series_in_load_order() {
 }
 
 #[test]
+fn sweeps_of_two_variables_get_panels_of_their_own() {
+    let mut open = sweep(vec![point(0.5, Some(900.0), Some(true), "o")], Some(0.5));
+    open.variable = "rate".into();
+    let report = Report {
+        runs: vec![],
+        sweeps: vec![
+            sweep(vec![point(1.0, Some(1.0), Some(true), "c")], None),
+            open,
+        ],
+    };
+    let panels = capacity_panels(&report);
+    let keys: Vec<(&str, &str)> = panels
+        .iter()
+        .map(|p| (p.variable.as_str(), p.key.as_str()))
+        .collect();
+    assert_eq!(
+        keys,
+        [("concurrency", "ttft_p99_ms"), ("rate", "ttft_p99_ms")]
+    );
+    // Each sweep is the first of its variable: no "(2)".
+    assert_eq!(panels[1].series[0].label, "sweep 2");
+    assert_eq!(axis_name("rate"), "request rate (req/s)");
+    assert_eq!(axis_name("concurrency"), "concurrency (requests in flight)");
+    assert_eq!(axis_name("users"), "users");
+}
+
+#[test]
 fn a_sweep_without_its_runs_is_numbered_and_twins_are_told_apart() {
     let s = || sweep(vec![point(1.0, Some(1.0), Some(true), "gone")], None);
     let report = Report {
