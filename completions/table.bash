@@ -74,7 +74,7 @@ _table() {
                     return 0
                     ;;
                 --chart)
-                    COMPREPLY=($(compgen -W "load ttft-cdf itl-cdf timeline" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "load pareto ttft-cdf itl-cdf timeline" -- "${cur}"))
                     return 0
                     ;;
                 --percentile-metrics)
