@@ -94,7 +94,7 @@ fn pareto_chart_of_a_concurrency_sweep() {
         out.contains("total output throughput (tok/s)"),
         "no meta gpus: not per GPU"
     );
-    assert!(out.contains("Pareto frontier"));
+    assert!(out.contains("Pareto frontier (ringed)"));
     for load in ["c1", "c2", "c4"] {
         assert!(
             out.contains(&format!("\n{load}\n")),

@@ -257,7 +257,7 @@ pub fn draw(report: &Report) -> Result<String, ChartError> {
         color: FRONTIER,
         dashed: false,
         mark: false,
-        text: "Pareto frontier".into(),
+        text: "Pareto frontier (ringed)".into(),
     }));
     let legend_width = legend::width(&items, 150, 260);
     let mut svg = String::new();
