@@ -1,8 +1,10 @@
-//! Charts of a report, drawn with plotters' SVG backend: load against throughput and latency,
-//! TTFT and ITL CDFs across runs, and the timeline of a run's `reduce --every` intervals. Each
-//! kind is one file that first extracts its numbers (tested without drawing) and then draws
-//! them; [`draw`] holds what every chart shares (size, palette, tick labels), so the SVG is the
-//! same bytes on every machine.
+//! Charts of a report, drawn with plotters' SVG backend: throughput, TTFT and TPOT against load
+//! as small multiples, per-user against total throughput with its Pareto frontier, TTFT and ITL
+//! CDFs across runs, and the timeline of a run's `reduce --every` intervals. Each kind first
+//! extracts its numbers (tested without drawing) and then draws them (the load chart in two
+//! files, [`load`] and [`load_draw`]); [`draw`] holds what every chart shares (size, palette,
+//! tick labels), [`axis`] the load axis and [`legend`] the legend beside a plot, so the SVG is
+//! the same bytes on every machine.
 
 pub(crate) mod axis;
 pub(crate) mod cdf;
