@@ -74,7 +74,7 @@ _table() {
                     return 0
                     ;;
                 --chart)
-                    COMPREPLY=($(compgen -W "load capacity ttft-cdf itl-cdf timeline" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "load pareto capacity ttft-cdf itl-cdf timeline" -- "${cur}"))
                     return 0
                     ;;
                 --percentile-metrics)

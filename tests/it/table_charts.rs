@@ -188,3 +188,84 @@ fn html_report_renders_in_headless_chromium() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// `arrivals --concurrency C | fire | reduce --label sim --meta gpus=G` for each C, the
+/// summaries of every run in one stream.
+fn concurrency_sweep(server: &Server, loads: &[&str], gpus: &str) -> Vec<u8> {
+    let meta = format!("gpus={gpus}");
+    let mut stream = Vec::new();
+    for c in loads {
+        let outs = pipeline(
+            &[
+                cmd(
+                    "arrivals",
+                    &["--concurrency", c, "-n", "8", "--output-tokens", "8"],
+                ),
+                cmd("fire", &["--url", server.url.as_str()]),
+                cmd("reduce", &["--label", "sim", "--meta", &meta]),
+            ],
+            None,
+        );
+        for (o, what) in outs.iter().zip(["arrivals", "fire", "reduce"]) {
+            assert_ok(o, what);
+        }
+        stream.extend_from_slice(&outs[2].stdout);
+    }
+    stream
+}
+
+#[test]
+fn pareto_and_load_charts_of_a_sweep_through_the_real_pipe() {
+    let server = Server::start(&["--ttft-ms", "20", "--itl-ms", "5"]);
+    let sweep = concurrency_sweep(&server, &["1", "2", "4"], "2");
+    let out = common::run(
+        &cmd("table", &["--format", "svg", "--chart", "pareto"]),
+        &sweep,
+    );
+    assert_ok(&out, "table");
+    let svg = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        svg.contains("per GPU (tok/s/GPU)"),
+        "--meta gpus=2: per GPU"
+    );
+    assert!(svg.contains("Pareto frontier"));
+    for load in ["c1", "c2", "c4"] {
+        assert!(
+            svg.contains(&format!("\n{load}\n")),
+            "{load} labelled: {svg}"
+        );
+    }
+
+    // The load chart: a panel per metric over a log₂ axis (ticks at 1, 2, 4 only).
+    let out = common::run(
+        &cmd("table", &["--format", "svg", "--chart", "load"]),
+        &sweep,
+    );
+    assert_ok(&out, "table");
+    let svg = String::from_utf8(out.stdout).unwrap();
+    for panel in [
+        "Output throughput",
+        "Time to first token",
+        "Time per output token",
+    ] {
+        assert!(svg.contains(panel), "{panel}");
+    }
+    assert!(svg.contains("\n4\n") && !svg.contains("\n2.5\n") && !svg.contains("\n1.5\n"));
+
+    // A GPU count that is not a number: the total stays whole, and stderr says why.
+    let mut mixed = concurrency_sweep(&server, &["8"], "two");
+    mixed.extend_from_slice(&sweep);
+    let out = common::run(
+        &cmd("table", &["--format", "svg", "--chart", "pareto"]),
+        &mixed,
+    );
+    assert_ok(&out, "table");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("meta gpus=\"two\" is not a positive number"),
+        "{err}"
+    );
+    assert!(err.contains("total throughput is not per GPU"), "{err}");
+    let svg = String::from_utf8(out.stdout).unwrap();
+    assert!(svg.contains("total output throughput (tok/s)"));
+}

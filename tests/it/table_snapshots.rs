@@ -71,12 +71,37 @@ fn load_chart_of_a_concurrency_sweep() {
     let out = svg(&r, ChartKind::Load);
     assert!(out.starts_with("<svg") && out.ends_with("</svg>"));
     assert!(out.contains("concurrency (requests in flight)"));
+    for panel in [
+        "Output throughput",
+        "Time to first token",
+        "Time per output token",
+    ] {
+        assert!(out.contains(panel), "a panel per metric: {panel}");
+    }
     assert_eq!(
         Svg::default().export(&r).unwrap(),
         out,
         "a sweep defaults to the load chart"
     );
     check("load.svg", &out);
+}
+
+#[test]
+fn pareto_chart_of_a_concurrency_sweep() {
+    let r = report(&["sweep.ndjson"]);
+    let out = svg(&r, ChartKind::Pareto);
+    assert!(
+        out.contains("total output throughput (tok/s)"),
+        "no meta gpus: not per GPU"
+    );
+    assert!(out.contains("Pareto frontier (ringed)"));
+    for load in ["c1", "c2", "c4"] {
+        assert!(
+            out.contains(&format!("\n{load}\n")),
+            "the point at {load} is labelled"
+        );
+    }
+    check("pareto.svg", &out);
 }
 
 #[test]
@@ -101,8 +126,12 @@ fn html_page_with_tables_and_every_chart() {
         .render(&r, Format::Html, &Default::default())
         .unwrap()
         .text;
-    assert_eq!(html.matches("<svg").count(), 4, "load, two CDFs, timeline");
-    assert_eq!(html.matches("<figcaption>").count(), 4);
+    assert_eq!(
+        html.matches("<svg").count(),
+        5,
+        "load, pareto, two CDFs, timeline"
+    );
+    assert_eq!(html.matches("<figcaption>").count(), 5);
     assert!(html.contains("<td class=\"num\">"));
     for external in ["src=", "href=", "@import", "<script", "url("] {
         assert!(

@@ -278,6 +278,12 @@ pub const ADAPT_TOKENS: &str = "adapt_tokens";
 /// does not repeat the schedule and reduce must leave those batches out.
 pub const WARMUP_BATCHES: &str = "warmup_batches";
 
+/// The `reduce --meta` key that says how many GPUs served a run (`--meta gpus=8`): `table
+/// --chart pareto` divides total throughput by it (tok/s per GPU, as vLLM's `plot_pareto`
+/// does). A metadata key, not a [`Setting`]: it lives in the summary's `meta` (and the reduce
+/// header's `params.meta`), and, as any `meta` key, already tells runs apart in labels.
+pub const GPUS: &str = "gpus";
+
 /// Every setting, in the order runs are told apart by (load first, then the workload, then
 /// what was measured).
 pub const SETTINGS: &[Setting] = &[

@@ -48,6 +48,9 @@ Examples:
     # Throughput and latency against concurrency as an SVG chart, from a sweep
     for c in 1 2 4 8; do arrivals --concurrency $c -n 64 | fire --url $URL; done | reduce | table --format svg > load.svg
 
+    # Per-user speed against total throughput per GPU, one point per concurrency, the frontier drawn
+    for c in 1 2 4 8 16 32; do arrivals --concurrency $c -n 64 | fire --url $URL | reduce --label vllm --meta gpus=8; done | table --format svg --chart pareto > pareto.svg
+
     # The TTFT distribution of each run, or a run's tokens/s over time (needs reduce --every)
     table --format svg --chart ttft-cdf sweep.ndjson > ttft.svg
     arrivals --rate 4 -n 200 | fire --url $URL | reduce --every 1s | table --format svg --chart timeline > timeline.svg
@@ -168,14 +171,16 @@ struct Args {
     #[arg(long)]
     list_fields: bool,
 
-    /// The chart `--format svg` draws: `load` (output throughput and latency against the load
-    /// setting that differs between runs: concurrency, rate or batch), `ttft-cdf` and `itl-cdf`
-    /// (one cumulative distribution per run, from the summaries' histograms), `timeline` (output
-    /// tokens/s and requests in flight over time, from `reduce --every`), `capacity` (each SLO
-    /// bound's figure against the load of a `sweep`, with the bound and the capacity it found).
-    /// Default: `load` when
-    /// the runs differ in a load setting, else `ttft-cdf`. `--format html` shows every chart
-    /// the runs have data for.
+    /// The chart `--format svg` draws: `load` (output throughput, TTFT and TPOT against the
+    /// load setting that differs between runs, concurrency, rate or batch: a panel per metric,
+    /// a log₂ axis for a doubling sweep, more than 8 series split over further panels),
+    /// `pareto` (per-user output tok/s against total output tok/s, each point labelled with its
+    /// load, the frontier drawn; per GPU when every run has `reduce --meta gpus=N`), `capacity`
+    /// (each SLO bound's figure against the load of a `sweep`, with the bound and the capacity
+    /// it found), `ttft-cdf` and `itl-cdf` (one cumulative distribution per run, from the
+    /// summaries' histograms), `timeline` (output tokens/s and requests in flight over time,
+    /// from `reduce --every`). Default: `load` when the runs differ in a load setting, else
+    /// `ttft-cdf`. `--format html` shows every chart the runs have data for.
     #[arg(long, value_enum, value_name = "KIND")]
     chart: Option<ChartKind>,
 
@@ -292,8 +297,11 @@ value_enum!(SpreadMode {
 });
 
 value_enum!(ChartKind {
-    Load => "Output throughput and latency (TTFT p50/p99, TPOT p50) against the load setting \
-             that differs between runs: concurrency, else request rate, else batch size",
+    Load => "Output throughput, TTFT and TPOT (p50 solid, p99 dashed) against the load setting \
+             that differs between runs (concurrency, else request rate, else batch size), a panel \
+             per metric",
+    Pareto => "Per-user output tok/s (user_tps p50) against total output tok/s, per GPU with \
+               `reduce --meta gpus=N`: a point per load, a line per series, the Pareto frontier",
     Capacity => "Each SLO bound's figure against the load a `sweep` varied: the points with \
                  their 95 % intervals, the bound, and the capacity found (from `sweep`'s record)",
     TtftCdf => "The distribution of time to first token, one line per run",

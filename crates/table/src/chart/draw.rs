@@ -9,7 +9,7 @@ use plotters::style::RGBColor;
 pub const WIDTH: u32 = 800;
 /// Height of a one-panel chart.
 pub const HEIGHT: u32 = 480;
-/// Height of a two-panel chart (load, timeline).
+/// Height of the two-panel timeline.
 pub const HEIGHT_TWO_PANELS: u32 = 800;
 
 /// Series colours in order (Tableau 10): distinct in print and for the common colour-vision

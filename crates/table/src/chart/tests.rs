@@ -2,7 +2,7 @@
 //! the error that says what to run when a chart has no data.
 
 use super::cdf::{cdf_points, wants_log, Metric};
-use super::load::{latency_series, load_lines, load_param, throughput_series};
+use super::load::{load_lines, load_param, panel_specs, throughput_series};
 use super::timeline::timelines;
 use super::*;
 use crate::report::RunReport;
@@ -46,10 +46,13 @@ fn load_lines_follow_the_differing_setting_sorted_by_load() {
         ("b", 150.0)
     );
     // Only TTFT p50 is in these summaries: the other latency series have no points.
-    let latency = load_lines(&report, "concurrency", &latency_series());
+    let specs = panel_specs();
+    assert_eq!(specs[1].y_name, "TTFT (ms)");
+    let latency = load_lines(&report, "concurrency", &specs[1].series);
     assert_eq!(latency.len(), 2);
-    assert!(latency.iter().all(|l| l.metric == "TTFT p50"));
+    assert!(latency.iter().all(|l| l.metric == "p50"));
     assert_eq!(latency[0].points[1].y, 40.0);
+    assert!(load_lines(&report, "concurrency", &specs[2].series).is_empty());
 }
 
 #[test]
