@@ -1,0 +1,28 @@
+//! `sweep`: runs a benchmark pipe over one load variable, the way hyperfine's
+//! `--parameter-scan` runs a command, and finds the largest load that meets an SLO.
+//!
+//! A layer above the stages: it runs `arrivals | fire` (any command whose stdout is fire's
+//! events) as a child process and reduces what it writes with reduce's library
+//! ([`tokenpipe_reduce::reduce`]). [`values`] reads the variable's values and checks the
+//! command's `{NAME}`; [`slo`] reads the SLO and holds the pass rule; [`search`] is `--find`'s
+//! search as a state machine; [`knee`] the saturation knee; `point` runs and judges one value
+//! (`process` starts the command, `signals` passes Ctrl-C on to it); [`sweep`] runs a
+//! [`Config`] and writes the records; `cli` is the command line that builds the config.
+//! docs/sweep.md states the rules.
+
+pub(crate) mod cli;
+pub(crate) mod config;
+pub(crate) mod error;
+pub mod knee;
+pub(crate) mod point;
+pub(crate) mod process;
+pub mod search;
+pub(crate) mod signals;
+pub mod slo;
+pub mod sweep;
+pub mod values;
+
+pub use cli::main;
+pub use config::{Config, Plan};
+pub use error::Error;
+pub use sweep::run;
