@@ -1,0 +1,159 @@
+//! `sweep` through the real binaries against simserve engines whose capacity is known
+//! analytically: `--find` returns what an exhaustive `--scan` returns, `sweep | table` shows one
+//! row per point, and a scan stops at the saturation knee.
+
+use crate::common;
+use common::*;
+
+/// The pipe a point runs: a closed loop of `{c}` users, two full waves of requests (so every
+/// step of a wave decodes `{c}` sequences), short prompts and `output_tokens`-token answers.
+fn pipe_of(server: &Server, output_tokens: u32) -> String {
+    format!(
+        "{} --concurrency {{c}} -n $(({{c}} * 2)) --input-tokens 16 --output-tokens {output_tokens} | {} --url {}",
+        bin("arrivals"),
+        bin("fire"),
+        server.url
+    )
+}
+
+fn pipe(server: &Server) -> String {
+    pipe_of(server, 6)
+}
+
+/// Runs `sweep` with `args` and returns its output, its stderr and its sweep record.
+fn sweep(args: &[&str]) -> (std::process::Output, serde_json::Value) {
+    let out = run(&cmd("sweep", args), b"");
+    let recs = records(&out.stdout);
+    let last = recs.last().cloned().unwrap_or_default();
+    assert_eq!(last["type"], "sweep", "the sweep record comes last: {last}");
+    (out, last)
+}
+
+fn values_of(record: &serde_json::Value) -> Vec<f64> {
+    record["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["value"].as_f64().unwrap())
+        .collect()
+}
+
+/// small-gpu with a decode step of 2 + 8·batch ms: a closed loop of c users has a TPOT of about
+/// 2 + 8c ms, so `tpot.p50<=38ms` holds up to c = 4 (34 ms) and not at 5 (42 ms).
+#[test]
+fn find_returns_the_capacity_an_exhaustive_scan_returns() {
+    let server = Server::start(&["--profile", "small-gpu", "--decode-step-ms", "2+8"]);
+    let command = pipe(&server);
+    let slo = "tpot.p50<=38ms";
+    let (out, found) = sweep(&["--find", "c=1..16", "--slo", slo, "--", &command]);
+    assert_ok(&out, "sweep --find");
+    let (out, scanned) = sweep(&["--scan", "c=1..8", "--slo", slo, "--", &command]);
+    assert_ok(&out, "sweep --scan");
+    for record in [&found, &scanned] {
+        assert_eq!(record["capacity"], 4.0, "{record}");
+        assert_eq!(record["bracket"]["last_pass"], 4.0);
+        assert_eq!(record["bracket"]["first_fail"], 5.0);
+        assert_eq!(record["ended"], "done");
+        assert_eq!(record["sure"], true, "{record}");
+    }
+    assert_eq!(
+        values_of(&scanned),
+        [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+    );
+    // Doubling to the range's geometric middle (4), the high end, then bisection of 4..16.
+    assert_eq!(values_of(&found), [1.0, 2.0, 4.0, 16.0, 10.0, 7.0, 5.0]);
+    assert_eq!(found["runs"], 7);
+    for p in found["points"].as_array().unwrap() {
+        let tpot = p["slo"][0]["value"].as_f64().unwrap();
+        let c = p["value"].as_f64().unwrap();
+        let want = 2.0 + 8.0 * c;
+        assert!(
+            (tpot - want).abs() <= 0.15 * want,
+            "c={c}: TPOT p50 {tpot} ms, model {want} ms"
+        );
+        let [lo, hi] = [
+            p["slo"][0]["ci95"][0].as_f64().unwrap(),
+            p["slo"][0]["ci95"][1].as_f64().unwrap(),
+        ];
+        assert!(
+            lo <= tpot && tpot <= hi,
+            "c={c}: {tpot} outside [{lo}, {hi}]"
+        );
+        let status = if c <= 4.0 { "pass" } else { "fail" };
+        assert_eq!(p["status"], status, "{p}");
+        assert_eq!(p["runs"], 1, "a sure point is run once: {p}");
+    }
+    // Every point's header and summary came before the record, one summary per run.
+    let recs = records(&out.stdout);
+    assert_eq!(of_type(&recs, "summary").len(), 8);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("sweep: capacity c=4 (bracket 4–5, 8 runs)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn sweep_into_table_shows_one_row_per_point() {
+    let server = Server::start(&["--ttft-ms", "5", "--itl-ms", "2"]);
+    let command = pipe(&server);
+    let stages = [
+        cmd("sweep", &["--scan", "c=1,2,3", "--", &command]),
+        cmd("table", &["--format", "csv"]),
+    ];
+    let outs = pipeline(&stages, Some(b""));
+    assert_ok(&outs[0], "sweep");
+    assert_ok(&outs[1], "table");
+    let csv = String::from_utf8_lossy(&outs[1].stdout);
+    assert_eq!(
+        csv.lines().count(),
+        1 + 3,
+        "a heading and one row per point:\n{csv}"
+    );
+}
+
+/// Two sequences at a time at 10 ms a step: output tokens/s doubles from one user to two and
+/// stays flat past two, while the median E2EL doubles with each doubling of users. Answers of
+/// 30 tokens keep the gap between a wave's end and the next wave's prefill (which costs two
+/// users more than four, whose next requests already wait) to a few per cent.
+#[test]
+fn a_scan_stops_at_the_saturation_knee() {
+    let server = Server::start(&[
+        "--profile",
+        "small-gpu",
+        "--decode-step-ms",
+        "10+0",
+        "--max-num-seqs",
+        "2",
+    ]);
+    let command = pipe_of(&server, 30);
+    let (out, record) = sweep(&["--scan", "c=1..64x2", "--stop-at-knee", "--", &command]);
+    assert_ok(&out, "sweep --stop-at-knee");
+    assert_eq!(record["ended"], "knee", "{record}");
+    assert_eq!(
+        values_of(&record),
+        [1.0, 2.0, 4.0],
+        "it stops once the knee is seen"
+    );
+    let knee = &record["knee"];
+    assert_eq!(
+        (knee["value"].as_f64(), knee["next"].as_f64()),
+        (Some(2.0), Some(4.0)),
+        "{knee}"
+    );
+    assert!(knee["gain_per_doubling"].as_f64().unwrap() < 0.10, "{knee}");
+    assert!(
+        knee["latency_growth_per_doubling"].as_f64().unwrap() > 0.5,
+        "{knee}"
+    );
+    assert_eq!(
+        record["capacity"],
+        serde_json::Value::Null,
+        "no SLO, no capacity"
+    );
+    assert!(record["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["status"] == "measured"));
+}
