@@ -39,12 +39,13 @@ fn values_of(record: &serde_json::Value) -> Vec<f64> {
 }
 
 /// small-gpu with a decode step of 2 + 8·batch ms: a closed loop of c users has a TPOT of about
-/// 2 + 8c ms, so `tpot.p50<=38ms` holds up to c = 4 (34 ms) and not at 5 (42 ms).
+/// 2 + 8c ms, so `tpot.p50<=40ms` holds up to c = 4 (34 ms) and not at 5 (42 ms). A busy machine
+/// only makes steps late, never early, so the bound sits nearer 5's TPOT than 4's.
 #[test]
 fn find_returns_the_capacity_an_exhaustive_scan_returns() {
     let server = Server::start(&["--profile", "small-gpu", "--decode-step-ms", "2+8"]);
     let command = pipe(&server);
-    let slo = "tpot.p50<=38ms";
+    let slo = "tpot.p50<=40ms";
     let (out, found) = sweep(&["--find", "c=1..16", "--slo", slo, "--", &command]);
     assert_ok(&out, "sweep --find");
     let (out, scanned) = sweep(&["--scan", "c=1..8", "--slo", slo, "--", &command]);
@@ -61,8 +62,17 @@ fn find_returns_the_capacity_an_exhaustive_scan_returns() {
         [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
     );
     // Doubling to the range's geometric middle (4), the high end, then bisection of 4..16.
-    assert_eq!(values_of(&found), [1.0, 2.0, 4.0, 16.0, 10.0, 7.0, 5.0]);
-    assert_eq!(found["runs"], 7);
+    assert_eq!(
+        values_of(&found),
+        [1.0, 2.0, 4.0, 16.0, 10.0, 7.0, 5.0],
+        "{found}"
+    );
+    let point_runs = |record: &serde_json::Value| -> Vec<u64> {
+        let points = record["points"].as_array().unwrap();
+        points.iter().map(|p| p["runs"].as_u64().unwrap()).collect()
+    };
+    let runs: u64 = point_runs(&found).iter().sum();
+    assert_eq!(found["runs"], runs, "every run belongs to a point");
     for p in found["points"].as_array().unwrap() {
         let tpot = p["slo"][0]["value"].as_f64().unwrap();
         let c = p["value"].as_f64().unwrap();
@@ -81,16 +91,27 @@ fn find_returns_the_capacity_an_exhaustive_scan_returns() {
         );
         let status = if c <= 4.0 { "pass" } else { "fail" };
         assert_eq!(p["status"], status, "{p}");
-        assert_eq!(p["runs"], 1, "a sure point is run once: {p}");
+        // A point run once was decided by its interval: it did not straddle the bound.
+        if p["runs"] == 1 {
+            assert!(p["sure"] == true && !p["slo"][0]["met"].is_null(), "{p}");
+        }
     }
-    // Every point's header and summary came before the record, one summary per run.
+    // Every point's header and summary came before the record: one summary per run, and a
+    // group summary for each point run more than once (a busy machine may widen an interval).
     let recs = records(&out.stdout);
-    assert_eq!(of_type(&recs, "summary").len(), 8);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("sweep: capacity c=4 (bracket 4–5, 8 runs)"),
-        "{stderr}"
+    let scan_runs = point_runs(&scanned);
+    let groups = scan_runs.iter().filter(|&&r| r > 1).count();
+    assert_eq!(
+        of_type(&recs, "summary").len(),
+        scan_runs.iter().sum::<u64>() as usize + groups,
+        "{scanned}"
     );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let said = format!(
+        "sweep: capacity c=4 (bracket 4–5, {} runs)",
+        scanned["runs"]
+    );
+    assert!(stderr.contains(&said), "{stderr}");
 }
 
 #[test]
@@ -114,8 +135,9 @@ fn sweep_into_table_shows_one_row_per_point() {
 
 /// Two sequences at a time at 10 ms a step: output tokens/s doubles from one user to two and
 /// stays flat past two, while the median E2EL doubles with each doubling of users. Answers of
-/// 30 tokens keep the gap between a wave's end and the next wave's prefill (which costs two
-/// users more than four, whose next requests already wait) to a few per cent.
+/// 60 tokens keep the gap between a wave's end and the next wave's prefill (which costs two
+/// users more than four, whose next requests already wait) to a few per cent, even on a busy
+/// machine.
 #[test]
 fn a_scan_stops_at_the_saturation_knee() {
     let server = Server::start(&[
@@ -126,7 +148,7 @@ fn a_scan_stops_at_the_saturation_knee() {
         "--max-num-seqs",
         "2",
     ]);
-    let command = pipe_of(&server, 30);
+    let command = pipe_of(&server, 60);
     let (out, record) = sweep(&["--scan", "c=1..64x2", "--stop-at-knee", "--", &command]);
     assert_ok(&out, "sweep --stop-at-knee");
     assert_eq!(record["ended"], "knee", "{record}");

@@ -162,14 +162,17 @@ fn outcome(
     let knee = crate::knee::find(&points, config.knee_gain);
     let name = &config.variable;
     let fmt = |v: f64| config.domain.format(v);
+    let runs = match budget.runs {
+        1 => "1 run".to_string(),
+        n => format!("{n} runs"),
+    };
     let mut reason = match (judged, last_pass, first_fail) {
         (false, _, _) => format!("{} point(s) measured, no SLO", points.len()),
         (true, Some(p), Some(f)) => format!(
-            "capacity {name}={} (bracket {}–{}, {} runs){}",
+            "capacity {name}={} (bracket {}–{}, {runs}){}",
             fmt(p.value),
             fmt(p.value),
             fmt(f.value),
-            budget.runs,
             if sure {
                 ""
             } else {
@@ -177,9 +180,8 @@ fn outcome(
             }
         ),
         (true, Some(p), None) => format!(
-            "every value run meets the SLO, up to {name}={} ({} runs)",
-            fmt(p.value),
-            budget.runs
+            "every value run meets the SLO, up to {name}={} ({runs})",
+            fmt(p.value)
         ),
         (true, None, Some(f)) => format!(
             "no value meets the SLO: {name}={} {} ({} runs)",
