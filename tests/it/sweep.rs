@@ -179,3 +179,116 @@ fn a_scan_stops_at_the_saturation_knee() {
         .iter()
         .all(|p| p["status"] == "measured"));
 }
+
+/// The pipe of the pass-rule tests: four users prefilling 256-token prompts one after another,
+/// so TTFTs run from about 42 ms (the first) to about 149 ms (the rest): the median of one run's
+/// eight requests is 149 ms, but a bootstrap of so few draws the fast ones often enough that its
+/// interval straddles 100 ms.
+fn prefill_queue(server: &Server) -> String {
+    format!(
+        "{} --concurrency {{c}} -n $(({{c}} * 2)) --input-tokens 256 --output-tokens 4 | {} --url {}",
+        bin("arrivals"),
+        bin("fire"),
+        server.url
+    )
+}
+
+#[test]
+fn an_unsure_point_is_repeated_and_pooled_or_decided_by_its_estimate() {
+    let server = Server::start(&["--profile", "small-gpu"]);
+    let command = prefill_queue(&server);
+    let slo = "ttft.p50<=100ms";
+    // One run allowed: the straddling interval cannot be narrowed, so the estimate decides.
+    let (out, once) = sweep(&[
+        "--scan", "c=4", "--slo", slo, "--repeat", "1", "--", &command,
+    ]);
+    assert_ok(&out, "sweep --repeat 1");
+    let point = &once["points"][0];
+    assert_eq!(
+        (point["runs"].as_u64(), point["status"].as_str()),
+        (Some(1), Some("fail")),
+        "{point}"
+    );
+    assert_eq!(point["sure"], false, "{point}");
+    assert!(point["slo"][0]["met"].is_null(), "{point}");
+    assert!(
+        point["reason"]
+            .as_str()
+            .unwrap()
+            .ends_with("the estimate decides"),
+        "{point}"
+    );
+    assert_eq!(
+        once["sure"], false,
+        "the record says its answer rests on an estimate"
+    );
+    // Three allowed: the point is run again and its runs pooled until the interval clears 100.
+    let (out, pooled) = sweep(&["--scan", "c=4", "--slo", slo, "--", &command]);
+    assert_ok(&out, "sweep --repeat 3");
+    let point = &pooled["points"][0];
+    let runs = point["runs"].as_u64().unwrap();
+    assert!(runs >= 2, "an unsure point is repeated: {point}");
+    assert_eq!(point["comparable_runs"], runs);
+    assert_eq!(point["status"], "fail", "{point}");
+    let recs = records(&out.stdout);
+    let summaries = of_type(&recs, "summary");
+    assert_eq!(
+        summaries.len() as u64,
+        runs + 1,
+        "each run's summary, then the group's"
+    );
+    let group = summaries.last().unwrap();
+    assert_eq!(group["runs"].as_array().map(Vec::len), Some(runs as usize));
+    assert_eq!(
+        point["slo"][0]["value"], group["ttft_p50_ms"],
+        "judged on the pooled runs"
+    );
+}
+
+#[test]
+fn runs_that_are_not_comparable_are_reported_not_judged() {
+    // Half the requests fail, so no run's verdict says comparable.
+    let server = Server::start(&["--ttft-ms", "5", "--itl-ms", "2", "--fault", "http=500:0.5"]);
+    let command = format!(
+        "{} --concurrency {{c}} -n 8 --output-tokens 4 | {} --url {}",
+        bin("arrivals"),
+        bin("fire"),
+        server.url
+    );
+    let args = [
+        "--find",
+        "c=1..8",
+        "--slo",
+        "ttft.p99<=1s",
+        "--repeat",
+        "2",
+        "--",
+        &command,
+    ];
+    let (out, record) = sweep(&args);
+    assert_ok(&out, "sweep over failing requests");
+    let point = &record["points"][0];
+    assert_eq!(
+        (point["runs"].as_u64(), point["comparable_runs"].as_u64()),
+        (Some(2), Some(0))
+    );
+    assert_eq!(point["status"], "unusable");
+    assert!(
+        point["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("no comparable run: "),
+        "{point}"
+    );
+    assert_eq!(
+        point["run_ids"].as_array().unwrap().len(),
+        2,
+        "both runs are written"
+    );
+    assert_eq!(record["capacity"], serde_json::Value::Null);
+    assert_eq!(
+        record["bracket"]["first_fail"], 1.0,
+        "the search goes no higher: {record}"
+    );
+    assert_eq!(of_type(&records(&out.stdout), "summary").len(), 2);
+}

@@ -216,3 +216,77 @@ fn sigterm_stops_the_sweep_the_same_way_with_143() {
     );
     assert_eq!(recs.last().unwrap()["ended"], "terminated");
 }
+
+#[test]
+fn warmup_runs_first_unmeasured_and_between_runs_before_every_later_run() {
+    let server = Server::start(&["--ttft-ms", "5", "--itl-ms", "2"]);
+    let log = temp_path("sweep-between.log");
+    let _ = std::fs::remove_file(&log);
+    let command = format!(
+        "echo run {{c}} >> {log}; {} --concurrency {{c}} -n 2 --output-tokens 4 | {} --url {}",
+        bin("arrivals"),
+        bin("fire"),
+        server.url,
+        log = log.display()
+    );
+    let between = format!("echo between >> {}", log.display());
+    let args = [
+        "--scan",
+        "c=1,2",
+        "--warmup",
+        "--between",
+        &between,
+        "--",
+        &command,
+    ];
+    let out = run(&cmd("sweep", &args), b"");
+    assert_ok(&out, "sweep --warmup --between");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(text, "run 1\nbetween\nrun 1\nbetween\nrun 2\n");
+    let recs = records(&out.stdout);
+    assert_eq!(
+        of_type(&recs, "summary").len(),
+        2,
+        "the warm-up run is not written"
+    );
+    assert_eq!(recs.last().unwrap()["runs"], 2, "nor counted");
+    // A failing --between ends the sweep like a failing command.
+    let args = ["--scan", "c=1,2", "--between", "exit 4", "--", &command];
+    let out = run(&cmd("sweep", &args), b"");
+    assert_eq!(out.status.code(), Some(1));
+    let record = records(&out.stdout).pop().unwrap();
+    assert_eq!(
+        (record["ended"].as_str(), record["runs"].as_u64()),
+        (Some("failed"), Some(1))
+    );
+    assert!(
+        record["reason"]
+            .as_str()
+            .unwrap()
+            .contains("--between `exit 4` exited with status 4"),
+        "{record}"
+    );
+    let point = &record["points"][1];
+    assert_eq!(
+        (point["runs"].as_u64(), point["status"].as_str()),
+        (Some(0), Some("unusable"))
+    );
+    assert_eq!(
+        point["reason"],
+        "not run: --between before it did not succeed"
+    );
+    // No time left: nothing runs, and the record says why.
+    let out = run(
+        &cmd(
+            "sweep",
+            &["--scan", "c=1", "--max-time", "0s", "--", &command],
+        ),
+        b"",
+    );
+    assert_ok(&out, "sweep --max-time 0s");
+    let record = records(&out.stdout).pop().unwrap();
+    assert_eq!(
+        (record["ended"].as_str(), record["runs"].as_u64()),
+        (Some("max_time"), Some(0))
+    );
+}

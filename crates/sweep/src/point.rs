@@ -137,6 +137,9 @@ pub fn measure(
             break;
         }
         if let Some(s) = budget.between(config)? {
+            if point.runs == 0 {
+                point.reason = "not run: --between before it did not succeed".into();
+            }
             stop = Some(s);
             break;
         }
@@ -225,11 +228,13 @@ pub fn measure(
         match slo::judge(&point.slo) {
             Judgement::Pass => {
                 point.status = PointStatus::Pass.into();
+                point.sure = true;
                 point.reason = over;
                 break;
             }
             Judgement::Fail => {
                 point.status = PointStatus::Fail.into();
+                point.sure = true;
                 point.reason = over;
                 break;
             }

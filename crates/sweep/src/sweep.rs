@@ -184,14 +184,13 @@ fn outcome(
             fmt(p.value)
         ),
         (true, None, Some(f)) => format!(
-            "no value meets the SLO: {name}={} {} ({} runs)",
+            "no value meets the SLO: {name}={} {} ({runs})",
             fmt(f.value),
             if f.status.is(PointStatus::Fail) {
                 "fails"
             } else {
                 "is unusable"
-            },
-            budget.runs
+            }
         ),
         (true, None, None) => "nothing was measured".to_string(),
     };
