@@ -152,13 +152,13 @@ pub fn measure(
         let reduced = reduce(config, std::slice::from_ref(&events), &run_name, warn);
         if let Some(ending) = crate::signals::received() {
             // What the stopped run measured is written, and not judged.
-            records.extend(reduced.unwrap_or_default());
+            keep_unjudged(&mut point, &mut records, reduced);
             point.reason = format!("run {} was stopped; not judged", point.runs);
             stop = Some(Stop::Signal(ending));
             break;
         }
         if let Some(how) = ran.failure {
-            records.extend(reduced.unwrap_or_default());
+            keep_unjudged(&mut point, &mut records, reduced);
             point.reason = format!("the command {how}");
             stop = Some(Stop::Failed(format!(
                 "{name}: the command `{command}` {how}"
@@ -275,6 +275,20 @@ pub fn measure(
         records,
         stop,
     }))
+}
+
+/// Keeps what a stopped or failed run wrote, if reduce could read it, among the point's
+/// records and run ids; such a run is never judged.
+fn keep_unjudged(
+    point: &mut SweepPoint,
+    records: &mut Vec<Record>,
+    reduced: Result<Vec<Record>, tokenpipe_reduce::Error>,
+) {
+    let reduced = reduced.unwrap_or_default();
+    if let Some(summary) = last_summary(&reduced) {
+        point.run_ids.push(summary.run_id);
+    }
+    records.extend(reduced);
 }
 
 fn last_summary(records: &[Record]) -> Option<Summary> {

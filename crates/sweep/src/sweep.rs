@@ -29,8 +29,11 @@ pub fn run<W: Write>(
         Plan::Scan(values) => (None, values.iter().rev().copied().collect::<Vec<_>>()),
     };
     let first = match &config.plan {
-        Plan::Find { low, .. } => *low,
-        Plan::Scan(values) => values[0],
+        Plan::Find { low, .. } => Some(*low),
+        Plan::Scan(values) => values.first().copied(),
+    };
+    let Some(first) = first else {
+        return Err(Error::Flags("--scan: no values to run".into()));
     };
     if config.warmup {
         writeln!(progress, "sweep: warm-up run at {}", label(config, first))?;
