@@ -1,4 +1,4 @@
-complete -c sweep -l scan -d 'Run every value: NAME=LIST (`1,2,4,8`, `0.5,1,2`), NAME=A..B (every whole number) or NAME=A..BxK (A, A·K, A·K², … up to B). Values are numbers above zero, run in increasing order' -r
+complete -c sweep -l scan -d 'Run every value: NAME=LIST (`1,2,4,8`, `0.5,1,2`), NAME=A..B (every whole number) or NAME=A..BxK (A, A·K, A·K², … up to B, rounded to whole numbers when A and B are whole). Values are numbers above zero, run in increasing order, each once' -r
 complete -c sweep -l find -d 'Search NAME=A..B for the largest value that meets --slo (required with it). Whole numbers when A and B are written without a point (a concurrency), decimals otherwise (a rate)' -r
 complete -c sweep -l slo -d 'The SLO, METRIC.pQ<=DURATION, comma-separated or repeated: percentile Q of the metric over a point\'s requests at most DURATION (`ttft.p99<=2s`, `tpot.p50<=50ms`). METRIC is one of reduce --slo\'s: ttft, ttfr, tpot, e2el, itl, ttft_sched, e2el_sched' -r
 complete -c sweep -l resolution -d 'How narrow --find\'s bracket gets: a whole step for whole numbers (default 1), a relative step for decimals (default 5%; `2%` or `0.02`)' -r

@@ -56,8 +56,8 @@ Examples:
 )]
 struct Args {
     /// Run every value: NAME=LIST (`1,2,4,8`, `0.5,1,2`), NAME=A..B (every whole number) or
-    /// NAME=A..BxK (A, A·K, A·K², … up to B). Values are numbers above zero, run in increasing
-    /// order.
+    /// NAME=A..BxK (A, A·K, A·K², … up to B, rounded to whole numbers when A and B are whole).
+    /// Values are numbers above zero, run in increasing order, each once.
     #[arg(long, value_name = "NAME=VALUES", conflicts_with = "find")]
     scan: Option<String>,
 

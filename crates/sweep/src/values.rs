@@ -152,7 +152,7 @@ pub fn parse_scan(text: &str) -> Result<Spec, String> {
                 }
                 ((0..count).map(|i| a + i as f64).collect(), true)
             }
-            Some((k, k_int)) => {
+            Some((k, _)) => {
                 if k <= 1.0 {
                     return Err(format!("{FLAG}: the factor x{k} must be above 1"));
                 }
@@ -162,10 +162,12 @@ pub fn parse_scan(text: &str) -> Result<Spec, String> {
                     if values.len() >= MAX_SCAN_VALUES {
                         return Err(too_many(values.len() + 1));
                     }
-                    values.push(v);
+                    // Whole ends keep the values whole (`c=1..64x1.5`: 1, 2, 3, 5, 8, …),
+                    // each once after rounding.
+                    values.push(if a_int && b_int { v.round() } else { v });
                     v *= k;
                 }
-                (values, a_int && b_int && k_int)
+                (values, a_int && b_int)
             }
         }
     } else {
@@ -292,6 +294,12 @@ mod tests {
             parse_scan("c=1..100x2").unwrap().values,
             [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
         );
+        let s = parse_scan("c=1..64x1.5").unwrap();
+        assert_eq!(
+            s.values,
+            [1.0, 2.0, 3.0, 5.0, 8.0, 11.0, 17.0, 26.0, 38.0, 58.0]
+        );
+        assert!(s.integer);
         let r = parse_scan("rate=0.5..4x2").unwrap();
         assert_eq!(
             (&r.values[..], r.integer),
