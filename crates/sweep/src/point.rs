@@ -192,12 +192,16 @@ pub fn measure(
                 decision = Some(if comparable.len() == 1 {
                     summary
                 } else {
-                    group = reduce(config, &comparable, &name, &mut io::sink()).unwrap_or_default();
-                    let pooled = last_summary(&group);
-                    // Only the group's own header and summary are written again.
-                    let keep = group.len().saturating_sub(2);
-                    group.drain(..keep);
-                    pooled.unwrap_or(summary)
+                    let all = reduce(config, &comparable, &name, &mut io::sink());
+                    match pooled_group(all.unwrap_or_default(), comparable.len()) {
+                        Some((records, pooled)) => {
+                            group = records;
+                            pooled
+                        }
+                        // Runs that reduce does not group (their settings differ): the
+                        // latest run alone is judged.
+                        None => summary,
+                    }
                 });
             }
         }
@@ -277,6 +281,15 @@ pub fn measure(
     }))
 }
 
+/// The group summary of `runs` comparable runs reduced together, with its header: the last two
+/// records when reduce grouped them all; `None` when it did not.
+fn pooled_group(mut records: Vec<Record>, runs: usize) -> Option<(Vec<Record>, Summary)> {
+    let pooled = last_summary(&records).filter(|s| s.runs.len() == runs)?;
+    let keep = records.len().checked_sub(2)?;
+    records.drain(..keep);
+    matches!(records[0], Record::Header(_)).then_some((records, pooled))
+}
+
 /// Keeps what a stopped or failed run wrote, if reduce could read it, among the point's
 /// records and run ids; such a run is never judged.
 fn keep_unjudged(
@@ -334,4 +347,36 @@ fn reduce(
         records.push(record);
     }
     Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokenpipe_format::Header;
+
+    fn summary(id: &str, runs: &[&str]) -> Record {
+        Record::Summary(Box::new(Summary {
+            run_id: id.into(),
+            runs: runs.iter().map(|r| r.to_string()).collect(),
+            ..Summary::default()
+        }))
+    }
+
+    #[test]
+    fn only_a_group_of_every_run_is_taken_as_the_pooled_summary() {
+        let header = || Record::Header(Header::new("reduce", "r".into(), vec![]));
+        let grouped = vec![
+            header(),
+            summary("a", &[]),
+            header(),
+            summary("b", &[]),
+            header(),
+            summary("g", &["a", "b"]),
+        ];
+        let (records, pooled) = pooled_group(grouped, 2).unwrap();
+        assert_eq!((records.len(), pooled.run_id.as_str()), (2, "g"));
+        let apart = vec![header(), summary("a", &[]), header(), summary("b", &[])];
+        assert!(pooled_group(apart, 2).is_none(), "runs reduce did not group");
+        assert!(pooled_group(vec![summary("g", &["a", "b"])], 2).is_none());
+    }
 }
