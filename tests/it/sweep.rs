@@ -292,3 +292,51 @@ fn runs_that_are_not_comparable_are_reported_not_judged() {
     );
     assert_eq!(of_type(&records(&out.stdout), "summary").len(), 2);
 }
+
+/// The library with no command line: a `Config` built in code, records written to memory.
+#[test]
+fn the_library_runs_a_config_built_in_code() {
+    let server = Server::start(&["--ttft-ms", "5", "--itl-ms", "2"]);
+    let saved = temp_path("sweep-library.ndjson");
+    let argv = [
+        cmd(
+            "arrivals",
+            &["--concurrency", "2", "-n", "4", "--output-tokens", "4"],
+        ),
+        cmd(
+            "fire",
+            &["--url", &server.url, "--save", saved.to_str().unwrap()],
+        ),
+    ];
+    assert_ok(&pipeline(&argv, Some(b""))[1], "the saved run");
+    let config = tokenpipe_sweep::Config {
+        variable: "c".into(),
+        domain: tokenpipe_sweep::Domain::Integer { step: 1 },
+        plan: tokenpipe_sweep::Plan::Scan(vec![1.0, 2.0]),
+        slo: vec![tokenpipe_sweep::parse_bound("ttft.p99<=1s").unwrap()],
+        repeat: 1,
+        between: None,
+        warmup: false,
+        max_runs: None,
+        max_time: None,
+        stop_at_knee: false,
+        knee_gain: tokenpipe_sweep::DEFAULT_GAIN,
+        command: format!("cat {}; : {{c}}", saved.display()),
+        argv: vec!["sweep".into()],
+    };
+    let mut bytes = Vec::new();
+    let mut progress = Vec::new();
+    let sweep = {
+        let mut out = tokenpipe_format::RecordWriter::new(&mut bytes);
+        tokenpipe_sweep::run(&config, &mut out, &mut progress).unwrap()
+    };
+    assert_eq!((sweep.capacity, sweep.runs), (Some(2.0), 2));
+    let recs = records(&bytes);
+    assert_eq!(of_type(&recs, "summary").len(), 2);
+    assert_eq!(recs.last().unwrap()["capacity"], 2.0);
+    let progress = String::from_utf8(progress).unwrap();
+    assert!(
+        progress.contains("every value run meets the SLO, up to c=2 (2 runs)"),
+        "{progress}"
+    );
+}

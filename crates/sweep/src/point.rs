@@ -376,7 +376,10 @@ mod tests {
         let (records, pooled) = pooled_group(grouped, 2).unwrap();
         assert_eq!((records.len(), pooled.run_id.as_str()), (2, "g"));
         let apart = vec![header(), summary("a", &[]), header(), summary("b", &[])];
-        assert!(pooled_group(apart, 2).is_none(), "runs reduce did not group");
+        assert!(
+            pooled_group(apart, 2).is_none(),
+            "runs reduce did not group"
+        );
         assert!(pooled_group(vec![summary("g", &["a", "b"])], 2).is_none());
     }
 }
