@@ -4,7 +4,7 @@ SHELL   := bash
 PREFIX  ?= /usr/local
 DESTDIR ?=
 CARGO   ?= cargo
-BINS    := arrivals fire reduce table simserve
+BINS    := arrivals fire reduce table simserve sweep
 RELEASE := target/release
 
 # The real-engine tests' cache (scripts/real/common.sh): venv, builds, the tiny model, servers.

@@ -1,5 +1,6 @@
 //! The layers docs/architecture.md draws, checked on the sources: which crate may depend on
-//! which (format ← cli ← the stages, no stage on another), and no import circle between the
+//! which (format ← cli ← the stages, no stage on another; sweep above them, on reduce's
+//! library alone), and no import circle between the
 //! top-level modules of any crate. A circle is found from the `crate::…` paths each module's
 //! code names (comments and `#[cfg(test)]` modules left out), the way a reader follows them.
 
@@ -15,6 +16,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("reduce", &["format", "cli"]),
     ("table", &["format", "cli"]),
     ("sim", &["format", "cli"]),
+    // A layer above the stages: it runs the pipe as a command and reduces what it writes.
+    ("sweep", &["format", "cli", "reduce"]),
 ];
 
 fn root() -> PathBuf {

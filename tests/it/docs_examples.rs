@@ -1,9 +1,9 @@
 //! The documentation's examples run as written, so that none can rot: every `sh` block of the
 //! README's "Use" section, in order, in one bash (it starts its own servers, whose fixed ports
 //! are replaced by free ones), and the examples at the end of each tool's page ("With other
-//! tools" in docs/arrivals.md, docs/fire.md, docs/reduce.md, docs/table.md, docs/simserve.md),
-//! each page in one bash with `$URL` a `simserve` started for it. Each script runs in an empty
-//! directory with this build's tools first on PATH.
+//! tools" in docs/arrivals.md, docs/fire.md, docs/reduce.md, docs/table.md, docs/simserve.md,
+//! docs/sweep.md), each page in one bash with `$URL` a `simserve` started for it. Each script
+//! runs in an empty directory with this build's tools first on PATH.
 
 use crate::common;
 use common::*;
@@ -144,6 +144,13 @@ fn simserve_page() {
     let out = run_page("docs/simserve.md");
     assert!(out.contains("\"error_kind\":\"http\""), "{out}");
     assert!(out.contains("\"server_generation_tokens\":128"), "{out}");
+}
+
+#[test]
+fn sweep_page() {
+    let out = run_page("docs/sweep.md");
+    assert!(out.contains("capacity concurrency="), "{out}");
+    assert!(out.contains("\"capacity\":"), "{out}");
 }
 
 #[test]

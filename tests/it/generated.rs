@@ -4,7 +4,7 @@
 use crate::common;
 use common::*;
 
-const BINS: &[&str] = &["arrivals", "fire", "reduce", "table", "simserve"];
+const BINS: &[&str] = &["arrivals", "fire", "reduce", "table", "simserve", "sweep"];
 
 fn generated(bin_name: &str, what: &str) -> String {
     let o = run(&cmd(bin_name, &["--generate", what]), b"");

@@ -55,6 +55,8 @@ mod simserve_engine;
 mod simserve_prompt;
 mod simserve_scale;
 mod simserve_stamps;
+mod sweep;
+mod sweep_stops;
 mod table_capacity_chart;
 mod table_charts;
 mod table_input_cap;

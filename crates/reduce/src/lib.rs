@@ -46,6 +46,7 @@ pub use aggregate::{
 pub use cli::{main, parse_slo_bound};
 pub use driver::{reduce, Config};
 pub use error::{Error, Implausible, ImportError, RequestError, ShardError, WindowError};
+pub use group::summary_interval;
 pub use request::RequestResult;
 pub use run::{fold_run, Emit, FoldOptions, RunEnd};
 pub use sink::{default_label, RunsOptions};

@@ -17,6 +17,7 @@ pub fn bin(name: &str) -> String {
         "reduce" => env!("CARGO_BIN_EXE_reduce"),
         "table" => env!("CARGO_BIN_EXE_table"),
         "simserve" => env!("CARGO_BIN_EXE_simserve"),
+        "sweep" => env!("CARGO_BIN_EXE_sweep"),
         other => panic!("unknown binary {other}"),
     }
     .to_string()

@@ -171,6 +171,18 @@ fn group_summary(group: &Group, opts: &GroupOptions<'_>) -> Result<Summary, Erro
     Ok(s)
 }
 
+/// The 95 % bootstrap interval `[lo, hi]` of percentile `p` of `metric` in `summary`, in the
+/// summary's unit, from the histogram it carries: the interval a group summary writes in
+/// `percentile_ci95`, for one run as for a group (`sweep` judges its points by it). `None`
+/// when the summary carries no histogram of the metric, or an unreadable one.
+pub fn summary_interval(summary: &Summary, metric: &str, p: f64) -> Option<[f64; 2]> {
+    let state = summary.histograms.get(metric)?;
+    let stat = crate::stat::Stat::from_state(state).ok()?;
+    let per_unit = vocab::unit_of(metric).per_unit();
+    let [lo, hi] = percentile_intervals(&stat, &[p], metric)?.pop()?;
+    Some([lo / per_unit, hi / per_unit])
+}
+
 /// For every numeric top-level member of the runs' summaries, its spread over the runs that
 /// carry a number for it (at least two).
 fn across_runs(runs: &[Summary]) -> Result<BTreeMap<String, tokenpipe_format::AcrossRuns>, Error> {

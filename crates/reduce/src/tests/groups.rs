@@ -230,6 +230,22 @@ fn bootstrap_intervals_hold_the_pooled_percentiles_and_repeat() {
         "the median of 120 spread values varies between replicates"
     );
     assert!(group.percentile_ci95.contains_key("e2el_p99_ms"));
+    // The same interval from the histogram a summary carries: a group's, and one run's own.
+    for p in [50.0, 99.0] {
+        let key = tokenpipe_format::stat_key("ttft", StatName::Percentile(p), "ms");
+        assert_eq!(
+            crate::summary_interval(group, "ttft", p),
+            Some(group.percentile_ci95[&key])
+        );
+        let one = summaries(&first)[0];
+        let [lo, hi] = crate::summary_interval(one, "ttft", p).unwrap();
+        let value = one.stat("ttft", StatName::Percentile(p)).unwrap();
+        assert!(
+            lo <= value && value <= hi,
+            "one run's {key}: {value} not in [{lo}, {hi}]"
+        );
+    }
+    assert_eq!(crate::summary_interval(group, "no_such_metric", 50.0), None);
 }
 
 #[test]

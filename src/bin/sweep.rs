@@ -1,0 +1,3 @@
+fn main() {
+    tokenpipe_cli::run("sweep", tokenpipe_sweep::main)
+}
