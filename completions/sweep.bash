@@ -23,7 +23,7 @@ _sweep() {
 
     case "${cmd}" in
         sweep)
-            opts="-h -V --scan --find --slo --resolution --repeat --between --warmup --max-runs --max-time --stop-at-knee --knee-gain --generate --help --version"
+            opts="-h -V --scan --find --slo --resolution --repeat --between --warmup --max-runs --max-time --stop-at-knee --knee-gain --label --meta --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -62,6 +62,14 @@ _sweep() {
                     return 0
                     ;;
                 --knee-gain)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --meta)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

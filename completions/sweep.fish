@@ -7,6 +7,8 @@ complete -c sweep -l between -d 'A command run under `sh -c` before every run bu
 complete -c sweep -l max-runs -d 'Start no run after this many measured runs; the record says the sweep stopped short' -r
 complete -c sweep -l max-time -d 'Start no run once this long has passed since the first (`30m`)' -r
 complete -c sweep -l knee-gain -d 'The gain per doubling of load below which the knee is marked (default 10%; `0.1`)' -r
+complete -c sweep -l label -d 'Name of the sweep\'s runs in tables and charts (reduce\'s `--label`): a model, a serving shape (`8xH200`). Default: the model fire was given, else the run id' -r
+complete -c sweep -l meta -d 'Run metadata carried on every point\'s summary (reduce\'s `--meta`: model, shape, engine, `gpus=N` for `table --chart pareto` per GPU); repeat for several keys, each once' -r
 complete -c sweep -l generate -r -f -a "man\t'A roff man page for section 1'
 complete-bash\t'A bash completion script'
 complete-zsh\t'A zsh completion script'

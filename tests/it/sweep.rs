@@ -322,6 +322,8 @@ fn the_library_runs_a_config_built_in_code() {
         stop_at_knee: false,
         knee_gain: tokenpipe_sweep::DEFAULT_GAIN,
         command: format!("cat {}; : {{c}}", saved.display()),
+        label: Some("8xH200".into()),
+        meta: [("gpus".to_string(), "8".to_string())].into(),
         argv: vec!["sweep".into()],
     };
     let mut bytes = Vec::new();
@@ -332,7 +334,13 @@ fn the_library_runs_a_config_built_in_code() {
     };
     assert_eq!((sweep.capacity, sweep.runs), (Some(2.0), 2));
     let recs = records(&bytes);
-    assert_eq!(of_type(&recs, "summary").len(), 2);
+    let summaries = of_type(&recs, "summary");
+    assert_eq!(summaries.len(), 2);
+    // --label and --meta reach every point's summary, as reduce's own flags do.
+    for s in summaries {
+        assert_eq!(s["label"], "8xH200", "{s}");
+        assert_eq!(s["meta"]["gpus"], "8", "{s}");
+    }
     assert_eq!(recs.last().unwrap()["capacity"], 2.0);
     let progress = String::from_utf8(progress).unwrap();
     assert!(

@@ -264,8 +264,9 @@ pub(crate) fn vllm_options(percentiles: &[f64], slos: &[SloBound]) -> Result<Vll
     })
 }
 
-/// Reads one `KEY=VALUE` pair; the value is everything after the first `=`.
-fn parse_meta_pair(s: &str) -> Result<(String, String), String> {
+/// Reads one `KEY=VALUE` pair of `--meta`; the value is everything after the first `=`. Public
+/// so that `sweep --meta` reads the pairs as reduce does.
+pub fn parse_meta_pair(s: &str) -> Result<(String, String), String> {
     let (key, value) = s
         .split_once('=')
         .ok_or_else(|| format!("expected KEY=VALUE such as model=llama-70b, got `{s}`"))?;

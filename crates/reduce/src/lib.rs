@@ -43,7 +43,7 @@ pub use aggregate::{
     llama_benchy_prompt_tokens, Aggregator, LlamaBenchyAggregator, LlamaBenchyOptions, RunReducer,
     RunSpan, SummaryAggregator, SummaryOptions,
 };
-pub use cli::{main, parse_slo_bound};
+pub use cli::{main, parse_meta_pair, parse_slo_bound};
 pub use driver::{reduce, Config};
 pub use error::{Error, Implausible, ImportError, RequestError, ShardError, WindowError};
 pub use group::summary_interval;

@@ -111,6 +111,16 @@ struct Args {
     #[arg(long, value_name = "FRACTION", value_parser = parse_gain)]
     knee_gain: Option<f64>,
 
+    /// Name of the sweep's runs in tables and charts (reduce's `--label`): a model, a serving
+    /// shape (`8xH200`). Default: the model fire was given, else the run id.
+    #[arg(long, value_name = "NAME")]
+    label: Option<String>,
+
+    /// Run metadata carried on every point's summary (reduce's `--meta`: model, shape, engine,
+    /// `gpus=N` for `table --chart pareto` per GPU); repeat for several keys, each once.
+    #[arg(long, value_name = "KEY=VALUE", value_parser = tokenpipe_reduce::parse_meta_pair)]
+    meta: Vec<(String, String)>,
+
     /// The command, after `--`: a pipe whose stdout is fire's events, with `{NAME}` where the
     /// value goes. Several words are joined with spaces.
     #[arg(last = true, value_name = "COMMAND")]
@@ -151,6 +161,14 @@ fn config(args: Args) -> Result<Config, String> {
         return Err("--resolution: only --find narrows a bracket; a scan runs every value".into());
     }
     slo::check_unique(&args.slo)?;
+    let mut meta = std::collections::BTreeMap::new();
+    for (key, value) in &args.meta {
+        if meta.insert(key.clone(), value.clone()).is_some() {
+            return Err(format!(
+                "--meta: `{key}` is given twice; give each key once"
+            ));
+        }
+    }
     let domain = values::parse_resolution(args.resolution.as_deref(), spec.integer)?;
     let command = args.command.join(" ");
     values::check_template(&command, &spec.name)?;
@@ -177,6 +195,8 @@ fn config(args: Args) -> Result<Config, String> {
         stop_at_knee: args.stop_at_knee,
         knee_gain: args.knee_gain.unwrap_or(crate::knee::DEFAULT_GAIN),
         command,
+        label: args.label,
+        meta,
         argv: tokenpipe_cli::argv(),
     })
 }
@@ -214,6 +234,13 @@ mod tests {
         assert_eq!((c.repeat, c.variable.as_str()), (3, "c"));
         let c = parse(&["--scan", "c=1,2", "--", "x", "{c}"]).unwrap();
         assert_eq!((c.repeat, c.command.as_str()), (1, "x {c}"));
+        assert_eq!((c.label, c.meta.len()), (None, 0));
+        let c = parse(&[
+            "--scan", "c=1", "--label", "8xH200", "--meta", "gpus=8", "--", "x {c}",
+        ])
+        .unwrap();
+        assert_eq!(c.label.as_deref(), Some("8xH200"));
+        assert_eq!(c.meta["gpus"], "8");
         for (args, says) in [
             (
                 &["--find", "c=1..64", "--", "x {c}"][..],
@@ -235,6 +262,16 @@ mod tests {
                     "x {c}",
                 ],
                 "twice",
+            ),
+            (
+                &[
+                    "--scan", "c=1", "--meta", "a=1", "--meta", "a=2", "--", "x {c}",
+                ],
+                "--meta: `a` is given twice",
+            ),
+            (
+                &["--scan", "c=1", "--meta", "a", "--", "x {c}"],
+                "KEY=VALUE",
             ),
         ] {
             let e = parse(args).unwrap_err();

@@ -47,6 +47,10 @@ pub struct Config {
     pub knee_gain: f64,
     /// The command, with `{NAME}` where the value goes.
     pub command: String,
+    /// The runs' label in tables (reduce's `--label`); none for reduce's default.
+    pub label: Option<String>,
+    /// Metadata carried on every point's summary (reduce's `--meta`).
+    pub meta: std::collections::BTreeMap<String, String>,
     /// sweep's command line, for the headers it writes.
     pub argv: Vec<String>,
 }

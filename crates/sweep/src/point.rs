@@ -327,9 +327,13 @@ fn reduce(
         })
         .collect();
     let reduce_config = tokenpipe_reduce::Config {
-        labels: Vec::new(),
+        labels: config.label.iter().cloned().collect(),
         summary: tokenpipe_reduce::SummaryOptions {
             percentiles: config.percentiles(),
+            outcomes: tokenpipe_reduce::OutcomeOptions {
+                meta: config.meta.clone(),
+                ..Default::default()
+            },
             ..Default::default()
         },
         runs: tokenpipe_reduce::RunsOptions::default(),
