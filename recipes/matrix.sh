@@ -22,7 +22,11 @@
 # run; all three by default), NOTE (a caveat shown in the report's Notes column, e.g. "fallback
 # shape (TP=8, eager)"), ENGINE, SERVED_MODEL, SEED (42), TOKENIZER (the model's tokenizer.json,
 # for prompts of exact token lengths). QUICK=1: 2 × concurrency prompts of 64 → 16 tokens (the
-# names stay).
+# names stay). CAPACITY (an SLO such as 'ttft.p99<=2s,tpot.p50<=100ms', or 1 for that one):
+# after the profiles, `sweep --find concurrency=1..CAPACITY_MAX` (256; 8 under QUICK) on the
+# serve profile's lengths (4 requests per user, at least 20) finds how many concurrent users
+# the shape serves within it; kept in $OUT/capacity.ndjson (the points' summaries and the
+# `sweep` record), and the report gains a capacity column.
 #
 # Reading the output. Measuring: one row per profile, by concurrency (requests ok and failed,
 # output tok/s, TTFT and TPOT, mean and p99) and whether it is comparable (reduce's verdict, and
@@ -34,7 +38,10 @@
 #   - every run side by side, one row per model, hardware shape and engine (a run's identity:
 #     one model on 8x and on 16x is two rows, the seed's main comparison), one output tok/s
 #     column per profile, the failed requests over its profiles (Failed) and its notes (Notes,
-#     from `reduce --meta note=…`); a run that is not comparable is marked †;
+#     from `reduce --meta note=…`), and with CAPACITY the concurrent users within the SLO
+#     (Capacity: the largest concurrency that met it, with its bracket; "none" when even one
+#     user did not, "-" for a folder measured without CAPACITY); a run that is not comparable is
+#     marked †;
 #   - a mermaid bar chart per profile of the comparable runs, best first (GitHub renders them);
 #   - the runs that are not comparable, with their reason (seed 003 ranks only "complete result
 #     files and successful traces"; reduce's verdict, docs/verdict.md), and the profiles of the
@@ -115,6 +122,11 @@ def md($right):
       | if $right[$i] then rep("-"; $w[$i] + 1) + ":" else rep("-"; $w[$i] + 2) end] | join("|"))
       + "|",
     ($t[1:][] | line);
+# The capacity of a folder (see capacity_of) as its column shows it.
+def capacity: if . == null then "-"
+  elif .value == null then "none"
+  elif .first_fail == null then "≥ \(.value)"
+  else "\(.value) (\(.value)–\(.first_fail))\(if .sure then "" else " ?" end)" end;
 # Several engines for one model and shape: the engine tells the lanes apart too.
 def lanes: (group_by([.model, .shape]) | map(select(map(.engine) | unique | length > 1))
   | map(.[0] | [.model, .shape])) as $shared
@@ -144,14 +156,18 @@ report_sections() {
       "",
       "One row per model, hardware shape and engine. † marks a run that is not comparable (listed at the end); Failed counts its failed requests over the profiles.",
       "",
-      ([["Model", "Hardware shape", "Engine"] + [$order[] | "\(.) [tok/s]"] + ["Failed", "Notes"]]
+      ([$all[] | .capacity] | any(. != null)) as $cap
+      | ([["Model", "Hardware shape", "Engine"] + [$order[] | "\(.) [tok/s]"]
+          + (if $cap then ["Capacity [users]"] else [] end) + ["Failed", "Notes"]]
         + [$all | group_by([.model, .shape, .engine]) | sort_by(map(.i) | min)[]
            | . as $runs
            | [.[0].model, .[0].shape, .[0].engine]
              + [$order[] as $p | [$runs[] | select(.profile == $p)][0]
                 | if . == null then "-" elif .comparable then (.tps | f2) else "\(.tps | f2) †" end]
+             + (if $cap then [.[0].capacity | capacity] else [] end)
              + ["\(map(.failed) | add)", (map(.note) | map(select(. != "")) | unique | join("; "))]]
-        | md([false, false, false] + [$order[] | true] + [true, false]))
+        | md([false, false, false] + [$order[] | true] + (if $cap then [true] else [] end)
+             + [true, false]))
   '
 }
 
@@ -163,6 +179,19 @@ check_lanes() {
     | "\(.[0].model) (\(.[0].shape), \(.[0].engine)), \(.[0].profile): \(map(.file) | join(" and "))"')
   [ -z "$twice" ] || usage_error "one model, shape and engine measured twice for a profile; give one of each:
 $twice"
+}
+
+# capacity_of DIR: the capacity sweep of a result folder as one JSON value (the capacity, the
+# bracket's upper end, whether it is sure), null when the folder was measured without CAPACITY.
+capacity_of() {
+  if [ -s "$1/capacity.ndjson" ]; then
+    jq -cs '[.[] | select(.type == "sweep")] | last
+      | if . == null then null
+        else {value: .capacity, first_fail: .bracket.first_fail, sure: .sure} end' \
+      "$1/capacity.ndjson"
+  else
+    echo null
+  fi
 }
 
 report() {
@@ -182,10 +211,13 @@ report() {
         bad=1
       fi
     done
+    local cap
+    cap=$(capacity_of "$dir")
     for f in "$dir"/summaries/*.ndjson; do
       [ -e "$f" ] || continue
       files+=("$f")
-      records+="$(record "$f" | jq -c --argjson i "$i" '. + {i: $i}')"$'\n'
+      records+="$(record "$f" | jq -c --argjson i "$i" --argjson cap "$cap" \
+        '. + {i: $i, capacity: $cap}')"$'\n'
       i=$((i + 1))
     done
   done
@@ -315,8 +347,34 @@ measure() {
       "${notes[@]}" || continue
     summaries+=("$OUT/summaries/$name.ndjson")
   done
+  [ -n "${CAPACITY:-}" ] && capacity "$seed" "$2" "$shape" "$engine" || true
   finish
   recipe_end "${summaries[@]}"
+}
+
+# capacity SEED MODEL SHAPE ENGINE: with CAPACITY, how many concurrent users the shape serves within the SLO on the
+# serve profile's lengths (sweep --find), kept in $OUT/capacity.ndjson and said on stderr.
+capacity() {
+  local slo=$CAPACITY
+  [ "$slo" = 1 ] && slo='ttft.p99<=2s,tpot.p50<=100ms'
+  local sweep_bin input=1024 output=256 top
+  sweep_bin=$(tool sweep)
+  if [ "${QUICK:-0}" = 1 ]; then input=64 output=16; fi
+  top=${CAPACITY_MAX:-$(quick 256 8)}
+  local fire_line
+  fire_line=$(printf '%q ' "$FIRE" $(fire_args))
+  local point="$(printf '%q' "$ARRIVALS") --concurrency {concurrency} -n \$(( {concurrency} * 4 < 20 ? 20 : {concurrency} * 4 )) --input-tokens $input --output-tokens $output --seed $1 | $fire_line"
+  say "capacity: sweep --find concurrency=1..$top --slo '$slo'"
+  local status=0
+  "$sweep_bin" --find "concurrency=1..$top" --slo "$slo" --label "$2" --meta "model=$2" \
+    --meta "shape=$3" --meta "engine=$4" -- "$point" >"$OUT/capacity.ndjson" \
+    || status=$?
+  interrupted_by "$status"
+  if [ "$status" -ne 0 ]; then
+    FAILED+=("capacity: did not finish (sweep exited $status)")
+    return 0
+  fi
+  say "capacity: $(jq -r 'select(.type == "sweep") | .reason' "$OUT/capacity.ndjson")"
 }
 
 if [ "${1:-}" = --report ]; then

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod arena;
+mod capacity;
 mod sweep;
 
 /// The directory holding this build's binaries (what `TOKENPIPE_BIN` names for a recipe).
