@@ -14,6 +14,10 @@ fn a_misspelt_flag_suggests_the_flag_meant_in_every_tool() {
         ("reduce", "--sol", "--slo"),
         ("table", "--tpo", "--top"),
         ("simserve", "--hsot", "--host"),
+        // clap finds this one itself, but a trailing `-- COMMAND` adds its tip to pass the
+        // typo as a value, which is dropped.
+        ("sweep", "--sacn", "--scan"),
+        ("sweep", "--fnid", "--find"),
     ] {
         let out = run(&cmd(tool, &[typo, "x"]), b"");
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -90,6 +90,14 @@ fn a_failing_command_ends_with_status_1_after_the_point_and_the_record() {
         (Some(1.0), Some("unusable"))
     );
     assert_eq!(point["reason"], "the command exited with status 3");
+    // table, given that output, says why there is nothing to show.
+    let shown = run(&cmd("table", &[]), &out.stdout);
+    let said = String::from_utf8_lossy(&shown.stderr);
+    assert_eq!(shown.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("the sweep wrote no summary, so there is no run to show: failed: c=1"),
+        "{said}"
+    );
     // A command whose output is not fire's events is a failure too, named as such.
     let out = run(
         &cmd("sweep", &["--scan", "c=1", "--", "echo not-events {c}"]),

@@ -2,14 +2,16 @@
 //! short names with two letters swapped (`--ulr` for `--url`: Jaro looks for matching letters
 //! only within a window that is zero wide for three letters), and a tool that takes file names
 //! then tells the user to pass the typo as one (`-- --ulr`). Where clap found nothing, the
-//! closest flag by edit distance (adjacent swaps count as one edit) is suggested instead.
+//! closest flag by edit distance (adjacent swaps count as one edit) is suggested instead. Where
+//! clap did find one, its tip to pass the typo as a value (which a tool with a trailing `--
+//! COMMAND` gets beside it) is dropped: the flag is what was meant.
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
-/// `e`, or, for an unknown `--flag` clap found no similar flag for, the same error with the
-/// closest flag of `cmd` suggested in place of clap's tip to pass it as a value.
+/// `e`, or, for an unknown `--flag`, the same error with one tip: the flag clap found similar,
+/// else the closest flag of `cmd`, in place of clap's tip to pass the typo as a value.
 pub(crate) fn suggest(e: clap::Error, cmd: &clap::Command) -> clap::Error {
-    if e.kind() != ErrorKind::UnknownArgument || e.get(ContextKind::SuggestedArg).is_some() {
+    if e.kind() != ErrorKind::UnknownArgument {
         return e;
     }
     let Some(ContextValue::String(typo)) = e.get(ContextKind::InvalidArg) else {
@@ -18,6 +20,9 @@ pub(crate) fn suggest(e: clap::Error, cmd: &clap::Command) -> clap::Error {
     let Some(name) = typo.strip_prefix("--") else {
         return e;
     };
+    if let Some(ContextValue::String(similar)) = e.get(ContextKind::SuggestedArg) {
+        return only_tip(&e, cmd, typo, similar.clone());
+    }
     let mut built = cmd.clone();
     built.build();
     // Each shown flag's long name, then its shown aliases (arrivals' `--tg`).
@@ -31,12 +36,17 @@ pub(crate) fn suggest(e: clap::Error, cmd: &clap::Command) -> clap::Error {
     let Some(meant) = closest(name, longs) else {
         return e;
     };
+    only_tip(&e, cmd, typo, format!("--{meant}"))
+}
+
+/// `e` for `typo` again, with `meant` as its one tip.
+fn only_tip(e: &clap::Error, cmd: &clap::Command, typo: &str, meant: String) -> clap::Error {
     let mut better = clap::Error::new(ErrorKind::UnknownArgument).with_cmd(cmd);
-    better.insert(ContextKind::InvalidArg, ContextValue::String(typo.clone()));
     better.insert(
-        ContextKind::SuggestedArg,
-        ContextValue::String(format!("--{meant}")),
+        ContextKind::InvalidArg,
+        ContextValue::String(typo.to_string()),
     );
+    better.insert(ContextKind::SuggestedArg, ContextValue::String(meant));
     if let Some(usage) = e.get(ContextKind::Usage) {
         better.insert(ContextKind::Usage, usage.clone());
     }

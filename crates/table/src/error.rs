@@ -61,6 +61,9 @@ pub enum Error {
     /// The inputs hold no summary at all: nothing to show.
     #[error("no summary records in input (pipe the output of reduce into table)")]
     NoSummaries,
+    /// The inputs hold a `sweep` record but no summary: no point of the sweep gave a run.
+    #[error("the sweep wrote no summary, so there is no run to show: {0}")]
+    EmptySweep(String),
     /// Flags that do not go together, or a value a flag cannot take (`--top 0`).
     #[error("{0}")]
     Flags(String),
@@ -172,6 +175,7 @@ impl ToolError for Error {
             | Error::Unrecognised { .. }
             | Error::VllmResult { .. }
             | Error::NoSummaries
+            | Error::EmptySweep(_)
             | Error::Flags(_)
             | Error::FixedLayout { .. }
             | Error::UnknownField { .. }
@@ -210,6 +214,7 @@ mod tests {
                 expected: "a count",
             },
             Error::NoSummaries,
+            Error::EmptySweep("its first command failed".into()),
             Error::Flags("--top needs at least 1".into()),
             Error::FixedLayout {
                 flags: vec!["--sort"],

@@ -30,7 +30,10 @@ pub fn read_report(inputs: Vec<Input>) -> Result<Report, Error> {
         }
     }
     if report.runs.is_empty() {
-        return Err(Error::NoSummaries);
+        return Err(match report.sweeps.last() {
+            Some(sweep) => Error::EmptySweep(sweep.reason.clone()),
+            None => Error::NoSummaries,
+        });
     }
     Ok(report)
 }
