@@ -23,7 +23,9 @@ pub fn column_labels(report: &Report) -> Vec<String> {
 
 /// The name of each run's line in a chart whose x axis is the setting `x` (`concurrency`): its
 /// label with what tells it apart from the other runs of that label except `x` (and the seed),
-/// so that the runs of one line differ only in `x`. Unlabelled runs share one line, `runs`.
+/// so that the runs of one line differ only in `x`. A setting that moves one for one with `x`
+/// (a sweep's `-n $((c * 4))`) does not split a line either. Unlabelled runs share one line,
+/// `runs`.
 pub fn series_labels(report: &Report, x: &str) -> Vec<String> {
     named(
         report,
@@ -36,6 +38,19 @@ pub fn series_labels(report: &Report, x: &str) -> Vec<String> {
         },
         |runs| suffixes(runs, &[x], false),
     )
+}
+
+/// Whether the value `get` reads moves one for one with setting `x` over `runs`: each value of
+/// `x` comes with one value, each value with one of `x` (a prompt count scaled with the load).
+/// Such a setting cannot tell apart two runs at one load, so it is no line of its own.
+fn follows(runs: &[&RunReport], x: &str, get: &dyn Fn(&RunReport) -> Option<String>) -> bool {
+    let pairs: BTreeSet<(String, String)> = runs
+        .iter()
+        .filter_map(|r| Some((r.param(x).map(setting_text)?, get(r)?)))
+        .collect();
+    let xs: BTreeSet<&String> = pairs.iter().map(|(x, _)| x).collect();
+    let values: BTreeSet<&String> = pairs.iter().map(|(_, v)| v).collect();
+    pairs.len() >= 2 && xs.len() == pairs.len() && values.len() == pairs.len()
 }
 
 /// Names runs by `base`, runs that share a base told apart by `suffixes`.
@@ -104,7 +119,7 @@ fn suffixes(runs: &[&RunReport], leave_out: &[&str], fallbacks: bool) -> Vec<Str
             continue;
         }
         let get = |r: &RunReport| r.param(key).map(setting_text);
-        if differs(&get) {
+        if differs(&get) && !leave_out.iter().any(|x| follows(runs, x, &get)) {
             candidates.push(
                 runs.iter()
                     .map(|r| get(r).map_or(String::new(), |v| format!("{short}={v}")))
@@ -420,5 +435,39 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(column_labels(&report), ["m #1", "m #2", "id-"]);
+    }
+
+    #[test]
+    fn a_setting_that_follows_the_load_does_not_split_a_line() {
+        let at = |c: u64, n: u64, osl: u64| {
+            run(
+                "sim",
+                &[
+                    ("concurrency", c.into()),
+                    ("num_prompts", n.into()),
+                    ("output_tokens", osl.into()),
+                ],
+                &[],
+                "-",
+            )
+        };
+        // A sweep with -n $((c * 2)): one line.
+        let sweep = Report {
+            runs: vec![at(1, 2, 64), at(2, 4, 64), at(4, 8, 64)],
+            ..Default::default()
+        };
+        assert_eq!(series_labels(&sweep, "concurrency"), ["sim"; 3]);
+        // The tables still tell the runs apart by their load.
+        assert_eq!(column_labels(&sweep), ["sim c=1", "sim c=2", "sim c=4"]);
+        // Two answer lengths over the same loads: two lines, though each count follows the load.
+        let two = Report {
+            runs: vec![at(1, 2, 64), at(2, 4, 64), at(1, 2, 128), at(2, 4, 128)],
+            ..Default::default()
+        };
+        let names = series_labels(&two, "concurrency");
+        assert_eq!(names[0], names[1]);
+        assert_eq!(names[2], names[3]);
+        assert_ne!(names[0], names[2]);
+        assert!(!names[0].contains("n="), "{names:?}");
     }
 }

@@ -57,6 +57,8 @@ pub struct CapacitySeries {
     pub points: Vec<CapacityPoint>,
     /// The capacity the sweep found, if any.
     pub capacity: Option<f64>,
+    /// The bound this sweep held the member to.
+    pub bound: f64,
 }
 
 /// One bound's panel, for one load variable.
@@ -112,6 +114,7 @@ pub fn capacity_panels(report: &Report) -> Vec<CapacityPanel> {
                 label: label.clone(),
                 points,
                 capacity: sweep.capacity,
+                bound: term.bound,
             });
         }
     }
@@ -253,11 +256,23 @@ fn legend_items(panel: &CapacityPanel) -> Vec<Item> {
         }));
     }
     for b in &panel.bounds {
+        // Sweeps held to different bounds: each bound says whose it is.
+        let whose: Vec<&str> = panel
+            .series
+            .iter()
+            .filter(|s| s.bound == *b)
+            .map(|s| s.label.as_str())
+            .collect();
+        let text = if panel.bounds.len() > 1 {
+            format!("bound ≤ {} ({})", tick(*b), whose.join(", "))
+        } else {
+            format!("bound ≤ {}", tick(*b))
+        };
         items.push(Item::Entry(Entry {
             color: BOUND,
             dashed: true,
             mark: false,
-            text: format!("bound ≤ {}", tick(*b)),
+            text,
         }));
     }
     items.push(Item::Heading(String::new()));
