@@ -1,7 +1,10 @@
 //! The flag values parsed by hand: reduce's `--slo`, arrivals' `--trace-columns`, fire's
-//! `--extra-body` (and the durations they share): no panic on any text, and what is accepted
-//! means what it says (written back, it parses to the same; an extra body's members reach
-//! every request body, once each, and never replace fire's own).
+//! `--extra-body`, sweep's `--scan`, `--find`, `--resolution`, `--slo` and its command's
+//! `{NAME}` (and the durations they share): no panic on any text, and what is accepted means
+//! what it says (written back, it parses to the same; an extra body's members reach every
+//! request body, once each, and never replace fire's own; a scan's values are in range and in
+//! order, a search's bisection stays inside its bracket, a checked command has no `{NAME}` left
+//! once the value is in).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -122,6 +125,80 @@ fn extra_body(text: &str, temperature: bool) {
     }
 }
 
+/// sweep's `--scan` and `--find` (with `--resolution`): the values in order, positive and
+/// finite, whole when said so; a bisection of the range stays strictly inside it.
+fn sweep_values(text: &str, find: bool, resolution: &str) {
+    use tokenpipe_sweep::{parse_find, parse_resolution, parse_scan, MAX_SCAN_VALUES};
+    let parsed = if find {
+        parse_find(text)
+    } else {
+        parse_scan(text)
+    };
+    let Ok(spec) = parsed else {
+        return;
+    };
+    assert!(!spec.name.is_empty());
+    assert!(!spec.values.is_empty() && spec.values.len() <= MAX_SCAN_VALUES);
+    assert!(
+        spec.values.windows(2).all(|w| w[0] < w[1]),
+        "{:?}",
+        spec.values
+    );
+    for &v in &spec.values {
+        assert!(v.is_finite() && v > 0.0, "{v} in {text:?}");
+        assert!(!spec.integer || v.fract() == 0.0, "{v} in {text:?}");
+    }
+    if !find {
+        return;
+    }
+    assert_eq!(spec.values.len(), 2);
+    let resolution = (!resolution.is_empty()).then_some(resolution);
+    let Ok(domain) = parse_resolution(resolution, spec.integer) else {
+        return;
+    };
+    let (mut lo, mut hi) = (spec.values[0], spec.values[1]);
+    // Halving toward the low end then the high end: each middle strictly inside, and an end
+    // within a hundred halvings of a bracket of up to 10^12.
+    for step in 0..200 {
+        let Some(mid) = domain.middle(lo, hi) else {
+            return;
+        };
+        assert!(
+            lo < mid && mid < hi,
+            "{mid} outside ({lo}, {hi}) for {text:?}"
+        );
+        if step % 2 == 0 {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    panic!("no end to the bisection of {text:?} at {domain:?}");
+}
+
+/// sweep's `METRIC.pQ<=DURATION` and the command's `{NAME}`: a bound in range whose member key
+/// reads back; a command that passes the check has no `{NAME}` left once the value is in.
+fn sweep_text(text: &str, template: bool) {
+    if template {
+        let (name, command) = text.split_once('\n').unwrap_or(("c", text));
+        if tokenpipe_sweep::check_template(command, name).is_ok() {
+            let run = tokenpipe_sweep::substitute(command, name, "8");
+            assert!(!run.contains(&format!("{{{name}}}")), "{run:?}");
+        }
+        return;
+    }
+    let Ok(bound) = tokenpipe_sweep::parse_bound(text) else {
+        return;
+    };
+    assert!((0.0..=100.0).contains(&bound.percentile), "{bound:?}");
+    assert!(
+        bound.bound_ms.is_finite() && bound.bound_ms >= 0.0,
+        "{bound:?}"
+    );
+    let key = bound.key();
+    assert!(tokenpipe_format::parse_stat_key(&key).is_some(), "{key}");
+}
+
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, text)) = data.split_first() else {
         return;
@@ -129,12 +206,17 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(text) else {
         return;
     };
-    match mode % 4 {
+    match mode % 8 {
         0 => slo(text),
         1 => columns(text),
-        2 => extra_body(text, mode & 4 != 0),
-        _ => {
+        2 => extra_body(text, mode & 8 != 0),
+        3 => {
             let _ = tokenpipe_cli::parse_duration(text);
         }
+        4 | 5 => {
+            let (spec, resolution) = text.split_once(' ').unwrap_or((text, ""));
+            sweep_values(spec, mode % 8 == 5, resolution);
+        }
+        _ => sweep_text(text, mode % 8 == 7),
     }
 });

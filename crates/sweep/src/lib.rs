@@ -32,3 +32,8 @@ pub use knee::DEFAULT_GAIN;
 pub use slo::{parse_bound, Bound};
 pub use sweep::run;
 pub use values::Domain;
+/// The readers of `--scan`, `--find`, `--resolution` and the command's `{NAME}`, public for the
+/// fuzz targets (fuzz/) that feed them any text.
+pub use values::{
+    check_template, parse_find, parse_resolution, parse_scan, substitute, Spec, MAX_SCAN_VALUES,
+};
