@@ -21,7 +21,7 @@
 # (0.05), MAX_RATE (16), PER_USER (4), DURATION (60), MIN_PROMPTS (20), REPEAT (3), SEED (42),
 # BETWEEN (a command run between points, e.g. "curl -s -X POST $BASE/reset_prefix_cache"),
 # MAX_TIME (per workload, e.g. 30m; none by default), FIRE_ARGS. QUICK=1: users 1..8, rates
-# 0.5..8, lengths ÷ 64, 2 requests per user, 3 s of arrivals, 4 prompts at least, 1 run a
+# 2..8, lengths ÷ 64, 2 requests per user, 1 s of arrivals, 4 prompts at least, 1 run a
 # point.
 #
 # Reading the output: one sentence per workload, e.g.
@@ -44,10 +44,10 @@ SWEEP=$(tool sweep)
 SLO=${SLO:-ttft.p99<=2s,tpot.p50<=100ms}
 SHAPES=${SHAPES:-chat rag office}
 MAX_USERS=${MAX_USERS:-$(quick 256 8)}
-MIN_RATE=${MIN_RATE:-$(quick 0.05 0.5)}
+MIN_RATE=${MIN_RATE:-$(quick 0.05 2.0)}
 MAX_RATE=${MAX_RATE:-$(quick 16 8.0)}
 PER_USER=${PER_USER:-$(quick 4 2)}
-DURATION=${DURATION:-$(quick 60 3)}
+DURATION=${DURATION:-$(quick 60 1)}
 MIN_PROMPTS=${MIN_PROMPTS:-$(quick 20 4)}
 REPEAT=${REPEAT:-$(quick 3 1)}
 SEED=${SEED:-42}

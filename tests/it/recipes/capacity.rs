@@ -40,7 +40,7 @@ fn capacity_finds_the_users_a_shape_serves_and_says_it_in_a_sentence() {
     // Each point's events are kept, by load.
     let runs = results.files("runs");
     assert!(runs.contains(&"chat-c4.ndjson".to_string()), "{runs:?}");
-    assert!(runs.contains(&"office-0.5.ndjson".to_string()), "{runs:?}");
+    assert!(runs.contains(&"office-2.ndjson".to_string()), "{runs:?}");
 }
 
 #[test]
