@@ -56,27 +56,7 @@ impl Signal {
 /// Installs the handler for SIGINT and SIGTERM. A signal that was ignored when the process
 /// started (a background job's SIGINT, `nohup`) stays ignored, as the shell meant.
 pub fn install() -> io::Result<()> {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: sigaction with a zeroed struct to read the current disposition, then with a
-        // filled one whose handler only does an atomic store (async-signal-safe).
-        unsafe {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            if libc::sigaction(signal, std::ptr::null(), &mut old) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if old.sa_sigaction == libc::SIG_IGN {
-                continue;
-            }
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            libc::sigemptyset(&mut action.sa_mask);
-            action.sa_flags = libc::SA_RESETHAND;
-            if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-        }
-    }
-    Ok(())
+    tokenpipe_cli::handle_stop_signals(on_signal, libc::SA_RESETHAND)
 }
 
 /// The first stop signal received since [`install`], if any: cheap enough to call before

@@ -6,12 +6,14 @@ use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 mod exit;
+mod signals;
 mod typo;
 
 pub use exit::{
     closed_pipe, message, run, Ending, OpenError, ToolError, EXIT_BAD_INPUT, EXIT_FAILURE,
     EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED,
 };
+pub use signals::handle_stop_signals;
 
 /// The generated artefacts a binary can write about itself (hidden `--generate` flag).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -18,27 +18,7 @@ static CHILD_GROUP: AtomicI32 = AtomicI32::new(0);
 /// Installs the handler for SIGINT and SIGTERM. A signal that was ignored when the process
 /// started (a background job's SIGINT, `nohup`) stays ignored, as the shell meant.
 pub fn install() -> io::Result<()> {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: sigaction with a zeroed struct to read the current disposition, then with a
-        // filled one whose handler does only atomics, kill(2) and _exit(2) (async-signal-safe).
-        unsafe {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            if libc::sigaction(signal, std::ptr::null(), &mut old) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if old.sa_sigaction == libc::SIG_IGN {
-                continue;
-            }
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            libc::sigemptyset(&mut action.sa_mask);
-            action.sa_flags = libc::SA_RESTART;
-            if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-        }
-    }
-    Ok(())
+    tokenpipe_cli::handle_stop_signals(on_signal, libc::SA_RESTART)
 }
 
 extern "C" fn on_signal(signal: libc::c_int) {

@@ -314,16 +314,11 @@ fn draw_panel(
         .y_label_area_size(64)
         .build_cartesian_2d(Ticked::from(axis), y_range)
         .map_err(drawing)?;
-    chart
-        .configure_mesh()
+    draw::house_mesh(&mut chart.configure_mesh(), 14)
         .x_desc(x_name)
         .y_desc(&panel.title)
         .x_label_formatter(&|v| axis.label(*v))
         .y_label_formatter(&|v| tick(*v))
-        .axis_desc_style((FONT, 14))
-        .label_style((FONT, 12))
-        .max_light_lines(0)
-        .bold_line_style(RGBColor(225, 225, 225))
         .draw()
         .map_err(drawing)?;
     let (x_lo, x_hi) = (axis.range.start, axis.range.end);

@@ -155,16 +155,11 @@ where
         .y_label_area_size(56)
         .build_cartesian_2d(x, 0.0..1.0)
         .map_err(drawing)?;
-    chart
-        .configure_mesh()
+    draw::house_mesh(&mut chart.configure_mesh(), 14)
         .x_desc(format!("{} (ms)", metric.key().to_uppercase()))
         .y_desc("fraction of samples at or below")
         .x_label_formatter(&|v| tick(*v))
         .y_label_formatter(&|v| tick(*v))
-        .axis_desc_style((FONT, 14))
-        .label_style((FONT, 12))
-        .max_light_lines(0)
-        .bold_line_style(RGBColor(225, 225, 225))
         .draw()
         .map_err(drawing)?;
     for (i, (label, points)) in lines.iter().enumerate() {

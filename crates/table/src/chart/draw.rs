@@ -70,6 +70,24 @@ pub fn tick(v: f64) -> String {
     }
 }
 
+/// The mesh every chart draws: grid lines at the labelled ticks only, in light grey, with
+/// the house fonts (axis descriptions at `desc_size` pixels, tick labels at 12), so that the
+/// charts of one page look alike.
+pub fn house_mesh<'m, 'a, 'b, X, Y, DB>(
+    mesh: &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>,
+    desc_size: u32,
+) -> &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: plotters::coord::ranged1d::Ranged,
+    Y: plotters::coord::ranged1d::Ranged,
+    DB: plotters::prelude::DrawingBackend,
+{
+    mesh.axis_desc_style((FONT, desc_size))
+        .label_style((FONT, 12))
+        .max_light_lines(0)
+        .bold_line_style(RGBColor(225, 225, 225))
+}
+
 /// Turns plotters' drawing error into a [`ChartError`].
 pub fn drawing<E: std::fmt::Debug>(e: E) -> ChartError {
     ChartError::Draw(format!("{e:?}"))

@@ -192,16 +192,11 @@ impl Panel<'_> {
             .y_label_area_size(62)
             .build_cartesian_2d(x, zero_based(self.y_hi, 0.08))
             .map_err(drawing)?;
-        chart
-            .configure_mesh()
+        draw::house_mesh(&mut chart.configure_mesh(), 13)
             .x_desc(self.x_name.as_str())
             .y_desc(self.spec.y_name)
             .x_label_formatter(&|v| axis.label(*v))
             .y_label_formatter(&|v| tick(*v))
-            .axis_desc_style((FONT, 13))
-            .label_style((FONT, 12))
-            .max_light_lines(0)
-            .bold_line_style(RGBColor(225, 225, 225))
             .draw()
             .map_err(drawing)?;
         let mut error_bars = false;

@@ -292,15 +292,11 @@ fn plot_points(
         .y_label_area_size(64)
         .build_cartesian_2d(zero_based(x_hi, 0.1), zero_based(y_hi, 0.1))
         .map_err(drawing)?;
-    ctx.configure_mesh()
+    draw::house_mesh(&mut ctx.configure_mesh(), 14)
         .x_desc(x_name)
         .y_desc("per-user output speed, user_tps p50 (tok/s)")
         .x_label_formatter(&|v| tick(*v))
         .y_label_formatter(&|v| tick(*v))
-        .axis_desc_style((FONT, 14))
-        .label_style((FONT, 12))
-        .max_light_lines(0)
-        .bold_line_style(RGBColor(225, 225, 225))
         .draw()
         .map_err(drawing)?;
     let at = |i: usize| (chart.points[i].x, chart.points[i].y);

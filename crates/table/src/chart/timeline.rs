@@ -106,16 +106,11 @@ fn panel(
         .y_label_area_size(64)
         .build_cartesian_2d(0.0..x_hi, zero_based(y_hi, 0.35))
         .map_err(drawing)?;
-    chart
-        .configure_mesh()
+    draw::house_mesh(&mut chart.configure_mesh(), 14)
         .x_desc("time since run start (s)")
         .y_desc(y_name)
         .x_label_formatter(&|v| tick(*v))
         .y_label_formatter(&|v| tick(*v))
-        .axis_desc_style((FONT, 14))
-        .label_style((FONT, 12))
-        .max_light_lines(0)
-        .bold_line_style(RGBColor(225, 225, 225))
         .draw()
         .map_err(drawing)?;
     for (i, run) in runs.iter().enumerate() {
