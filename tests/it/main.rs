@@ -33,6 +33,7 @@ mod fire_transport;
 mod fire_workloads;
 mod flag_typos;
 mod format_compat;
+mod fuzz_regressions;
 mod generated;
 mod implausible_values;
 mod library;

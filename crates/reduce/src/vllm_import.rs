@@ -125,7 +125,8 @@ impl Detailed {
                 },
             );
         }
-        let ttfts = array(file, key::TTFTS, finite)?;
+        // Times within a request are spans: one below 0 would put a chunk before its send.
+        let ttfts = array(file, key::TTFTS, span)?;
         let n = ttfts.len();
         let sized = |name: &str, len: usize| {
             if len == n {
@@ -142,7 +143,7 @@ impl Detailed {
             v.as_array()
                 .ok_or("expected an array of seconds")?
                 .iter()
-                .map(finite)
+                .map(span)
                 .collect()
         })?;
         sized(key::ITLS, itls.len())?;
@@ -308,6 +309,16 @@ fn finite(v: &Value) -> Result<f64, String> {
         .ok_or_else(|| format!("expected a number of seconds, got {v}"))
 }
 
+/// An entry that is a span of seconds, 0 or more (a TTFT, a gap between chunks); what was
+/// expected when not.
+fn span(v: &Value) -> Result<f64, String> {
+    finite(v).and_then(|x| {
+        (x >= 0.0)
+            .then_some(x)
+            .ok_or_else(|| format!("expected a number of seconds of 0 or more, got {v}"))
+    })
+}
+
 /// Seconds since the run start as nanoseconds; negative or absurd times are refused.
 fn to_ns(s: f64, field: &str, i: usize) -> Result<u64, ImportError> {
     if !(0.0..1.8e10).contains(&s) {
@@ -401,7 +412,20 @@ mod tests {
             r#"{"ttfts": [-0.1], "itls": [[]], "input_lens": [1],
                 "output_lens": [1], "errors": [""]}"#,
         );
-        assert!(e.contains("request 0"), "{e}");
+        assert!(e.contains("field \"ttfts\"[0]"), "{e}");
+        assert!(e.contains("seconds of 0 or more, got -0.1"), "{e}");
+        // A negative span is refused even where the send time would keep the chunk after 0
+        // (it would come before its own send), and a negative gap too (fuzz/seeds/vllm_import).
+        let e = fault(
+            r#"{"ttfts": [0.1, -0.095], "itls": [[], []], "input_lens": [1, 1],
+                "output_lens": [1, 1], "errors": ["", ""], "start_times": [0.1, 2.1]}"#,
+        );
+        assert!(e.contains("field \"ttfts\"[1]"), "{e}");
+        let e = fault(
+            r#"{"ttfts": [0.1], "itls": [[0.02, -0.01]], "input_lens": [1],
+                "output_lens": [3], "errors": [""]}"#,
+        );
+        assert!(e.contains("field \"itls\"[0]"), "{e}");
         // An absurd time is named in a few characters, not 300 digits.
         let e = fault(
             r#"{"ttfts": [1e300], "itls": [[]], "input_lens": [1],
