@@ -18,7 +18,8 @@
 #
 # Parameters (environment): SLO ('ttft.p99<=2s,tpot.p50<=100ms': seed 000's 2 s TTFT
 # threshold, and 10 tokens/s per user), SHAPES ("chat rag office"), MAX_USERS (256), MIN_RATE
-# (0.05), MAX_RATE (16), PER_USER (4), DURATION (60), MIN_PROMPTS (20), REPEAT (3), SEED (42),
+# (0.25: the search starts there, and a point at the lowest rate lasts MIN_PROMPTS / MIN_RATE
+# seconds), MAX_RATE (16), PER_USER (4), DURATION (60), MIN_PROMPTS (20), REPEAT (3), SEED (42),
 # BETWEEN (a command run between points, e.g. "curl -s -X POST $BASE/reset_prefix_cache"),
 # MAX_TIME (per workload, e.g. 30m; none by default), FIRE_ARGS. QUICK=1: users 1..8, rates
 # 2..8, lengths ÷ 64, 2 requests per user, 1 s of arrivals, 4 prompts at least, 1 run a
@@ -44,7 +45,7 @@ SWEEP=$(tool sweep)
 SLO=${SLO:-ttft.p99<=2s,tpot.p50<=100ms}
 SHAPES=${SHAPES:-chat rag office}
 MAX_USERS=${MAX_USERS:-$(quick 256 8)}
-MIN_RATE=${MIN_RATE:-$(quick 0.05 2.0)}
+MIN_RATE=${MIN_RATE:-$(quick 0.25 2.0)}
 MAX_RATE=${MAX_RATE:-$(quick 16 8.0)}
 PER_USER=${PER_USER:-$(quick 4 2)}
 DURATION=${DURATION:-$(quick 60 1)}
