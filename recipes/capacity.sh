@@ -57,8 +57,6 @@ scale=$(quick 1 64)
 # The SLO as a sentence reads it: `ttft.p99<=2s,tpot.p50<=100ms` → `TTFT p99 ≤ 2s and TPOT p50 ≤ 100ms`.
 slo_words=$(echo "$SLO" | sed -E 's/([a-z_]+)\.p([0-9.]+)<=/\U\1\E p\2 ≤ /g; s/,/ and /g')
 
-# The fire of every point, as one line of shell (sweep runs it under sh -c).
-fire_line=$(printf '%q ' "$FIRE" $(fire_args))
 
 # shape NAME: the sweep flags and the point command of workload NAME.
 shape() {
@@ -74,10 +72,10 @@ shape() {
   local keep="tee -a $(printf '%q' "$OUT/runs/$1")"
   if [ "$1" = office ]; then
     FIND="rate=$MIN_RATE..$MAX_RATE"
-    COMMAND="$(printf '%q' "$ARRIVALS") --rate {rate} --burstiness 0.7 -n \$(awk 'BEGIN { n = int({rate} * $DURATION); print (n < $MIN_PROMPTS ? $MIN_PROMPTS : n) }') $lengths | $fire_line | $keep-{rate}.ndjson"
+    COMMAND="$(printf '%q' "$ARRIVALS") --rate {rate} --burstiness 0.7 -n \$(awk 'BEGIN { n = int({rate} * $DURATION); print (n < $MIN_PROMPTS ? $MIN_PROMPTS : n) }') $lengths | $(fire_line)| $keep-{rate}.ndjson"
   else
     FIND="concurrency=1..$MAX_USERS"
-    COMMAND="$(printf '%q' "$ARRIVALS") --concurrency {concurrency} -n \$(( {concurrency} * $PER_USER < $MIN_PROMPTS ? $MIN_PROMPTS : {concurrency} * $PER_USER )) $lengths | $fire_line | $keep-c{concurrency}.ndjson"
+    COMMAND="$(printf '%q' "$ARRIVALS") --concurrency {concurrency} -n \$(( {concurrency} * $PER_USER < $MIN_PROMPTS ? $MIN_PROMPTS : {concurrency} * $PER_USER )) $lengths | $(fire_line)| $keep-c{concurrency}.ndjson"
   fi
 }
 

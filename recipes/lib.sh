@@ -114,6 +114,14 @@ fire_args() {
   printf '%s\n' "${args[@]}"
 }
 
+# fire_line: `fire` with fire_args as one line of shell, quoted, for a command that `sweep` runs
+# under sh -c.
+fire_line() {
+  local args=()
+  mapfile -t args < <(fire_args)
+  printf '%q ' "$FIRE" "${args[@]}"
+}
+
 # run RUN ARRIVALS_ARGS... [-- FIRE_ARGS...]: one run of `arrivals | fire`, its events kept in
 # $OUT/runs/RUN.ndjson. A run in which fire fails (the server is down, no request succeeded)
 # is added to FAILED and returns 1, so that the recipe goes on with the next benchmark.

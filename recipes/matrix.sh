@@ -361,9 +361,7 @@ capacity() {
   sweep_bin=$(tool sweep)
   if [ "${QUICK:-0}" = 1 ]; then input=64 output=16; fi
   top=${CAPACITY_MAX:-$(quick 256 8)}
-  local fire_line
-  fire_line=$(printf '%q ' "$FIRE" $(fire_args))
-  local point="$(printf '%q' "$ARRIVALS") --concurrency {concurrency} -n \$(( {concurrency} * 4 < 20 ? 20 : {concurrency} * 4 )) --input-tokens $input --output-tokens $output --seed $1 | $fire_line"
+  local point="$(printf '%q' "$ARRIVALS") --concurrency {concurrency} -n \$(( {concurrency} * 4 < 20 ? 20 : {concurrency} * 4 )) --input-tokens $input --output-tokens $output --seed $1 | $(fire_line)"
   say "capacity: sweep --find concurrency=1..$top --slo '$slo'"
   local status=0
   "$sweep_bin" --find "concurrency=1..$top" --slo "$slo" --label "$2" --meta "model=$2" \

@@ -249,9 +249,10 @@ impl Detailed {
         // vLLM's own arithmetic: the first chunk at start + ttft, then each gap added on.
         let mut t = start + self.ttfts[i];
         let mut chunks = vec![to_ns(t, key::TTFTS, i)?];
+        // Gaps are 0 or more (`span`), so the chunks' times never go back.
         for gap in &self.itls[i] {
             t += gap;
-            chunks.push(to_ns(t, key::ITLS, i)?.max(*chunks.last().unwrap_or(&0)));
+            chunks.push(to_ns(t, key::ITLS, i)?);
         }
         for &at_ns in &chunks {
             out.push((

@@ -122,14 +122,16 @@ pub fn capacity_panels(report: &Report) -> Vec<CapacityPanel> {
 }
 
 /// A sweep point as drawn in the panel of `key`; `None` when it was measured without that bound.
+/// A point no comparable run stands for (or without a value) lies on the x axis.
 fn point(p: &tokenpipe_format::SweepPoint, key: &str) -> Option<CapacityPoint> {
+    let unusable = CapacityPoint {
+        x: p.value,
+        y: 0.0,
+        ci: None,
+        judged: Judged::Unusable,
+    };
     if p.status == OrOther::Known(PointStatus::Unusable) {
-        return Some(CapacityPoint {
-            x: p.value,
-            y: 0.0,
-            ci: None,
-            judged: Judged::Unusable,
-        });
+        return Some(unusable);
     }
     let v = p.slo.iter().find(|v| v.key == key)?;
     let judged = match v.met {
@@ -137,20 +139,12 @@ fn point(p: &tokenpipe_format::SweepPoint, key: &str) -> Option<CapacityPoint> {
         Some(false) => Judged::Missed,
         None => Judged::NotSure,
     };
-    match v.value {
-        Some(y) => Some(CapacityPoint {
-            x: p.value,
-            y,
-            ci: v.ci95,
-            judged,
-        }),
-        None => Some(CapacityPoint {
-            x: p.value,
-            y: 0.0,
-            ci: None,
-            judged: Judged::Unusable,
-        }),
-    }
+    Some(v.value.map_or(unusable, |y| CapacityPoint {
+        x: p.value,
+        y,
+        ci: v.ci95,
+        judged,
+    }))
 }
 
 /// `TTFT p99 (ms)` for `ttft_p99_ms`; the key itself when it is not a statistic's member.
