@@ -13,7 +13,7 @@ export TOKENPIPE_REAL_DIR := $(REAL_DIR)
 
 SECONDS ?= 10
 
-.PHONY: help build test fuzz test-real test-real-llama test-real-llama-cpp-python test-real-vllm lint demo demo-recipes bench soak generated man completions schema install uninstall clean
+.PHONY: help build test bench-build fuzz test-real test-real-llama test-real-llama-cpp-python test-real-vllm lint demo demo-recipes bench soak generated man completions schema install uninstall clean
 
 help:
 	@echo "make build        release binaries in $(RELEASE)/"
@@ -27,6 +27,7 @@ help:
 	@echo "make fuzz         every fuzz target of fuzz/ for SECONDS each (default 10; installs cargo-fuzz and nightly when missing), executions per target"
 	@echo "make bench        measure fire's own timing error and CPU cost against a floor client, its parsing speed, arrivals' output rate, and reduce's events per second and memory (see BENCHMARKS.md)"
 	@echo "make soak         an hour at 1,000 streams against the simulated server, fire's and reduce's memory every 10 s into results/soak/ (SOAK_SECONDS=, SOAK_STREAMS=; see BENCHMARKS.md)"
+	@echo "make bench-build  build the benchmarks without running them (CI does)"
 	@echo "make generated    regenerate man/, completions/ and docs/schema.json from the binaries"
 	@echo "make install      install binaries, man pages and completions under DESTDIR/PREFIX"
 	@echo "make lint         rustfmt and clippy, warnings as errors"
@@ -34,11 +35,9 @@ help:
 build:
 	$(CARGO) build --release --locked --bins
 
-# The benchmarks are built (not run) in the test profile, so they share the test build's
-# dependencies. Ends with one total line over every test binary, since cargo's own last line is
-# the summary of whichever binary ran last.
+# Ends with one total line over every test binary, since cargo's own last line is the summary of
+# whichever binary ran last.
 test:
-	$(CARGO) test --workspace --locked --benches --no-run
 	@mkdir -p target
 	@set -o pipefail; $(CARGO) test --workspace --locked 2>&1 | tee target/test.log
 	@awk '/^test result:/ { passed += $$4; failed += $$6 } \
@@ -94,6 +93,11 @@ soak: build
 
 demo-recipes: build
 	scripts/demo-recipes.sh $(RELEASE)
+
+# The benchmarks built, not run, in the test profile (sharing the test build's dependencies), so
+# that a change cannot break them unseen; CI runs it after `make test`.
+bench-build:
+	$(CARGO) test --workspace --locked --benches --no-run
 
 bench:
 	$(CARGO) bench --locked --bench fire_overhead
