@@ -72,6 +72,7 @@ fuzz_target!(|data: &[u8]| {
     // One input in four goes on through reduce and table (the reduce_events target covers
     // those in depth; they cost three times the import).
     if mode & 0xc0 == 0 {
-        tokenpipe_fuzz::reduce_and_render(mode, stream);
+        let span = times.last().zip(times.first()).map_or(0, |(l, f)| l - f);
+        tokenpipe_fuzz::reduce_and_render_over(mode, stream, span);
     }
 });

@@ -152,6 +152,14 @@ pub fn input(name: &str, bytes: Vec<u8>) -> tokenpipe_cli::Input {
 /// vLLM's figures, histograms, intervals, groups); its output, when it has one, must read back
 /// as records and go through `table` ([`render`]) without a panic.
 pub fn reduce_and_render(mode: u8, events: Vec<u8>) {
+    reduce_and_render_over(mode, events, 0);
+}
+
+/// [`reduce_and_render`] for events that span `span_ns`: `--every` widens past 1 s so that a
+/// run gets at most [`MAX_INTERVALS`] intervals. A result file with a gap of ten days is a
+/// ten-day run, and `--every 1s` over it writes 864,000 intervals as asked: output volume, not
+/// a defect, and a minute per input for the fuzzer.
+pub fn reduce_and_render_over(mode: u8, events: Vec<u8>, span_ns: u64) {
     use tokenpipe_reduce::{
         Config, OutcomeOptions, SloBound, SloMetric, SummaryOptions, VllmOptions,
     };
@@ -177,7 +185,7 @@ pub fn reduce_and_render(mode: u8, events: Vec<u8>) {
                 percentiles: vec![99.0],
                 slos: slo,
             }),
-            every_ns: (mode & 16 != 0).then_some(1_000_000_000),
+            every_ns: (mode & 16 != 0).then_some((span_ns / MAX_INTERVALS).max(1_000_000_000)),
             ..SummaryOptions::default()
         },
         runs: tokenpipe_reduce::RunsOptions {
@@ -210,6 +218,9 @@ pub fn reduce_and_render(mode: u8, events: Vec<u8>) {
     }
     render(mode, written);
 }
+
+/// The most `--every` intervals [`reduce_and_render_over`] asks of a run.
+pub const MAX_INTERVALS: u64 = 10_000;
 
 /// Reads `bytes` as `table` reads an input (summaries, or a vLLM result file) and renders it
 /// in the style and format `mode` picks; errors are fine, panics are not.
