@@ -144,6 +144,8 @@ fn simserve_page() {
     let out = run_page("docs/simserve.md");
     assert!(out.contains("\"error_kind\":\"http\""), "{out}");
     assert!(out.contains("\"server_generation_tokens\":128"), "{out}");
+    assert!(out.contains("\"spec_acceptance_length\":"), "{out}");
+    assert!(out.contains("\"power_w_mean\":2"), "{out}");
 }
 
 #[test]
