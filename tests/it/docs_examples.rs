@@ -120,6 +120,7 @@ fn fire_page() {
     let out = run_page("docs/fire.md");
     assert!(out.contains("\"kept_up\":"), "{out}");
     assert!(out.contains("completions") && out.contains("chat"), "{out}");
+    assert!(out.contains("{\"mean\":"), "{out}");
 }
 
 #[test]
