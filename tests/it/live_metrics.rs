@@ -64,6 +64,26 @@ fn certain_acceptance_gives_rate_one_and_length_k_plus_one() {
 }
 
 #[test]
+fn continuous_usage_counts_each_step_s_tokens_so_itl_per_event_and_per_token_differ() {
+    let server = Server::start(&["--ttft-ms", "5", "--itl-ms", "8", "--spec-decode", "3:1"]);
+    let fire = ["--stream-usage", "continuous"];
+    let (events, s, _) = run_and_reduce(&server.url, &FOUR_OF_13, &fire);
+    let tokens: Vec<u64> = of_type(&events, "token")
+        .iter()
+        .filter(|t| t["id"] == of_type(&events, "token")[0]["id"])
+        .map(|t| t["tokens"].as_u64().unwrap())
+        .collect();
+    assert_eq!(tokens, [1, 4, 4, 4]);
+    // One step every 8 ms: 8 ms per event, 2 ms per token.
+    let (per_event, per_token) = (f(&s, "itl_mean_ms"), f(&s, "itl_token_mean_ms"));
+    assert!((7.0..12.0).contains(&per_event), "{per_event}");
+    assert!(
+        (per_token * 4.0 - per_event).abs() < 0.5,
+        "{per_token} {per_event}"
+    );
+}
+
+#[test]
 fn no_acceptance_gives_rate_zero_and_length_one() {
     let server = Server::start(&["--ttft-ms", "5", "--itl-ms", "2", "--spec-decode", "2:0"]);
     let (_, s, _) = run_and_reduce(&server.url, &FOUR_OF_13, &["--server-metrics"]);

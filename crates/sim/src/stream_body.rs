@@ -62,6 +62,7 @@ pub struct StreamedAnswer {
     total: u64,
     prompt_tokens: u64,
     include_usage: bool,
+    continuous_usage: bool,
     stamps: RequestStamps,
     /// The fault still to come, if the request was chosen to fail mid-stream.
     fault: Option<Fault>,
@@ -92,6 +93,7 @@ impl StreamedAnswer {
             total: req.max_tokens,
             prompt_tokens: req.prompt_tokens,
             include_usage: req.include_usage,
+            continuous_usage: req.continuous_usage,
             stamps,
             fault,
             drafter: None,
@@ -150,7 +152,13 @@ impl StreamedAnswer {
                         _ => 1,
                     };
                     let last = k + n > self.total;
-                    let frame = self.chunks.tokens(k, n, last && !self.fault_ends_answer());
+                    let finish = last && !self.fault_ends_answer();
+                    let frame = if self.continuous_usage {
+                        self.chunks
+                            .tokens_with_usage(k, n, finish, self.prompt_tokens)
+                    } else {
+                        self.chunks.tokens(k, n, finish)
+                    };
                     self.next = k + n;
                     self.step += 1;
                     if last {
