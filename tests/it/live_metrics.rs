@@ -301,3 +301,41 @@ fn a_stalled_exporter_never_holds_the_run_back() {
         .count();
     assert!(during >= 5, "{during}");
 }
+
+#[test]
+fn ctrl_c_ends_a_run_with_live_scrapes_promptly() {
+    let server = Server::start(&["--ttft-ms", "10", "--itl-ms", "10"]);
+    let exporter = stalling_exporter();
+    let fire = cmd(
+        "fire",
+        &[
+            "--url",
+            &server.url,
+            "--quiet",
+            "--server-metrics-every",
+            "50ms",
+            "--scrape",
+            &exporter,
+        ],
+    );
+    let (children, group) = spawn_group(&[endless_arrivals(), fire]);
+    let [mut arrivals, mut fire]: [std::process::Child; 2] = children.try_into().unwrap();
+    let out = read_all(fire.stdout.take().unwrap());
+    let err = read_all(fire.stderr.take().unwrap());
+    std::thread::sleep(Duration::from_millis(800));
+    let signalled = Instant::now();
+    send_signal(-group, libc::SIGINT);
+    let status = wait_within(&mut fire, Duration::from_secs(20));
+    let took = signalled.elapsed();
+    let _ = wait_within(&mut arrivals, Duration::from_secs(20));
+    let err = String::from_utf8_lossy(&err.join().unwrap()).into_owned();
+    assert_eq!(status.code(), Some(130), "{err}");
+    // The stalled exporter's scrape after a stop waits 1 s at most.
+    assert!(took < Duration::from_secs(4), "{took:?}: {err}");
+    let events = records(&out.join().unwrap());
+    let during = of_type(&events, "server_metrics")
+        .into_iter()
+        .filter(|r| r["phase"] == "during")
+        .count();
+    assert!(during >= 5, "{during}");
+}
