@@ -339,3 +339,38 @@ fn ctrl_c_ends_a_run_with_live_scrapes_promptly() {
         .count();
     assert!(during >= 5, "{during}");
 }
+
+#[test]
+fn a_scraped_exporter_gets_neither_the_api_key_nor_the_headers() {
+    let server = Server::start(&["--ttft-ms", "1", "--itl-ms", "1"]);
+    let (exporter, heads) = crate::server_metrics::recording_metrics_server(2);
+    let fire = [
+        "--url",
+        &server.url,
+        "--api-key",
+        "sk-not-for-exporters",
+        "-H",
+        "X-Tenant: blue",
+        "--scrape",
+        &exporter,
+        "--quiet",
+    ];
+    let out = run(&cmd("fire", &fire), &closed_schedule(1, 2, |_| {}));
+    assert_ok(&out, "fire");
+    let heads = heads.join().expect("exporter");
+    assert_eq!(heads.len(), 2, "before and after");
+    for head in heads {
+        assert!(head.starts_with("get /metrics http/1.1\r\n"), "{head}");
+        assert!(
+            !head.contains("authorization") && !head.contains("x-tenant"),
+            "{head}"
+        );
+    }
+    let events = records(&out.stdout);
+    let scrapes = of_type(&events, "server_metrics");
+    assert_eq!(
+        scrapes.len(),
+        2,
+        "the exporter's page has an engine's series: {scrapes:?}"
+    );
+}
