@@ -23,7 +23,7 @@ _fire() {
 
     case "${cmd}" in
         fire)
-            opts="-H -q -h -V --url --api --model --api-key --endpoint --header --extra-body --temperature --stream-usage --concurrency --timeout --connect-timeout --first-token-timeout --idle-timeout --keep-going --retry-connect --no-ignore-eos --record-text --threads --progress --quiet --save --output-buffer --server-metrics --no-warmup --no-adapt-prompt --latency-mode --cacert --insecure --http2 --connections --preconnect --no-preconnect --generate --help --version"
+            opts="-H -q -h -V --url --api --model --api-key --endpoint --header --extra-body --temperature --stream-usage --concurrency --timeout --connect-timeout --first-token-timeout --idle-timeout --keep-going --retry-connect --no-ignore-eos --record-text --threads --progress --quiet --save --output-buffer --server-metrics --server-metrics-every --scrape --no-warmup --no-adapt-prompt --latency-mode --cacert --insecure --http2 --connections --preconnect --no-preconnect --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -106,6 +106,14 @@ _fire() {
                     return 0
                     ;;
                 --server-metrics)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server-metrics-every)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --scrape)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -120,6 +120,7 @@ fn fire_page() {
     let out = run_page("docs/fire.md");
     assert!(out.contains("\"kept_up\":"), "{out}");
     assert!(out.contains("completions") && out.contains("chat"), "{out}");
+    assert!(out.contains("{\"mean\":"), "{out}");
 }
 
 #[test]
@@ -144,6 +145,8 @@ fn simserve_page() {
     let out = run_page("docs/simserve.md");
     assert!(out.contains("\"error_kind\":\"http\""), "{out}");
     assert!(out.contains("\"server_generation_tokens\":128"), "{out}");
+    assert!(out.contains("\"spec_acceptance_length\":"), "{out}");
+    assert!(out.contains("\"power_w_mean\":2"), "{out}");
 }
 
 #[test]

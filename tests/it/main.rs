@@ -37,6 +37,7 @@ mod fuzz_regressions;
 mod generated;
 mod implausible_values;
 mod library;
+mod live_metrics;
 mod llama_benchy;
 mod llama_benchy_fixture;
 mod pipeline;

@@ -191,6 +191,27 @@ struct Args {
     #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "", require_equals = true)]
     server_metrics: Option<String>,
 
+    /// Also scrape every endpoint (the server's metrics, each --scrape URL) this often while
+    /// the run goes on, each scrape a `server_metrics` record with phase `during` stamped on
+    /// fire's clock (its histogram buckets left out), so that reduce's summary and `--every`
+    /// intervals carry the server's gauges: KV-cache usage, requests running and waiting, GPU
+    /// utilisation and power. Implies --server-metrics. The scrapes run beside the send loop,
+    /// never in its way: one still going when the next is due skips it, and the skipped
+    /// scrapes are counted in a warning at the end.
+    ///
+    /// Example: fire --url http://gpu-box:8000/v1 --server-metrics-every 1s
+    ///   --scrape http://gpu-box:9400/metrics < schedule.ndjson > run.ndjson
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    server_metrics_every: Option<Duration>,
+
+    /// Scrape another Prometheus endpoint before and after the run (and during it with
+    /// --server-metrics-every), repeatable: an NVIDIA DCGM exporter (`DCGM_…` samples: power,
+    /// energy, utilisation, for reduce's energy per token), a node exporter (its `node_load…`
+    /// and `node_memory_…` gauges), another engine. Same bounded, timeout-guarded client as
+    /// --server-metrics; the API key and -H headers go only to the host the requests go to.
+    #[arg(long, value_name = "URL")]
+    scrape: Vec<String>,
+
     // --- llama-benchy's steps before the first batch (batch schedules only) ---
     /// Batch schedules: do not send llama-benchy's two warm-up requests before the first batch
     /// (one-token chat requests, user `Warmup ` × 10, then the same as a system message and a
@@ -321,7 +342,12 @@ impl Args {
             quiet: self.quiet,
             save: self.save,
             output_buffer: self.output_buffer,
-            server_metrics: self.server_metrics,
+            server_metrics: match (self.server_metrics, self.server_metrics_every) {
+                (None, Some(_)) => Some(String::new()),
+                (given, _) => given,
+            },
+            server_metrics_every: self.server_metrics_every,
+            scrape: self.scrape,
             transport: self.transport.into(),
             argv,
         }

@@ -87,6 +87,12 @@ pub struct Config {
     /// Scrape the server's metrics before and after the run: `Some("")` at the default URL,
     /// `Some(url)` at that one (`--server-metrics`).
     pub server_metrics: Option<String>,
+    /// Scrape every endpoint this often during the run too (`--server-metrics-every`); none
+    /// by default.
+    pub server_metrics_every: Option<std::time::Duration>,
+    /// Other Prometheus endpoints scraped as the server's metrics are (`--scrape`): a DCGM
+    /// exporter, a node exporter.
+    pub scrape: Vec<String>,
     /// TLS, HTTP/2 and connections.
     pub transport: Transport,
     /// The command line to record in the header (secrets are redacted before it is written).
@@ -136,6 +142,8 @@ impl Config {
             save: None,
             output_buffer: DEFAULT_OUTPUT_BUFFER,
             server_metrics: None,
+            server_metrics_every: None,
+            scrape: Vec::new(),
             transport: Transport::default(),
             argv: Vec::new(),
         }

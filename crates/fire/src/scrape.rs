@@ -5,8 +5,13 @@
 //! A scrape is advice: one that fails (no route, no answer in [`SCRAPE_TIMEOUT`], a body past
 //! [`MAX_METRICS_BYTES`]) is one warning on stderr and no record, never a failed run. Only the
 //! engines' samples are kept ([`tokenpipe_format::ENGINE_PREFIXES`]: vLLM's `vllm:` and llama.cpp's
-//! `llamacpp:`). A stop (Ctrl-C) cuts the
+//! `llamacpp:`), and from a `--scrape` endpoint also the exporters'
+//! ([`tokenpipe_format::EXPORTER_PREFIXES`]: DCGM's, the node exporter's load and memory), at
+//! most [`MAX_SCRAPE_SAMPLES`] of them. A stop (Ctrl-C) cuts the
 //! scrape before the run short, and leaves the one after it [`STOPPED_SCRAPE_TIMEOUT`].
+//!
+//! `--server-metrics-every` scrapes every endpoint during the run too ([`every`]), leaving out
+//! the histograms' `_bucket` series, which reduce reads from the scrapes around the run only.
 //!
 //! The run's API key and `-H` headers go only to the host the requests go to: metrics read
 //! elsewhere (another port, a sidecar) get none, so a key never leaks to a host it was not
@@ -23,7 +28,12 @@ use hyper::header::HeaderMap;
 use hyper::Uri;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use tokenpipe_format::{parse_exposition, Record, ScrapePhase, ServerMetrics, ENGINE_PREFIXES};
+use tokenpipe_format::{
+    parse_exposition, Record, ScrapePhase, ServerMetrics, ENGINE_PREFIXES, EXPORTER_PREFIXES,
+    MAX_SCRAPE_SAMPLES,
+};
+
+pub mod every;
 
 /// The longest a scrape may take.
 pub const SCRAPE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -34,7 +44,8 @@ pub const MAX_METRICS_BYTES: usize = 16 << 20;
 
 /// The metrics URL: `given` if not empty, else the base URL without its `/v1`, then `/metrics`
 /// (where vLLM serves it).
-pub fn metrics_uri(base_url: &str, given: &str) -> Result<Uri, Error> {
+/// `flag` names the endpoint in errors.
+fn endpoint_uri(base_url: &str, given: &str, flag: &'static str) -> Result<Uri, Error> {
     let text = if given.is_empty() {
         let base = base_url.trim_end_matches('/');
         let base = base.strip_suffix("/v1").unwrap_or(base);
@@ -44,11 +55,11 @@ pub fn metrics_uri(base_url: &str, given: &str) -> Result<Uri, Error> {
     };
     if !(text.starts_with("http://") || text.starts_with("https://")) {
         return Err(Error::Flag(format!(
-            "--server-metrics {text}: expected an http:// or https:// URL"
+            "{flag} {text}: expected an http:// or https:// URL"
         )));
     }
     text.parse::<Uri>().map_err(|source| Error::Url {
-        flag: "--server-metrics",
+        flag,
         value: text,
         source,
     })
@@ -62,6 +73,12 @@ pub struct Scraper {
     headers: HeaderMap,
     /// An HTTP/1.1 client of its own, for another host when the run speaks HTTP/2.
     own_client: Option<HttpClient>,
+    /// The flag that named the endpoint, for its warnings.
+    flag: &'static str,
+    /// Whether the exporters' samples are kept too (`--scrape`).
+    exporters: bool,
+    /// Whether a scrape during the run has failed already: one warning is enough.
+    warned_during: std::sync::atomic::AtomicBool,
 }
 
 impl Scraper {
@@ -73,13 +90,39 @@ impl Scraper {
         run_headers: &HeaderMap,
         transport: &Transport,
     ) -> Result<Self, Error> {
+        Self::build(base_url, given, run_headers, transport, "--server-metrics")
+    }
+
+    /// The scraper of a `--scrape URL` endpoint: as [`Scraper::new`], keeping the exporters'
+    /// samples too.
+    pub fn other(
+        base_url: &str,
+        url: &str,
+        run_headers: &HeaderMap,
+        transport: &Transport,
+    ) -> Result<Self, Error> {
+        if url.is_empty() {
+            return Err(Error::Flag("--scrape needs a URL".into()));
+        }
+        let mut scraper = Self::build(base_url, url, run_headers, transport, "--scrape")?;
+        scraper.exporters = true;
+        Ok(scraper)
+    }
+
+    fn build(
+        base_url: &str,
+        given: &str,
+        run_headers: &HeaderMap,
+        transport: &Transport,
+        flag: &'static str,
+    ) -> Result<Self, Error> {
         // Credentials in either URL are taken out of it: the metrics URL's own become Basic
         // auth to its host, and the --url's go with the run's headers to the same host only.
         let base_url = crate::userinfo::split("--url", base_url)
             .map_err(Error::Flag)?
             .url;
-        let own = crate::userinfo::split("--server-metrics", given).map_err(Error::Flag)?;
-        let uri = metrics_uri(&base_url, &own.url)?;
+        let own = crate::userinfo::split(flag, given).map_err(Error::Flag)?;
+        let uri = endpoint_uri(&base_url, &own.url, flag)?;
         let same_host = base_url
             .parse::<Uri>()
             .is_ok_and(|base| base.scheme() == uri.scheme() && base.authority() == uri.authority());
@@ -103,6 +146,9 @@ impl Scraper {
             uri,
             headers,
             own_client,
+            flag,
+            exporters: false,
+            warned_during: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -122,19 +168,24 @@ impl Scraper {
         } else {
             SCRAPE_TIMEOUT
         };
-        let fetched = tokio::time::timeout(limit, fetch(client, &self.uri, &self.headers));
+        let keep = Keep {
+            exporters: self.exporters,
+            buckets: phase != ScrapePhase::During,
+        };
+        let fetched = tokio::time::timeout(limit, fetch(client, &self.uri, &self.headers, keep));
         let outcome = match phase {
             ScrapePhase::Before => tokio::select! {
                 outcome = fetched => outcome,
                 () = stop.stopped() => return None,
             },
-            ScrapePhase::After => fetched.await,
+            ScrapePhase::After | ScrapePhase::During => fetched.await,
         };
         let outcome =
             outcome.unwrap_or_else(|_| Err(format!("no answer within {} s", limit.as_secs_f64())));
         let which = match phase {
             ScrapePhase::Before => "before",
             ScrapePhase::After => "after",
+            ScrapePhase::During => "during",
         };
         match outcome {
             Ok(samples) => Some(Record::ServerMetrics(ServerMetrics {
@@ -144,20 +195,36 @@ impl Scraper {
                 samples,
             })),
             Err(problem) => {
-                let uri = &self.uri;
-                eprintln!(
-                    "fire: warning: --server-metrics: GET {uri} {which} the run: {problem}; no server_metrics record"
-                );
+                let (uri, flag) = (&self.uri, self.flag);
+                let again = phase == ScrapePhase::During
+                    && self
+                        .warned_during
+                        .swap(true, std::sync::atomic::Ordering::Relaxed);
+                if !again {
+                    eprintln!(
+                        "fire: warning: {flag}: GET {uri} {which} the run: {problem}; no server_metrics record"
+                    );
+                }
                 None
             }
         }
     }
 }
 
+/// Which samples a scrape keeps besides the engines'.
+#[derive(Debug, Clone, Copy)]
+struct Keep {
+    /// The exporters' too (`--scrape`).
+    exporters: bool,
+    /// Histogram buckets too (not during the run).
+    buckets: bool,
+}
+
 async fn fetch(
     client: &HttpClient,
     uri: &Uri,
     headers: &HeaderMap,
+    keep: Keep,
 ) -> Result<BTreeMap<String, f64>, String> {
     let mut req = hyper::Request::get(uri.clone())
         .body(http_body_util::Full::new(bytes::Bytes::new()))
@@ -182,7 +249,39 @@ async fn fetch(
             bytes.extend_from_slice(&data);
         }
     }
-    engine_samples(&String::from_utf8_lossy(&bytes))
+    let text = String::from_utf8_lossy(&bytes);
+    let mut samples = if keep.exporters {
+        kept_samples(&text)?
+    } else {
+        engine_samples(&text)?
+    };
+    if !keep.buckets {
+        samples.retain(|series, _| !tokenpipe_format::series_name(series).ends_with("_bucket"));
+    }
+    Ok(samples)
+}
+
+/// The samples of a `--scrape` endpoint: the engines' and the exporters', at most
+/// [`MAX_SCRAPE_SAMPLES`]; an error when it has none.
+fn kept_samples(text: &str) -> Result<BTreeMap<String, f64>, String> {
+    let mut samples = BTreeMap::new();
+    for prefix in ENGINE_PREFIXES.iter().chain(&EXPORTER_PREFIXES) {
+        for (series, value) in parse_exposition(text, prefix) {
+            if samples.len() >= MAX_SCRAPE_SAMPLES {
+                break;
+            }
+            samples.insert(series, value);
+        }
+    }
+    if samples.is_empty() {
+        let all: Vec<&str> = ENGINE_PREFIXES
+            .iter()
+            .chain(&EXPORTER_PREFIXES)
+            .copied()
+            .collect();
+        return Err(format!("no {} metrics on the page", all.join(", ")));
+    }
+    Ok(samples)
 }
 
 /// The samples of every engine the page has metrics of; an error when it has none.
@@ -207,7 +306,11 @@ mod tests {
 
     #[test]
     fn the_metrics_url_is_the_base_without_v1() {
-        let uri = |base: &str, given: &str| metrics_uri(base, given).unwrap().to_string();
+        let uri = |base: &str, given: &str| {
+            endpoint_uri(base, given, "--server-metrics")
+                .unwrap()
+                .to_string()
+        };
         assert_eq!(uri("http://h:8000/v1", ""), "http://h:8000/metrics");
         assert_eq!(uri("http://h:8000/v1/", ""), "http://h:8000/metrics");
         assert_eq!(uri("https://h/api", ""), "https://h/api/metrics");
@@ -215,12 +318,10 @@ mod tests {
             uri("http://h:8000/v1", "http://h:9000/metrics"),
             "http://h:9000/metrics"
         );
-        let bad = metrics_uri("http://h/v1", "h:9000/metrics").unwrap_err();
+        let bad = endpoint_uri("http://h/v1", "h:9000/metrics", "--server-metrics").unwrap_err();
         assert_eq!(bad.ending(), tokenpipe_cli::Ending::BadInput);
-        let bad = metrics_uri("http://h/v1", "http://exa mple/metrics").unwrap_err();
-        assert!(
-            tokenpipe_cli::message(&bad).starts_with("--server-metrics http://exa mple/metrics: ")
-        );
+        let bad = endpoint_uri("http://h/v1", "http://exa mple/metrics", "--scrape").unwrap_err();
+        assert!(tokenpipe_cli::message(&bad).starts_with("--scrape http://exa mple/metrics: "));
         assert_eq!(bad.ending(), tokenpipe_cli::Ending::BadInput);
     }
 
@@ -240,5 +341,30 @@ mod tests {
         assert_eq!(vllm["vllm:num_requests_running{engine=\"0\"}"], 2.0);
         let none = engine_samples("process_cpu_seconds_total 3\n").unwrap_err();
         assert_eq!(none, "no vllm: or llamacpp: metrics on the page");
+    }
+
+    #[test]
+    fn a_recorded_dcgm_exporter_page_keeps_its_gpu_series() {
+        let page = include_str!("../../../tests/fixtures/fire/dcgm-exporter.prom");
+        let samples = kept_samples(page).unwrap();
+        let power = tokenpipe_format::sum_series(&samples, "DCGM_FI_DEV_POWER_USAGE", |_| true);
+        assert_eq!(power, Some(71.304 + 69.852));
+        let energy = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION";
+        let gpu1 = samples
+            .iter()
+            .find(|(k, _)| k.starts_with(energy) && k.contains("gpu=\"1\""))
+            .unwrap();
+        assert_eq!(*gpu1.1, 51_733_998_455.0);
+        assert!(
+            gpu1.0.contains("modelName=\"NVIDIA H100 80GB HBM3\""),
+            "{}",
+            gpu1.0
+        );
+        assert!(!samples.keys().any(|k| k.starts_with("go_")), "{samples:?}");
+        assert!(kept_samples("go_goroutines 9\n").is_err());
+        let many: String = (0..MAX_SCRAPE_SAMPLES + 10)
+            .map(|i| format!("node_load1{{i=\"{i}\"}} 1\n"))
+            .collect();
+        assert_eq!(kept_samples(&many).unwrap().len(), MAX_SCRAPE_SAMPLES);
     }
 }

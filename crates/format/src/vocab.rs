@@ -849,6 +849,126 @@ pub const STALLS: Figure = Figure {
     get: |s| (s.output_stalls > 0).then(|| Value::from(s.output_stalls)),
 };
 
+// --- speculative decoding, the server's gauges and energy (docs/metrics.md) ---
+/// Draft tokens accepted over those proposed, from the server's counters.
+pub const SPEC_ACCEPTANCE_RATE: Figure = Figure {
+    member: "spec_acceptance_rate",
+    name: "spec_rate",
+    heading: "Draft acceptance rate",
+    row: None,
+    kind: ValueKind::Number,
+    better: Better::Higher,
+    vllm: None,
+    get: |s| s.spec_acceptance_rate.map(Value::from),
+};
+/// vLLM's mean acceptance length: the tokens a decode step emits.
+pub const SPEC_ACCEPTANCE_LENGTH: Figure = Figure {
+    member: "spec_acceptance_length",
+    name: "spec_length",
+    heading: "Mean acceptance length",
+    row: None,
+    kind: ValueKind::Number,
+    better: Better::Higher,
+    vllm: None,
+    get: |s| s.spec_acceptance_length.map(Value::from),
+};
+/// Output tokens per streamed event, when an event carried several.
+pub const TOKENS_PER_EVENT: Figure = Figure {
+    member: "tokens_per_event",
+    name: "tokens_per_event",
+    heading: "Tokens per event",
+    row: None,
+    kind: ValueKind::Number,
+    better: Better::Neither,
+    vllm: None,
+    get: |s| s.tokens_per_event.map(Value::from),
+};
+/// The server's KV-cache use over the measured span, mean of the scrapes.
+pub const KV_CACHE_MEAN: Figure = Figure {
+    member: "gauges.kv_cache_usage.mean",
+    name: "kv_cache_mean",
+    heading: "Mean KV-cache usage",
+    row: None,
+    kind: ValueKind::Number,
+    better: Better::Neither,
+    vllm: None,
+    get: |s| gauge(s, "kv_cache_usage", false),
+};
+/// The server's largest KV-cache use scraped over the measured span.
+pub const KV_CACHE_MAX: Figure = Figure {
+    member: "gauges.kv_cache_usage.max",
+    name: "kv_cache_max",
+    heading: "Peak KV-cache usage",
+    row: None,
+    kind: ValueKind::Number,
+    better: Better::Neither,
+    vllm: None,
+    get: |s| gauge(s, "kv_cache_usage", true),
+};
+/// Requests waiting in the server's queue, mean of the scrapes.
+pub const WAITING_MEAN: Figure = Figure {
+    member: "gauges.requests_waiting.mean",
+    name: "waiting_mean",
+    heading: "Mean requests waiting",
+    row: None,
+    kind: ValueKind::Number,
+    better: Better::Lower,
+    vllm: None,
+    get: |s| gauge(s, "requests_waiting", false),
+};
+/// The GPUs' utilisation, mean of the scrapes.
+pub const GPU_UTIL_MEAN: Figure = Figure {
+    member: "gauges.gpu_util_pct.mean",
+    name: "gpu_util",
+    heading: "Mean GPU utilisation [%]",
+    row: None,
+    kind: ValueKind::Number,
+    better: Better::Neither,
+    vllm: None,
+    get: |s| gauge(s, "gpu_util_pct", false),
+};
+/// The GPUs' mean power over the measured span.
+pub const POWER_W_MEAN: Figure = Figure {
+    member: "power_w_mean",
+    name: "power_w",
+    heading: "Mean GPU power [W]",
+    row: None,
+    kind: ValueKind::Number,
+    better: Better::Lower,
+    vllm: None,
+    get: |s| s.power_w_mean.map(Value::from),
+};
+/// Joules of the GPUs per output token.
+pub const ENERGY_PER_TOKEN: Figure = Figure {
+    member: "energy_j_per_output_token",
+    name: "j_per_token",
+    heading: "Energy per output token [J]",
+    row: None,
+    kind: ValueKind::Number,
+    better: Better::Lower,
+    vllm: None,
+    get: |s| s.energy_j_per_output_token.map(Value::from),
+};
+
+/// The server's figures `table` shows as rows when some run has them, in that order.
+pub const SERVER_FIGURES: &[Figure] = &[
+    SPEC_ACCEPTANCE_RATE,
+    SPEC_ACCEPTANCE_LENGTH,
+    TOKENS_PER_EVENT,
+    KV_CACHE_MEAN,
+    KV_CACHE_MAX,
+    WAITING_MEAN,
+    GPU_UTIL_MEAN,
+    POWER_W_MEAN,
+    ENERGY_PER_TOKEN,
+];
+
+/// The mean (or the largest, `max`) of the summary's gauge `name`.
+fn gauge(s: &Summary, name: &str, max: bool) -> Option<Value> {
+    let g = s.gauges.get(name)?;
+    Some(Value::from(if max { g.max } else { g.mean }))
+}
+
 /// Every run-wide figure with a short name, in the order `table --list-fields` lists them.
 pub const FIGURES: &[Figure] = &[
     REQUESTS_OK,
@@ -873,6 +993,15 @@ pub const FIGURES: &[Figure] = &[
     PEAK_CONCURRENCY,
     SERVER_TPS,
     STALLS,
+    SPEC_ACCEPTANCE_RATE,
+    SPEC_ACCEPTANCE_LENGTH,
+    TOKENS_PER_EVENT,
+    KV_CACHE_MEAN,
+    KV_CACHE_MAX,
+    WAITING_MEAN,
+    GPU_UTIL_MEAN,
+    POWER_W_MEAN,
+    ENERGY_PER_TOKEN,
 ];
 
 /// The figure a summary member holds.

@@ -68,6 +68,9 @@ fn extras(
     extras.push(Box::new(
         crate::aggregate::server_metrics::ServerMetricsAggregator::default(),
     ));
+    extras.push(Box::new(
+        crate::aggregate::telemetry::TelemetryAggregator::default(),
+    ));
     extras
 }
 

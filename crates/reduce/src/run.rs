@@ -112,7 +112,11 @@ pub fn fold_run<R: BufRead>(
                 agg.stall(&s)
             }
             Record::Client(c) => agg.client(&c),
-            Record::ServerMetrics(m) => agg.server_metrics(&m),
+            Record::ServerMetrics(mut m) => {
+                // On the plan's clock, as the events: the gauges and energy are windowed.
+                m.at_ns = shift(m.at_ns);
+                agg.server_metrics(&m)
+            }
             _ => {}
         }
         agg.drain(&mut ready);

@@ -37,6 +37,9 @@ pub struct GenerationRequest {
     pub stream: bool,
     /// `stream_options.include_usage`: send a usage chunk (with empty `choices`) before `[DONE]`.
     pub include_usage: bool,
+    /// `stream_options.continuous_usage_stats` (vLLM's): usage on every token chunk too, so a
+    /// client counts the tokens of a chunk that carries several (`--spec-decode`).
+    pub continuous_usage: bool,
     /// Prompt size as the server's [`PromptCount`] counts it (words of the text, or its tokens
     /// under `--tokenizer`; a chat request's template tokens included), or the number of token
     /// ids.
@@ -89,11 +92,18 @@ pub fn parse(kind: Kind, body: &[u8], count: &PromptCount) -> Result<GenerationR
     }
     .unwrap_or(DEFAULT_MAX_TOKENS);
     let stream = boolean(&obj, "stream")?.unwrap_or(false);
-    let include_usage = match field(&obj, "stream_options") {
-        None => false,
-        Some(Value::Object(opts)) => boolean(opts, "include_usage")
-            .map_err(|e| ApiError::new(format!("stream_options.{}", e.message)))?
-            .unwrap_or(false),
+    let (include_usage, continuous_usage) = match field(&obj, "stream_options") {
+        None => (false, false),
+        Some(Value::Object(opts)) => {
+            let flag = |name: &str| {
+                boolean(opts, name)
+                    .map_err(|e| ApiError::new(format!("stream_options.{}", e.message)))
+                    .map(|b| b.unwrap_or(false))
+            };
+            // As vLLM: continuous usage only with include_usage.
+            let include = flag("include_usage")?;
+            (include, include && flag("continuous_usage_stats")?)
+        }
         Some(_) => return Err(ApiError::new("'stream_options' must be an object")),
     };
     let fault =
@@ -103,6 +113,7 @@ pub fn parse(kind: Kind, body: &[u8], count: &PromptCount) -> Result<GenerationR
         max_tokens,
         stream,
         include_usage,
+        continuous_usage,
         prompt_tokens,
         fault,
     })
@@ -233,6 +244,7 @@ mod tests {
                 max_tokens: DEFAULT_MAX_TOKENS,
                 stream: false,
                 include_usage: false,
+                continuous_usage: false,
                 prompt_tokens: 4,
                 fault: Asked::default(),
             }
@@ -262,7 +274,7 @@ mod tests {
         assert_eq!(r.kind, Kind::Chat);
         assert_eq!(r.prompt_tokens, 5);
         assert_eq!(r.max_tokens, 7);
-        assert!(r.stream && r.include_usage);
+        assert!(r.stream && r.include_usage && !r.continuous_usage);
         let r = ok(
             Kind::Chat,
             r#"{"messages":[{"role":"user","content":"x"}],"max_tokens":3}"#,

@@ -8,6 +8,7 @@ use crate::engine::batching::curve::Curve;
 use crate::engine::profile::{self, EngineSettings, Overrides};
 use crate::error::Error;
 use crate::fault::select::{self, FaultFlag, FaultPlan};
+use crate::spec_decode::SpecDecode;
 use crate::transport::{TlsFiles, TransportOptions};
 use clap::Parser;
 use std::path::PathBuf;
@@ -134,6 +135,28 @@ pub(crate) struct Args {
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     pub prefix_cache: Option<bool>,
     // --- end engine ---
+    /// Speculative decoding: each decode step drafts K tokens, each accepted with probability
+    /// P until the first rejection, plus one token of the target model's
+    ///
+    /// So a step emits 1 to K+1 tokens in one SSE chunk (the first token, the prefill's, comes
+    /// alone), and the engine times steps: ITL per chunk stays the step time, per token it
+    /// shrinks. /metrics gains vLLM's counters vllm:spec_decode_num_drafts_total,
+    /// _num_draft_tokens_total, _num_accepted_tokens_total and
+    /// _num_accepted_tokens_per_pos_total{position="i"}. The draws are seeded by each request's
+    /// number, so the same requests accept the same drafts in every run. K is 1 to 64, P 0 to 1.
+    #[arg(long, value_name = "K:P", value_parser = SpecDecode::parse)]
+    pub spec_decode: Option<SpecDecode>,
+
+    /// Model N GPUs on /metrics in NVIDIA DCGM exporter's names (a simulation: no GPU is read)
+    ///
+    /// Per GPU (labels gpu, UUID, pci_bus_id, device, modelName, Hostname):
+    /// DCGM_FI_DEV_POWER_USAGE, 100 W plus 25 W per request in flight shared over the N GPUs;
+    /// DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, that power's exact integral in mJ since simserve
+    /// started; DCGM_FI_DEV_GPU_UTIL, 100 while a request is in flight, else 0.
+    #[arg(long, value_name = "N", default_value_t = 0,
+          value_parser = clap::value_parser!(u32).range(0..=i64::from(crate::dcgm::MAX_GPUS)))]
+    pub gpus: u32,
+
     /// The name of the one model served (listed by /v1/models, echoed in every answer).
     #[arg(long, default_value = "tokenpipe-sim")]
     pub model: String,
@@ -308,6 +331,8 @@ fn config(args: &Args) -> Result<Config, Error> {
     )?;
     config.engine = engine_settings(args)?;
     config.prompt_count = args.prompt.prompt_count()?;
+    config.spec_decode = args.spec_decode;
+    config.gpus = args.gpus;
     config.faults = FaultPlan::new(&args.fault, args.fault_seed, args.fault_after)?
         .with_retry_after(args.retry_after);
     config.access = crate::access::Access {
@@ -362,6 +387,12 @@ mod tests {
         assert_eq!(config.ttft, Duration::from_millis(50));
         assert_eq!(config.itl, Duration::from_millis(10));
         assert!(config.faults.is_empty());
+        assert_eq!(config.spec_decode, None);
+        assert_eq!(config.gpus, 0);
+        let args = Args::try_parse_from(["simserve", "--spec-decode", "4:0.5", "--gpus", "2"]);
+        let config = super::config(&args.unwrap()).unwrap();
+        assert_eq!(config.spec_decode, Some(SpecDecode { k: 4, p: 0.5 }));
+        assert_eq!(config.gpus, 2);
     }
 
     #[test]
@@ -443,6 +474,10 @@ mod tests {
             ["--port", "70000"],
             ["--headers-delay-ms", "-1"],
             ["--prefix-cache", "maybe"],
+            ["--spec-decode", "3"],
+            ["--spec-decode", "3:2"],
+            ["--gpus", "-1"],
+            ["--gpus", "5000"],
         ] {
             let args = ["simserve", bad[0], bad[1]];
             assert!(Args::try_parse_from(args).is_err(), "{args:?} accepted");

@@ -10,6 +10,7 @@ use crate::engine::profile::EngineSettings;
 use crate::error::{DelayError, Error};
 use crate::fault::select::FaultPlan;
 use crate::prompt_count::PromptCount;
+use crate::spec_decode::SpecDecode;
 use crate::transport::TransportOptions;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -39,6 +40,11 @@ pub struct Config {
     pub engine: EngineSettings,
     /// How prompt tokens are counted (`--tokenizer`, `--template-tokens`): words by default.
     pub prompt_count: PromptCount,
+    /// `--spec-decode K:P`: several tokens per decode step; none by default.
+    pub spec_decode: Option<SpecDecode>,
+    /// `--gpus N`: modelled DCGM power and energy series for N GPUs on `/metrics`; 0 (none) by
+    /// default.
+    pub gpus: u32,
 }
 
 impl Config {
@@ -53,6 +59,8 @@ impl Config {
             access: Access::default(),
             engine: EngineSettings::Fixed,
             prompt_count: PromptCount::default(),
+            spec_decode: None,
+            gpus: 0,
         })
     }
 }

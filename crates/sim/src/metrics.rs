@@ -170,6 +170,8 @@ pub struct Metrics {
     /// Tokens handed over, counted at each hand-off as vLLM counts them at each step.
     generation_tokens: AtomicU64,
     totals: Mutex<Totals>,
+    /// Requests in flight over time, for the modelled GPUs of `--gpus` ([`crate::dcgm`]).
+    pub(crate) occupancy: crate::dcgm::Occupancy,
 }
 
 impl Metrics {
@@ -188,7 +190,13 @@ impl Metrics {
                 prompt: Histogram::new(one_two_five(max_model_len)),
                 generation: Histogram::new(one_two_five(max_model_len)),
             }),
+            occupancy: crate::dcgm::Occupancy::default(),
         }
+    }
+
+    /// `model_name="…",engine="0"`: the labels every series of the server carries.
+    pub fn labels(&self) -> &str {
+        &self.labels
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Totals> {
@@ -365,7 +373,7 @@ fn histogram(out: &mut String, labels: &str, name: &str, help: &str, h: &Histogr
 }
 
 /// A label value escaped as the text format requires: `\`, `"` and newline.
-fn escape_label(value: &str) -> String {
+pub(crate) fn escape_label(value: &str) -> String {
     value
         .replace('\\', "\\\\")
         .replace('"', "\\\"")
@@ -397,6 +405,7 @@ impl Meter {
         prompt_tokens: u64,
     ) -> Self {
         metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+        metrics.occupancy.start(arrival_ns);
         Self {
             metrics,
             clock,
@@ -442,6 +451,8 @@ impl Meter {
         }
         self.metrics.commit(self, reason);
         self.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let now = self.clock.now_ns();
+        self.metrics.occupancy.end(self.arrival_ns, now);
     }
 }
 

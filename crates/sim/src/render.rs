@@ -197,6 +197,36 @@ impl Chunks {
         self.frame(&[open, word(k).as_bytes(), close])
     }
 
+    /// The event carrying tokens `k` to `k + n - 1` together (a speculative step's), their
+    /// words joined in one `content` or `text`; `n` = 1 is [`Chunks::token`].
+    pub fn tokens(&self, k: u64, n: u64, last: bool) -> Bytes {
+        if n <= 1 {
+            return self.token(k, last);
+        }
+        let text: String = (k..k + n).map(word).collect();
+        let (open, close) = match (self.kind, last) {
+            (Kind::Completions, false) => (COMPLETION_OPEN, COMPLETION_CLOSE),
+            (Kind::Completions, true) => (COMPLETION_OPEN, COMPLETION_CLOSE_LAST),
+            (Kind::Chat, false) => (CHAT_OPEN, CHAT_CLOSE),
+            (Kind::Chat, true) => (CHAT_OPEN, CHAT_CLOSE_LAST),
+        };
+        self.frame(&[open, text.as_bytes(), close])
+    }
+
+    /// [`Chunks::tokens`] with the usage so far (`completion` tokens) in the chunk, as vLLM
+    /// writes it under `stream_options.continuous_usage_stats`.
+    pub fn tokens_with_usage(&self, k: u64, n: u64, last: bool, prompt: u64) -> Bytes {
+        let frame = self.tokens(k, n, last);
+        // Every token chunk ends `}]}\n\n`: the usage goes after the choices.
+        let body = &frame[..frame.len() - 3];
+        let mut out = Vec::with_capacity(frame.len() + 96);
+        out.extend_from_slice(body);
+        out.push(b',');
+        write_usage(&mut out, prompt, k + n - 1);
+        out.extend_from_slice(b"}\n\n");
+        Bytes::from(out)
+    }
+
     /// The usage event, sent after the last token when `stream_options.include_usage` is set.
     pub fn usage(&self, prompt: u64, completion: u64) -> Bytes {
         let mut out = Vec::with_capacity(self.head.len() + 128);
@@ -247,6 +277,11 @@ mod tests {
         want["choices"][0]["text"] = json!(" quick");
         want["choices"][0]["finish_reason"] = json!("length");
         assert_eq!(event(&c.token(2, true)), want);
+        want["choices"][0]["text"] = json!(" brown fox jumps");
+        assert_eq!(event(&c.tokens(3, 3, true)), want);
+        assert_eq!(c.tokens(2, 1, true), c.token(2, true));
+        want["usage"] = json!({"prompt_tokens":7,"completion_tokens":5,"total_tokens":12});
+        assert_eq!(event(&c.tokens_with_usage(3, 3, true, 7)), want);
         let mut want = head;
         want["choices"] = json!([]);
         want["usage"] = json!({"prompt_tokens":3,"completion_tokens":4,"total_tokens":7});
@@ -282,6 +317,7 @@ mod tests {
                 max_tokens: 3,
                 stream: false,
                 include_usage: false,
+                continuous_usage: false,
                 prompt_tokens: 5,
                 fault: Asked::default(),
             };

@@ -14,6 +14,7 @@
 use crate::access::{self, Access};
 use crate::api::{self, GenerationRequest, Kind};
 use crate::config::Config;
+use crate::dcgm::Gpus;
 use crate::engine::{self, Admission, Departure, Engine};
 use crate::fault::select::FaultPlan;
 use crate::fault::{self, Fault, NotStream, Reset, WholeDivert};
@@ -21,6 +22,7 @@ use crate::metrics::{self, Meter, Metrics};
 use crate::prompt_count::PromptCount;
 use crate::render::{self, Renderer};
 use crate::request_log::RequestLog;
+use crate::spec_decode::{Drafter, SpecCounters, SpecDecode};
 use crate::stamps::{RequestStamps, StampLog};
 use crate::stream_body::StreamedAnswer;
 use crate::timetable::Timetable;
@@ -74,6 +76,10 @@ struct App {
     metrics: Arc<Metrics>,
     /// How prompt tokens are counted.
     prompt_count: PromptCount,
+    /// `--spec-decode`: its setting and the server's counters.
+    spec: Option<(SpecDecode, Arc<SpecCounters>)>,
+    /// `--gpus`: the modelled GPUs.
+    gpus: Option<Gpus>,
 }
 
 impl App {
@@ -84,6 +90,12 @@ impl App {
         let max_model_len = engine
             .max_model_len()
             .unwrap_or(metrics::DEFAULT_MAX_MODEL_LEN);
+        let metrics = Arc::new(Metrics::new(&config.model, max_model_len));
+        let spec = config.spec_decode.map(|spec| {
+            let counters = SpecCounters::new(metrics.labels().to_string(), spec.k);
+            (spec, Arc::new(counters))
+        });
+        let gpus = (config.gpus > 0).then(|| Gpus::new(config.gpus, timer.now_ns()));
         App {
             models: renderer.models(),
             renderer,
@@ -94,9 +106,19 @@ impl App {
             timer,
             next_id: AtomicU64::new(1),
             request_log: None,
-            metrics: Arc::new(Metrics::new(&config.model, max_model_len)),
+            metrics,
             prompt_count: config.prompt_count,
+            spec,
+            gpus,
         }
+    }
+}
+
+impl App {
+    /// The drafter of request number `id` under `--spec-decode`; none without it.
+    fn drafter(&self, id: u64) -> Option<Drafter> {
+        let (spec, counters) = self.spec.as_ref()?;
+        Some(Drafter::new(*spec, id, counters.clone()))
     }
 }
 
@@ -251,7 +273,14 @@ async fn handle<B: RequestBody>(
             full(StatusCode::OK, Bytes::new())
         }
         Route::Metrics if method == Method::GET || method == Method::HEAD => {
-            let text = app.metrics.render(app.engine.gauges(app.timer.now_ns()));
+            let now_ns = app.timer.now_ns();
+            let mut text = app.metrics.render(app.engine.gauges(now_ns));
+            if let Some((_, counters)) = &app.spec {
+                counters.render(&mut text);
+            }
+            if let Some(gpus) = &app.gpus {
+                gpus.render(&app.metrics.occupancy, now_ns, &mut text);
+            }
             let mut response = full(StatusCode::OK, Bytes::from(text));
             response.headers_mut().insert(
                 CONTENT_TYPE,
@@ -431,7 +460,8 @@ async fn answer<B: RequestBody>(
         return whole_answer(app, &parsed, timetable, stamps, id, created, fault).await;
     }
     let chunks = app.renderer.chunks(kind, id, created);
-    let body = StreamedAnswer::new(&parsed, chunks, timetable, stamps, fault);
+    let drafter = app.drafter(id);
+    let body = StreamedAnswer::new(&parsed, chunks, timetable, stamps, fault).with_drafter(drafter);
     let mut response = Response::new(Either::Right(body));
     response
         .headers_mut()
@@ -452,7 +482,12 @@ async fn whole_answer(
 ) -> Result<Response<ResponseBody>, Reset> {
     let Some(fault) = fault else {
         let body = app.renderer.full_response(parsed, id, created);
-        let due_ns = timetable.until(parsed.max_tokens).await;
+        // With --spec-decode the answer takes fewer steps than it has tokens.
+        let steps = match app.drafter(id) {
+            Some(mut drafter) => drafter.steps_for(parsed.max_tokens),
+            None => parsed.max_tokens,
+        };
+        let due_ns = timetable.until(steps).await;
         timetable.depart(Departure::Finished);
         // All tokens leave together, at the last one's deadline: first and last token stamps
         // are the same instant.

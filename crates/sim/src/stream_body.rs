@@ -22,6 +22,7 @@ use crate::api::{GenerationRequest, Kind};
 use crate::engine::Departure;
 use crate::fault::{Divert, Fault, Reset};
 use crate::render::{Chunks, DONE};
+use crate::spec_decode::Drafter;
 use crate::stamps::RequestStamps;
 use crate::timetable::Timetable;
 use bytes::Bytes;
@@ -61,9 +62,14 @@ pub struct StreamedAnswer {
     total: u64,
     prompt_tokens: u64,
     include_usage: bool,
+    continuous_usage: bool,
     stamps: RequestStamps,
     /// The fault still to come, if the request was chosen to fail mid-stream.
     fault: Option<Fault>,
+    /// `--spec-decode`: how many tokens each decode step emits; none, one token a step.
+    drafter: Option<Drafter>,
+    /// The next step to ask the timetable for (1-based): `next` without a drafter.
+    step: u64,
 }
 
 impl StreamedAnswer {
@@ -87,9 +93,19 @@ impl StreamedAnswer {
             total: req.max_tokens,
             prompt_tokens: req.prompt_tokens,
             include_usage: req.include_usage,
+            continuous_usage: req.continuous_usage,
             stamps,
             fault,
+            drafter: None,
+            step: 1,
         }
+    }
+
+    /// Emits several tokens per step as `drafter` draws them (`--spec-decode`); the timetable
+    /// then times steps.
+    pub fn with_drafter(mut self, drafter: Option<Drafter>) -> Self {
+        self.drafter = drafter;
+        self
     }
 
     /// What follows the last token: the usage chunk if asked, else `[DONE]`.
@@ -117,15 +133,34 @@ impl StreamedAnswer {
                 }
                 Phase::Tokens => {
                     let k = self.next;
-                    let due_ns = ready!(self.timetable.poll_due(cx, k));
+                    let due_ns = ready!(self.timetable.poll_due(cx, self.step));
                     if self.fault.is_some_and(|f| k > f.after) {
                         // Token k is due but the server "breaks" while generating it.
                         self.phase = Phase::Fault;
                         continue;
                     }
-                    let last = k >= self.total;
-                    let frame = self.chunks.token(k, last && !self.fault_ends_answer());
-                    self.next = k + 1;
+                    // The first token is the prefill's, alone; a draft step may emit more.
+                    let owed = self.total.saturating_sub(k) + 1;
+                    let n = match &mut self.drafter {
+                        Some(drafter) if k > 1 => {
+                            let owed = match self.fault {
+                                Some(f) if f.after >= k => owed.min(f.after - k + 1),
+                                _ => owed,
+                            };
+                            drafter.step(owed)
+                        }
+                        _ => 1,
+                    };
+                    let last = k + n > self.total;
+                    let finish = last && !self.fault_ends_answer();
+                    let frame = if self.continuous_usage {
+                        self.chunks
+                            .tokens_with_usage(k, n, finish, self.prompt_tokens)
+                    } else {
+                        self.chunks.tokens(k, n, finish)
+                    };
+                    self.next = k + n;
+                    self.step += 1;
                     if last {
                         self.phase = if self.fault.is_some() {
                             Phase::Fault
@@ -138,7 +173,7 @@ impl StreamedAnswer {
                     }
                     // Stamped as late as possible: the frame goes to hyper on return.
                     let timetable = &self.timetable;
-                    self.stamps.sent(1, || timetable.late_ns(due_ns));
+                    self.stamps.sent(n, || timetable.late_ns(due_ns));
                     if last && !self.fault_ends_answer() {
                         self.stamps.finished();
                     }

@@ -188,6 +188,14 @@ impl MetricTable {
                 Some(s.output_stalls as f64)
             });
         }
+        // The server's figures (speculative decoding, gauges, energy): each where some run
+        // has it.
+        for figure in vocab::SERVER_FIGURES {
+            let (name, member, kind, get) = figure_row(figure);
+            if summaries.iter().any(|s| get(s).is_some()) {
+                push(name, member, kind, &get);
+            }
+        }
         let all_labels = crate::labels::column_labels(report);
         Self {
             labels: runs.iter().map(|&i| all_labels[i].clone()).collect(),
@@ -269,6 +277,68 @@ mod tests {
         );
         assert_eq!(cells[3][1..], ["1", "0"]);
         assert_eq!(cells[4][1..], ["0", "2"]);
+    }
+
+    #[test]
+    fn the_server_s_figures_are_rows_only_where_a_run_has_them() {
+        let run = |spec: Option<f64>, power: Option<f64>| crate::RunReport {
+            header: None,
+            summary: Summary {
+                spec_acceptance_rate: spec,
+                spec_acceptance_length: spec.map(|r| 1.0 + 3.0 * r),
+                power_w_mean: power,
+                gauges: power
+                    .map(|_| {
+                        let g = tokenpipe_format::GaugeSummary {
+                            mean: 0.25,
+                            max: 0.5,
+                        };
+                        ("kv_cache_usage".to_string(), g)
+                    })
+                    .into_iter()
+                    .collect(),
+                ..Summary::default()
+            },
+            ..Default::default()
+        };
+        let names =
+            |t: &MetricTable| -> Vec<String> { t.rows.iter().map(|r| r.name.clone()).collect() };
+        let plain = MetricTable::from_report(&Report {
+            runs: vec![run(None, None)],
+            ..Default::default()
+        });
+        for figure in vocab::SERVER_FIGURES {
+            assert!(
+                !names(&plain).contains(&figure.heading.to_string()),
+                "{figure:?}"
+            );
+        }
+        let t = MetricTable::from_report(&Report {
+            runs: vec![run(Some(0.5), None), run(None, Some(210.0))],
+            ..Default::default()
+        });
+        let shown = names(&t);
+        let tail: Vec<&str> = shown
+            .iter()
+            .rev()
+            .take(5)
+            .rev()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            tail,
+            [
+                "Draft acceptance rate",
+                "Mean acceptance length",
+                "Mean KV-cache usage",
+                "Peak KV-cache usage",
+                "Mean GPU power [W]"
+            ]
+        );
+        let cells = t.to_grid().text_rows(crate::grid::SpreadMode::Cv);
+        let row = |name: &str| cells.iter().find(|r| r[0] == name).unwrap()[1..].to_vec();
+        assert_eq!(row("Mean acceptance length"), ["2.50", "-"]);
+        assert_eq!(row("Mean GPU power [W]"), ["-", "210.00"]);
     }
 
     #[test]

@@ -31,10 +31,11 @@ pub(super) struct Network {
     pub preconnected: u64,
     /// The model every request names (`--model`, or the server's first).
     pub model: Option<String>,
-    /// The `--server-metrics` scraper, kept for the scrape after the run.
-    pub scraper: Option<Scraper>,
-    /// The `server_metrics` record of the scrape before the run.
-    pub before: Option<Record>,
+    /// The `--server-metrics` scraper, then one per `--scrape` URL, kept for the scrapes
+    /// during and after the run.
+    pub scrapers: Vec<Scraper>,
+    /// The `server_metrics` records of the scrapes before the run.
+    pub before: Vec<Record>,
     /// What llama-benchy's prelude found, for a batch schedule.
     pub prelude: Option<Prelude>,
 }
@@ -66,24 +67,32 @@ impl Network {
             plan.schedule.policy.in_flight_limit(),
             plan.schedule.requests,
         );
-        let scraper = match &config.server_metrics {
-            Some(given) => Some(runtime.block_on(async {
-                Scraper::new(&config.url, given, &plan.models_headers, &config.transport)
-            })?),
-            None => None,
-        };
+        let scrapers = runtime.block_on(async {
+            let (url, headers, transport) = (&config.url, &plan.models_headers, &config.transport);
+            let mut scrapers = Vec::new();
+            if let Some(given) = &config.server_metrics {
+                scrapers.push(Scraper::new(url, given, headers, transport)?);
+            }
+            for other in &config.scrape {
+                scrapers.push(Scraper::other(url, other, headers, transport)?);
+            }
+            Ok::<_, Error>(scrapers)
+        })?;
         // Before the clock starts, so that it delays no request: its `at_ns` is 0.
-        let before = scraper.as_ref().and_then(|scraper| {
-            let phase = ScrapePhase::Before;
-            runtime.block_on(scraper.scrape(&client, phase, || 0, &plan.stop))
-        });
+        let before = scrapers
+            .iter()
+            .filter_map(|scraper| {
+                let phase = ScrapePhase::Before;
+                runtime.block_on(scraper.scrape(&client, phase, || 0, &plan.stop))
+            })
+            .collect();
         Ok(Self {
             runtime,
             network_cpu,
             client,
             preconnected,
             model,
-            scraper,
+            scrapers,
             before,
             prelude,
         })

@@ -10,6 +10,7 @@ use crate::dispatch::{self, Inbox};
 use crate::error::Error;
 use crate::exchange::Ctx;
 use crate::live::Snapshot;
+use crate::scrape::every::{scrape_every, Skipped};
 use crate::scrape::Scraper;
 use crate::selfcheck;
 use crate::stop::{Stop, StopReason};
@@ -26,14 +27,14 @@ pub(super) fn report(running: Running) -> Result<(), Error> {
         runtime,
         ctx,
         inbox,
-        scraper,
+        scrapers,
         dispatcher,
         progress,
         network_cpu,
     } = running;
     // With one thread, this one runs every request: its account starts with the send loop.
     let calling_thread = selfcheck::Span::now();
-    send_all(&runtime, &ctx, inbox, scraper.as_ref());
+    let skipped = send_all(&runtime, &ctx, inbox, scrapers, config.server_metrics_every);
     // Ending the runtime ends its workers, each adding its CPU time and lifetime.
     drop(runtime);
     if config.threads == 1 {
@@ -42,6 +43,14 @@ pub(super) fn report(running: Running) -> Result<(), Error> {
     let dispatched = dispatcher.join().map_err(|_| Error::DispatcherPanicked)?;
     if let Some(progress) = progress {
         progress.finish();
+    }
+    if let Some(warning) = config
+        .server_metrics_every
+        .and_then(|every| skipped.warning(every))
+    {
+        if ctx.stop.reason() != Some(StopReason::OutputClosed) {
+            eprintln!("fire: warning: {warning}");
+        }
     }
     let counts = ctx.live.snapshot();
     // A refused schedule is bad input, not a run: it gets no account of the client's pace.
@@ -69,9 +78,18 @@ pub(super) fn report(running: Running) -> Result<(), Error> {
 }
 
 /// Runs the send loop until every request has ended, writing out what the output holds every
-/// 200 ms meanwhile, then scrapes the server's metrics after the run (unless the reader of the
-/// output went away).
-fn send_all(runtime: &Runtime, ctx: &Arc<Ctx>, inbox: Inbox, scraper: Option<&Scraper>) {
+/// 200 ms meanwhile and scraping every endpoint every `every` (each in a task of its own, ended
+/// with the loop), then scrapes them after the run (unless the reader of the output went away).
+/// Answers the count of scrapes during the run that were let pass.
+fn send_all(
+    runtime: &Runtime,
+    ctx: &Arc<Ctx>,
+    inbox: Inbox,
+    scrapers: Vec<Scraper>,
+    every: Option<Duration>,
+) -> Arc<Skipped> {
+    let scrapers: Vec<Arc<Scraper>> = scrapers.into_iter().map(Arc::new).collect();
+    let skipped = Arc::new(Skipped::default());
     runtime.block_on(async {
         let ticker_sink = ctx.sink.clone();
         let ticker = tokio::spawn(async move {
@@ -81,18 +99,35 @@ fn send_all(runtime: &Runtime, ctx: &Arc<Ctx>, inbox: Inbox, scraper: Option<&Sc
                 ticker_sink.flush_now();
             }
         });
+        let during: Vec<_> = every
+            .iter()
+            .flat_map(|&every| scrapers.iter().map(move |s| (every, s.clone())))
+            .map(|(every, scraper)| {
+                let (ctx, skipped) = (ctx.clone(), skipped.clone());
+                tokio::spawn(async move {
+                    let now = || ctx.clock.now_ns();
+                    let write = |record: &Record| ctx.sink.record(record);
+                    let (client, stop) = (&ctx.client, &ctx.stop);
+                    scrape_every(&scraper, client, every, stop, now, write, &skipped).await;
+                })
+            })
+            .collect();
         dispatch::send_loop(ctx, inbox).await;
         ticker.abort();
-        if let (Some(scraper), false) =
-            (scraper, ctx.stop.reason() == Some(StopReason::OutputClosed))
-        {
-            let phase = ScrapePhase::After;
-            let now = || ctx.clock.now_ns();
-            if let Some(after) = scraper.scrape(&ctx.client, phase, now, &ctx.stop).await {
-                ctx.sink.record(&after);
+        for task in during {
+            task.abort();
+        }
+        if ctx.stop.reason() != Some(StopReason::OutputClosed) {
+            for scraper in &scrapers {
+                let phase = ScrapePhase::After;
+                let now = || ctx.clock.now_ns();
+                if let Some(after) = scraper.scrape(&ctx.client, phase, now, &ctx.stop).await {
+                    ctx.sink.record(&after);
+                }
             }
         }
     });
+    skipped
 }
 
 /// The end of the run on stderr: the counts (unless `--quiet`), then why the client did not

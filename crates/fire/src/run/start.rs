@@ -38,8 +38,9 @@ pub(super) struct Running {
     pub ctx: Arc<Ctx>,
     /// What the send loop hears from the dispatcher, and where it reports ends.
     pub inbox: Inbox,
-    /// The `--server-metrics` scraper, for the scrape after the run.
-    pub scraper: Option<Scraper>,
+    /// The `--server-metrics` and `--scrape` scrapers, for the scrapes during and after the
+    /// run.
+    pub scrapers: Vec<Scraper>,
     /// The dispatcher thread; it ends with the error of a malformed schedule line, if any.
     pub dispatcher: JoinHandle<Result<(), Error>>,
     /// The progress view, on a terminal.
@@ -110,7 +111,7 @@ pub(super) fn start(mut plan: Plan) -> Result<Running, Error> {
         runtime: network.runtime,
         ctx: Arc::new(ctx),
         inbox,
-        scraper: network.scraper,
+        scrapers: std::mem::take(&mut network.scrapers),
         dispatcher,
         progress,
         network_cpu: network.network_cpu,
@@ -157,7 +158,7 @@ impl Recorder {
             );
         }
         sink.record(&Record::Header(header));
-        if let Some(before) = &network.before {
+        for before in &network.before {
             sink.record(before);
         }
         Ok(Self {

@@ -41,4 +41,9 @@ pub struct Interval {
     /// a late send still counts in `in_flight`, and nothing else does.
     #[serde(default)]
     pub late_events: u64,
+    /// The server's gauges scraped during the slice (`fire --server-metrics-every`), by the
+    /// names of the summary's `gauges`: the mean of the slice's samples. Omitted without such
+    /// scrapes.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub gauges: std::collections::BTreeMap<String, f64>,
 }

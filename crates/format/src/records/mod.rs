@@ -27,10 +27,11 @@ pub use result::ResultRecord;
 pub use schedule::{Grouping, LoopMode, Phase, Request, Salt, Schedule, MAX_IN_FLIGHT};
 pub use server_metrics::{
     parse_exposition, series_name, sum_series, ScrapePhase, ServerMetrics, ENGINE_PREFIXES,
+    EXPORTER_PREFIXES, MAX_SCRAPE_SAMPLES,
 };
 pub use spread::AcrossRuns;
 pub use stamp::Stamp;
-pub use summary::{parse_stat_key, stat_key, MetricState, StatName, Summary};
+pub use summary::{parse_stat_key, stat_key, GaugeSummary, MetricState, StatName, Summary};
 pub use sweep::{
     Bracket, Knee, PointStatus, SloTerm, SloValue, Sweep, SweepEnd, SweepMode, SweepPoint,
 };

@@ -14,6 +14,9 @@ pub enum ScrapePhase {
     Before,
     /// After the last request ended (or when the run was interrupted).
     After,
+    /// While the run went on (`fire --server-metrics-every`), stamped on fire's clock; its
+    /// histogram buckets (`_bucket` series) are left out.
+    During,
 }
 
 /// One scrape of the server's metrics.
@@ -34,6 +37,17 @@ pub struct ServerMetrics {
 /// The metric-name prefixes of the engines whose metrics a scrape keeps: vLLM's (and simserve's)
 /// and llama.cpp's `llama-server --metrics`.
 pub const ENGINE_PREFIXES: [&str; 2] = ["vllm:", "llamacpp:"];
+
+/// The metric-name prefixes kept from the other endpoints of `fire --scrape`, besides the
+/// engines': NVIDIA's DCGM exporter (`DCGM_FI_…`: power, energy, utilisation) and the
+/// Prometheus node exporter's load and memory gauges (its per-CPU and per-device series are
+/// not kept).
+pub const EXPORTER_PREFIXES: [&str; 4] =
+    ["DCGM_", "node_load", "node_memory_Mem", "node_memory_Swap"];
+
+/// The most samples one scrape keeps: a page past it keeps its first ones (in page order), so
+/// that a scrape every second of a long run stays small.
+pub const MAX_SCRAPE_SAMPLES: usize = 4096;
 
 /// Reads the samples of a Prometheus text exposition whose metric names start with `prefix`,
 /// keyed as [`ServerMetrics::samples`]. Comments, blank lines, other metrics, non-finite values

@@ -184,6 +184,48 @@ pub struct Summary {
     /// `vllm:e2e_request_latency_seconds`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_e2el_mean_ms: Option<f64>,
+    // --- speculative decoding, live gauges and energy (docs/metrics.md) ---
+    /// Draft tokens the server accepted over those it proposed: the change of
+    /// `vllm:spec_decode_num_accepted_tokens_total` over that of `_num_draft_tokens_total`
+    /// between the scrapes around the run; omitted without speculative decoding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_acceptance_rate: Option<f64>,
+    /// vLLM's mean acceptance length: 1 + accepted tokens / drafts
+    /// (`_num_accepted_tokens_total` and `_num_drafts_total`), the tokens one decode step
+    /// emits on average.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_acceptance_length: Option<f64>,
+    /// Per draft position (0 first), the share of drafts whose token at that position was
+    /// accepted (`_num_accepted_tokens_per_pos_total{position}` over `_num_drafts_total`);
+    /// omitted when the server has no per-position counter.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spec_acceptance_per_position: Vec<f64>,
+    /// Output tokens per token-carrying streamed event of the successful requests; omitted
+    /// when every event carried one token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_per_event: Option<f64>,
+    /// The server's gauges sampled during the measured window (`fire
+    /// --server-metrics-every`, `--scrape`), by name (`kv_cache_usage`, `requests_running`,
+    /// `requests_waiting`, `prefix_cache_hit_rate`, `gpu_util_pct`, `power_w`): the mean and
+    /// the largest of the samples, summed over the series of one scrape (GPUs, engines).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub gauges: BTreeMap<String, GaugeSummary>,
+    /// Mean power of the GPUs over the measured window in W, all GPUs together: the change
+    /// of DCGM's `DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION` (mJ) over the time between the
+    /// scrapes around the window, else the time integral of `DCGM_FI_DEV_POWER_USAGE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_w_mean: Option<f64>,
+    /// Joules per output token: `power_w_mean` over `output_throughput_tokens_per_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_j_per_output_token: Option<f64>,
+    /// `power_w_mean` per GPU, keyed by its DCGM `gpu` label (`"0"`, `"1"`, …; prefixed with
+    /// the exporter's `host:port/` when several exporters were scraped).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub power_w_mean_per_gpu: BTreeMap<String, f64>,
+    /// `energy_j_per_output_token` per GPU, keyed as `power_w_mean_per_gpu`: that GPU's share
+    /// of the joules per output token.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub energy_j_per_output_token_per_gpu: BTreeMap<String, f64>,
     // --- runs: repeats and shards ---
     /// A group summary: the run ids of the repeated runs of one configuration it pools, in
     /// order. Omitted on the summary of a single run.
@@ -215,6 +257,15 @@ pub struct Summary {
     /// when empty.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub histograms: BTreeMap<String, MetricState>,
+}
+
+/// One gauge over a window: the mean and the largest of its samples.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct GaugeSummary {
+    /// The mean of the samples taken in the window.
+    pub mean: f64,
+    /// The largest of them.
+    pub max: f64,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -8,6 +8,7 @@ pub mod outcomes;
 mod reducer;
 pub mod server_metrics;
 mod summary;
+pub mod telemetry;
 pub mod timing;
 pub mod vllm;
 

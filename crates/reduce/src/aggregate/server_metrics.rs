@@ -16,6 +16,10 @@
 //! its token counts fill the same members where vLLM's are absent, and its latency means stay
 //! empty (docs/real-engines.md compares its decode time per token with the client's TPOT).
 
+mod spec;
+
+pub(crate) use spec::label;
+
 use super::{Aggregator, RunSpan};
 use crate::error::RequestError;
 use crate::request::RequestResult;
@@ -47,19 +51,23 @@ fn fold(kept: &mut Option<Samples>, scrape: &Samples, keep_min: bool) {
 }
 
 impl ServerMetricsAggregator {
-    /// The change of the summed series of `name` (filtered by `keep`), added over the servers;
-    /// `None` unless every server scraped both times has it and it did not go down there.
+    /// The change of the summed series of `name` (filtered by `keep`), added over the servers
+    /// that have it (an exporter of `fire --scrape` has no engine's series); `None` unless
+    /// one has it, every server that has it in one scrape has it in both, and it did not go
+    /// down there.
     fn delta(&self, name: &str, keep: impl Fn(&str) -> bool + Copy) -> Option<f64> {
-        let mut total = 0.0;
+        let mut total = None;
         for (before, after) in self.servers.values() {
-            let before = sum_series(before.as_ref()?, name, keep)?;
-            let after = sum_series(after.as_ref()?, name, keep)?;
-            if after < before {
-                return None;
-            }
-            total += after - before;
+            let before = sum_series(before.as_ref()?, name, keep);
+            let after = sum_series(after.as_ref()?, name, keep);
+            let (before, after) = match (before, after) {
+                (None, None) => continue,
+                (Some(before), Some(after)) if after >= before => (before, after),
+                _ => return None,
+            };
+            *total.get_or_insert(0.0) += after - before;
         }
-        (!self.servers.is_empty()).then_some(total)
+        total
     }
 
     /// The mean of the observations a histogram took between the scrapes, in ms: the first of
@@ -93,6 +101,8 @@ impl Aggregator for ServerMetricsAggregator {
         match scrape.phase {
             ScrapePhase::Before => fold(before, &scrape.samples, true),
             ScrapePhase::After => fold(after, &scrape.samples, false),
+            // The gauges of the scrapes during the run are `telemetry`'s.
+            ScrapePhase::During => {}
         }
     }
 
@@ -124,6 +134,7 @@ impl Aggregator for ServerMetricsAggregator {
             "vllm:time_per_output_token_seconds",
         ]);
         s.server_e2el_mean_ms = self.mean_ms(&["vllm:e2e_request_latency_seconds"]);
+        spec::fill(self, s);
     }
 }
 
@@ -262,6 +273,19 @@ mod tests {
             at(two, After, 55.0),
         ] {
             a.server_metrics(&scrape);
+        }
+        let mut s = Summary::default();
+        a.finish(&RunSpan::default(), &mut s, &mut vec![]);
+        assert_eq!(s.server_prompt_tokens, Some(250));
+        // An exporter with none of the engine's series leaves the engine's figures as they were.
+        let dcgm = "http://gpu:9400/metrics";
+        for phase in [Before, After] {
+            a.server_metrics(&ServerMetrics {
+                at_ns: 0,
+                phase,
+                url: dcgm.into(),
+                samples: [("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"}".to_string(), 70.0)].into(),
+            });
         }
         let mut s = Summary::default();
         a.finish(&RunSpan::default(), &mut s, &mut vec![]);

@@ -81,6 +81,38 @@ pub fn pooled_counts(runs: &[Summary], into: &mut Summary) {
     let cpu: Vec<f64> = runs.iter().filter_map(|s| s.client_cpu_s).collect();
     into.client_cpu_s = (!cpu.is_empty()).then(|| cpu.iter().sum());
     pooled_server_figures(runs, into);
+    pooled_live_figures(runs, into);
+}
+
+/// Speculative decoding, tokens per event, the gauges and the energy of the runs, when every
+/// run has them: averaged over the runs (a gauge's largest value is the largest of the runs').
+/// The per-GPU and per-position breakdowns are the runs' own and are not pooled.
+fn pooled_live_figures(runs: &[Summary], into: &mut Summary) {
+    let mean_f = |f: &dyn Fn(&Summary) -> Option<f64>| {
+        let values: Option<Vec<f64>> = runs.iter().map(f).collect();
+        let values = values?;
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    };
+    into.spec_acceptance_rate = mean_f(&|s| s.spec_acceptance_rate);
+    into.spec_acceptance_length = mean_f(&|s| s.spec_acceptance_length);
+    into.tokens_per_event = mean_f(&|s| s.tokens_per_event);
+    into.power_w_mean = mean_f(&|s| s.power_w_mean);
+    into.energy_j_per_output_token = mean_f(&|s| s.energy_j_per_output_token);
+    let names = runs
+        .first()
+        .map(|s| s.gauges.keys().cloned().collect::<Vec<_>>());
+    into.gauges = names
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|name| {
+            let mean = mean_f(&|s| s.gauges.get(&name).map(|g| g.mean))?;
+            let max = runs
+                .iter()
+                .filter_map(|s| s.gauges.get(&name).map(|g| g.max))
+                .fold(f64::MIN, f64::max);
+            Some((name, tokenpipe_format::GaugeSummary { mean, max }))
+        })
+        .collect();
 }
 
 /// The server's own figures of the runs, when every run has them: counts summed, means
@@ -148,5 +180,32 @@ mod tests {
         pooled_counts(&[run(100, 50.0), Summary::default()], &mut group);
         assert_eq!(group.server_prompt_tokens, None);
         assert_eq!(group.server_ttft_mean_ms, None);
+    }
+
+    #[test]
+    fn live_figures_pool_as_means_when_every_run_has_them() {
+        let run = |rate: f64, power: Option<f64>, kv: (f64, f64)| Summary {
+            spec_acceptance_rate: Some(rate),
+            power_w_mean: power,
+            gauges: [(
+                "kv_cache_usage".to_string(),
+                tokenpipe_format::GaugeSummary {
+                    mean: kv.0,
+                    max: kv.1,
+                },
+            )]
+            .into(),
+            ..Summary::default()
+        };
+        let mut group = Summary::default();
+        let runs = [
+            run(0.5, Some(200.0), (0.2, 0.4)),
+            run(0.7, None, (0.4, 0.9)),
+        ];
+        pooled_counts(&runs, &mut group);
+        assert_eq!(group.spec_acceptance_rate, Some(0.6));
+        assert_eq!(group.power_w_mean, None, "one run has no power");
+        let kv = group.gauges["kv_cache_usage"];
+        assert!((kv.mean - 0.3).abs() < 1e-12 && kv.max == 0.9, "{kv:?}");
     }
 }

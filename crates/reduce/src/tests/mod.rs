@@ -12,6 +12,7 @@ mod metrics;
 mod outcomes;
 mod runs;
 mod shards;
+mod telemetry;
 mod timing;
 mod vllm;
 

@@ -366,6 +366,7 @@ mod tests {
             max_tokens: 4,
             stream: false,
             include_usage: false,
+            continuous_usage: false,
             prompt_tokens: 2,
             fault: select::Asked::default(),
         };

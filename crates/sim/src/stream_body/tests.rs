@@ -18,6 +18,7 @@ fn request(kind: Kind, max_tokens: u64, include_usage: bool) -> GenerationReques
         max_tokens,
         stream: true,
         include_usage,
+        continuous_usage: false,
         prompt_tokens: 6,
         fault: Asked::default(),
     }

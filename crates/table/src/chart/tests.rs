@@ -179,6 +179,39 @@ fn a_timeline_puts_rates_mid_slice_and_in_flight_at_its_end() {
     assert_eq!(t[0].in_flight, [(1.0, 3.0), (1.5, 0.0)]);
     let svg = render_svg(&report, ChartKind::Timeline).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("Requests in flight"));
+    assert!(!svg.contains("KV-cache usage"), "no gauges, no gauge panel");
+}
+
+#[test]
+fn a_timeline_draws_a_panel_per_gauge_the_intervals_carry() {
+    let mut r = run("a", 1, 1.0, 1.0);
+    let slice = |start_s: f64, kv: f64, power: Option<f64>| {
+        let mut gauges = std::collections::BTreeMap::from([("kv_cache_usage".to_string(), kv)]);
+        if let Some(p) = power {
+            gauges.insert("power_w".to_string(), p);
+        }
+        Interval {
+            start_s,
+            end_s: start_s + 1.0,
+            output_tps: 10.0,
+            gauges,
+            ..Interval::default()
+        }
+    };
+    r.intervals = vec![slice(0.0, 0.25, None), slice(1.0, 0.5, Some(240.0))];
+    let report = Report {
+        runs: vec![r],
+        ..Default::default()
+    };
+    let t = timelines(&report);
+    assert_eq!(t[0].gauges["kv_cache_usage"], [(0.5, 0.25), (1.5, 0.5)]);
+    assert_eq!(t[0].gauges["power_w"], [(1.5, 240.0)]);
+    let svg = render_svg(&report, ChartKind::Timeline).unwrap();
+    assert!(
+        svg.contains("KV-cache usage") && svg.contains("GPU power"),
+        "{svg}"
+    );
+    assert!(svg.contains("height=\"1600\""), "four panels of 400");
 }
 
 #[test]

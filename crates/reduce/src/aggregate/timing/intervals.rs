@@ -6,12 +6,14 @@
 //! Memory: one entry per request in flight and one accumulator per slice not yet written; no
 //! event is kept.
 
+use crate::aggregate::telemetry::gauges;
 use crate::aggregate::{Aggregator, RunSpan};
 use crate::error::RequestError;
 use crate::request::RequestResult;
 use crate::stat::Stat;
+use std::collections::BTreeMap;
 use std::collections::VecDeque;
-use tokenpipe_format::{IntMap, Interval, Record, Sent, Summary, Token};
+use tokenpipe_format::{IntMap, Interval, Record, Sent, ServerMetrics, Summary, Token};
 
 /// How far past a slice's end the newest stamp must be before the slice is written.
 pub const GRACE_NS: u64 = 1_000_000_000;
@@ -42,6 +44,8 @@ struct Slice {
     ttft: Option<Stat>,
     itl: Option<Stat>,
     late_events: u64,
+    /// The server's gauges scraped in the slice: per name, the sum and count of the samples.
+    gauges: BTreeMap<&'static str, (f64, u32)>,
 }
 
 impl Slice {
@@ -53,6 +57,11 @@ impl Slice {
         self.ended_sent += other.ended_sent;
         self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
         self.late_events += other.late_events;
+        for (name, (sum, n)) in other.gauges {
+            let mine = self.gauges.entry(name).or_insert((0.0, 0));
+            mine.0 += sum;
+            mine.1 += n;
+        }
         for (mine, theirs) in [(&mut self.ttft, other.ttft), (&mut self.itl, other.itl)] {
             if let Some(theirs) = theirs {
                 mine.get_or_insert_with(Stat::new).merge(&theirs);
@@ -166,6 +175,11 @@ impl IntervalAggregator {
             itl_p50_ms: itl.as_ref().and_then(|m| m.p(50.0)),
             itl_p99_ms: itl.as_ref().and_then(|m| m.p(99.0)),
             late_events: slice.late_events,
+            gauges: slice
+                .gauges
+                .into_iter()
+                .map(|(name, (sum, n))| (name.to_string(), sum / f64::from(n)))
+                .collect(),
         }));
     }
 }
@@ -173,6 +187,28 @@ impl IntervalAggregator {
 impl Aggregator for IntervalAggregator {
     fn sees_whole_run(&self) -> bool {
         true
+    }
+
+    /// A scrape's gauges go to the slice it was taken in, unless that one was written already
+    /// (a scrape is not an event: it is neither late nor does it close a slice).
+    fn server_metrics(&mut self, scrape: &ServerMetrics) {
+        let index = scrape.at_ns / self.every_ns;
+        if self.out_of_reach(scrape.at_ns) || index < self.first_open {
+            return;
+        }
+        let values = gauges::values(&scrape.samples);
+        if values.is_empty() {
+            return;
+        }
+        let offset = (index - self.first_open) as usize;
+        if offset >= self.open.len() {
+            self.open.resize_with(offset + 1, Slice::default);
+        }
+        for (name, value) in values {
+            let entry = self.open[offset].gauges.entry(name).or_insert((0.0, 0));
+            entry.0 += value;
+            entry.1 += 1;
+        }
     }
 
     fn sent(&mut self, s: &Sent) {
