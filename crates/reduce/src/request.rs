@@ -324,6 +324,7 @@ mod tests {
             at_ns,
             tokens: 1,
             empty,
+            reasoning: false,
         }
     }
 
