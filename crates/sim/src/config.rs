@@ -39,6 +39,12 @@ pub struct Config {
     pub engine: EngineSettings,
     /// How prompt tokens are counted (`--tokenizer`, `--template-tokens`): words by default.
     pub prompt_count: PromptCount,
+    /// The reasoning share of chat answers (`--reasoning-share`); none by default.
+    pub reasoning: Option<crate::reasoning::Reasoning>,
+    /// Report `usage.prompt_tokens_details.cached_tokens` (`--prefix-cache on` given: vLLM
+    /// sends it only with `--enable-prompt-tokens-details`, so a default profile's cache stays
+    /// out of the usage).
+    pub cache_details: bool,
 }
 
 impl Config {
@@ -53,6 +59,8 @@ impl Config {
             access: Access::default(),
             engine: EngineSettings::Fixed,
             prompt_count: PromptCount::default(),
+            reasoning: None,
+            cache_details: false,
         })
     }
 }

@@ -74,12 +74,14 @@ struct App {
     metrics: Arc<Metrics>,
     /// How prompt tokens are counted.
     prompt_count: PromptCount,
+    /// Whether usage reports the prompt tokens the prefix cache held.
+    cache_details: bool,
 }
 
 impl App {
     /// What the connections of a server with `config` share, its tokens timed by `timer`.
     fn new(config: Config, stamps: Option<Arc<StampLog>>, timer: TokenTimer) -> Self {
-        let renderer = Renderer::new(&config.model);
+        let renderer = Renderer::new(&config.model).with_reasoning(config.reasoning);
         let engine = engine::from_settings(&config.engine, config.ttft, config.itl);
         let max_model_len = engine
             .max_model_len()
@@ -96,6 +98,7 @@ impl App {
             request_log: None,
             metrics: Arc::new(Metrics::new(&config.model, max_model_len)),
             prompt_count: config.prompt_count,
+            cache_details: config.cache_details,
         }
     }
 }
@@ -430,8 +433,9 @@ async fn answer<B: RequestBody>(
     if !parsed.stream {
         return whole_answer(app, &parsed, timetable, stamps, id, created, fault).await;
     }
-    let chunks = app.renderer.chunks(kind, id, created);
-    let body = StreamedAnswer::new(&parsed, chunks, timetable, stamps, fault);
+    let chunks = app.renderer.chunks(kind, id, created, parsed.max_tokens);
+    let body = StreamedAnswer::new(&parsed, chunks, timetable, stamps, fault)
+        .with_cache_details(app.cache_details);
     let mut response = Response::new(Either::Right(body));
     response
         .headers_mut()

@@ -64,6 +64,10 @@ pub struct StreamedAnswer {
     stamps: RequestStamps,
     /// The fault still to come, if the request was chosen to fail mid-stream.
     fault: Option<Fault>,
+    /// Whether the usage reports the prompt tokens the prefix cache held.
+    cache_details: bool,
+    /// Those tokens, read from the engine at the last token, before the request departs.
+    cached_tokens: Option<u64>,
 }
 
 impl StreamedAnswer {
@@ -89,7 +93,16 @@ impl StreamedAnswer {
             include_usage: req.include_usage,
             stamps,
             fault,
+            cache_details: false,
+            cached_tokens: None,
         }
+    }
+
+    /// Reports the prompt tokens the engine's prefix cache held in the usage chunk
+    /// (`usage.prompt_tokens_details.cached_tokens`), where the engine has a prefix cache.
+    pub fn with_cache_details(mut self, on: bool) -> Self {
+        self.cache_details = on;
+        self
     }
 
     /// What follows the last token: the usage chunk if asked, else `[DONE]`.
@@ -127,6 +140,9 @@ impl StreamedAnswer {
                     let frame = self.chunks.token(k, last && !self.fault_ends_answer());
                     self.next = k + 1;
                     if last {
+                        if self.cache_details {
+                            self.cached_tokens = self.timetable.cached_tokens();
+                        }
                         self.phase = if self.fault.is_some() {
                             Phase::Fault
                         } else {
@@ -148,7 +164,9 @@ impl StreamedAnswer {
                 Phase::Usage => {
                     self.phase = Phase::Done;
                     let sent = self.stamps.tokens();
-                    let usage = self.chunks.usage(self.prompt_tokens, sent);
+                    let usage = self
+                        .chunks
+                        .usage(self.prompt_tokens, sent, self.cached_tokens);
                     return Poll::Ready(Some(Ok(usage)));
                 }
                 Phase::Done => {
