@@ -24,6 +24,17 @@ const HEAD_ROWS: &[Figure] = &[
 /// when some run has one, never counted as failed.
 const RUN_ENDS: &[Figure] = &[vocab::CANCELLED, vocab::NOT_SENT, vocab::UNFINISHED];
 
+/// What the server did beyond the tokens: the answers' reasoning and the prefix cache's hits,
+/// rows shown only when some run has them (docs/metrics.md, "Reasoning and answer", "Cache
+/// hits").
+const SERVED_ROWS: &[Figure] = &[
+    vocab::REASONING_TOKENS,
+    vocab::ANSWER_TOKENS,
+    vocab::CACHED_PROMPT_TOKENS,
+    vocab::CACHE_HIT_RATIO,
+    vocab::SERVER_CACHE_HIT_RATIO,
+];
+
 /// Heading of the first column.
 pub const METRIC_HEADING: &str = "Metric";
 
@@ -164,6 +175,39 @@ impl MetricTable {
                     Kind::Value,
                     &|s| s.itl_jitter,
                 );
+            }
+        }
+        // Reasoning and answer apart, and the cache's hits: only where some run has them.
+        let ttfa = vocab::TTFA.name;
+        if summaries
+            .iter()
+            .any(|s| s.stat(ttfa, StatName::Mean).is_some())
+        {
+            let shown = vocab::TTFA.heading;
+            push(
+                format!("Mean {shown} (ms)"),
+                &stat_key(ttfa, StatName::Mean, "ms"),
+                Kind::Value,
+                &|s| s.stat(ttfa, StatName::Mean),
+            );
+            for &p in &percentiles {
+                let name = if p == 50.0 {
+                    format!("Median {shown} (ms)")
+                } else {
+                    format!("P{p} {shown} (ms)")
+                };
+                push(
+                    name,
+                    &stat_key(ttfa, StatName::Percentile(p), "ms"),
+                    Kind::Value,
+                    &|s| s.stat(ttfa, StatName::Percentile(p)),
+                );
+            }
+        }
+        for figure in SERVED_ROWS {
+            let (name, member, kind, get) = figure_row(figure);
+            if summaries.iter().any(|s| get(s).is_some()) {
+                push(name, member, kind, &get);
             }
         }
         // The client's own lag at the highest percentile shown (p99 by default).
@@ -327,5 +371,55 @@ mod tests {
         let row = t.rows.iter().find(|r| r.name == "P99.9 TTFT (ms)").unwrap();
         assert_eq!(row.cells, [Cell::Num(Num::value(7.5))]);
         assert!(!t.rows.iter().any(|r| r.name == "P90 TTFT (ms)"));
+    }
+
+    #[test]
+    fn reasoning_and_cache_rows_appear_only_when_a_run_has_them() {
+        let run = |id: &str, thinking: bool| {
+            let mut summary = Summary {
+                run_id: id.into(),
+                ..Summary::default()
+            };
+            if thinking {
+                summary.set_stat("ttfa", StatName::Mean, Some(80.0));
+                summary.set_stat("ttfa", StatName::Percentile(99.0), Some(90.0));
+                summary.reasoning_tokens = Some(25);
+                summary.cache_hit_ratio = Some(0.75);
+            }
+            crate::RunReport {
+                header: None,
+                summary,
+                ..Default::default()
+            }
+        };
+        let plain = MetricTable::from_report(&Report {
+            runs: vec![run("a", false)],
+            ..Default::default()
+        });
+        let names =
+            |t: &MetricTable| -> Vec<String> { t.rows.iter().map(|r| r.name.clone()).collect() };
+        for name in names(&plain) {
+            assert!(
+                !name.contains("TTFA") && !name.contains("Reasoning") && !name.contains("Cache"),
+                "{name}"
+            );
+        }
+        let t = MetricTable::from_report(&Report {
+            runs: vec![run("a", false), run("b", true)],
+            ..Default::default()
+        });
+        let cells = t.to_grid().text_rows(crate::grid::SpreadMode::Cv);
+        let row = |name: &str| {
+            cells
+                .iter()
+                .find(|r| r[0] == name)
+                .unwrap_or_else(|| panic!("no {name}: {:?}", names(&t)))[1..]
+                .to_vec()
+        };
+        assert_eq!(row("Mean TTFA (ms)"), ["-", "80.00"]);
+        assert_eq!(row("P99 TTFA (ms)"), ["-", "90.00"]);
+        assert_eq!(row("Reasoning tokens"), ["-", "25"]);
+        assert_eq!(row("Cache hit ratio"), ["-", "0.75"]);
+        assert!(!names(&t).iter().any(|n| n == "Answer tokens"));
     }
 }
