@@ -12,6 +12,10 @@ fn reasoning(id: u64, at_ns: u64) -> String {
 fn reduce(lines: &[String], per_request: bool) -> (Vec<Record>, Summary) {
     let mut opts = SummaryOptions::default();
     opts.outcomes.per_request = per_request;
+    reduce_with(lines, opts)
+}
+
+fn reduce_with(lines: &[String], opts: SummaryOptions) -> (Vec<Record>, Summary) {
     let mut agg = RunReducer::new(outcomes::aggregators(&opts));
     let mut written = Vec::new();
     let mut emit = |r: Record| -> std::io::Result<()> {
@@ -122,4 +126,18 @@ fn per_request_records_carry_them_only_where_they_exist() {
         let json = serde_json::to_string(&r).unwrap();
         assert!(!json.contains("ttfa") && !json.contains("cache"), "{json}");
     }
+}
+
+#[test]
+fn an_slo_on_the_first_answer_token() {
+    use crate::aggregate::outcomes::slo::{SloBound, SloMetric};
+    let mut opts = SummaryOptions::default();
+    opts.outcomes.slo = vec![SloBound {
+        metric: SloMetric::Ttfa,
+        bound_ns: 60e6,
+    }];
+    // Request 1's answer starts at 80 ms: not good; request 2's at 30 ms.
+    let (_, s) = reduce_with(&thinking(), opts);
+    assert_eq!(s.good_requests, Some(1));
+    assert_eq!(s.slo.get("ttfa"), Some(&60.0));
 }
