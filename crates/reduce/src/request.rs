@@ -176,7 +176,8 @@ pub struct RequestResult {
     pub first_reasoning_ns: Option<u64>,
     /// When its first answer event (content that was not reasoning) arrived.
     pub first_answer_ns: Option<u64>,
-    /// The gaps between its answer events after reasoning began; `None` without reasoning.
+    /// The gaps between its consecutive answer events with no reasoning between them; `None`
+    /// without reasoning (every gap is the answer's then).
     pub answer_gaps: Option<SparseStat>,
     /// Output tokens spent reasoning: the `done`'s, else the sum of its reasoning events';
     /// `None` without reasoning.
@@ -367,8 +368,8 @@ impl RequestResult {
         Some(span as f64 / (n - 1) as f64)
     }
 
-    /// The gaps between the answer's events: after reasoning began when there was some, else
-    /// every gap.
+    /// The gaps between the answer's events: those with no reasoning between them when there
+    /// was some, else every gap.
     pub fn answer_gaps(&self) -> &SparseStat {
         self.answer_gaps.as_ref().unwrap_or(&self.gaps)
     }

@@ -22,14 +22,13 @@ impl ReasoningTimes {
             self.first_reasoning_ns.get_or_insert(t.at_ns);
             self.reasoning_tokens = self.reasoning_tokens.saturating_add(u64::from(t.tokens));
             self.answer_gaps.get_or_insert_with(SparseStat::default);
+            // A gap across reasoning is not the answer's.
+            self.last_answer_ns = None;
             return;
         }
         self.first_answer_ns.get_or_insert(t.at_ns);
         if let Some(gaps) = &mut self.answer_gaps {
-            if let Some(prev) = self
-                .last_answer_ns
-                .filter(|_| self.first_reasoning_ns.is_some())
-            {
+            if let Some(prev) = self.last_answer_ns {
                 gaps.push_ns(t.at_ns.saturating_sub(prev));
             }
         }

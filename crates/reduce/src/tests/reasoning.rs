@@ -129,6 +129,26 @@ fn per_request_records_carry_them_only_where_they_exist() {
 }
 
 #[test]
+fn a_gap_across_reasoning_is_not_the_answer_s() {
+    // Answer at 10, reasoning at 20 and 30, answer at 40 and 45: one answer gap, 5 ms.
+    let lines = vec![
+        sent(1, 0, 0),
+        token(1, 10 * MS, 1),
+        reasoning(1, 20 * MS),
+        reasoning(1, 30 * MS),
+        token(1, 40 * MS, 1),
+        token(1, 45 * MS, 1),
+        done(1, 45 * MS, true, r#","completion_tokens":5"#),
+    ];
+    let (_, s) = reduce(&lines, false);
+    assert_eq!(s.samples["answer_itl"], 1);
+    assert_eq!(s.stat("answer_itl", StatName::Max), Some(5.0));
+    // The first answer token is the first one, whatever came after it.
+    assert_eq!(s.stat("ttfa", StatName::Max), Some(10.0));
+    assert_eq!((s.reasoning_tokens, s.answer_tokens), (Some(2), Some(3)));
+}
+
+#[test]
 fn an_slo_on_the_first_answer_token() {
     use crate::aggregate::outcomes::slo::{SloBound, SloMetric};
     let mut opts = SummaryOptions::default();

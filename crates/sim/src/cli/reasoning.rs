@@ -47,3 +47,56 @@ fn parse_member(s: &str) -> Result<ReasoningMember, String> {
     .find(|m| m.name() == s.trim())
     .ok_or_else(|| format!("expected reasoning_content or reasoning, got `{s}`"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::Args;
+    use crate::reasoning::{Reasoning, ReasoningMember};
+    use clap::Parser;
+
+    fn reasoning(argv: &[&str]) -> Result<Option<Reasoning>, clap::Error> {
+        Args::try_parse_from(argv).map(|a| a.reasoning.reasoning())
+    }
+
+    #[test]
+    fn share_and_member_from_the_command_line() {
+        assert_eq!(reasoning(&["simserve"]).unwrap(), None);
+        assert_eq!(
+            reasoning(&["simserve", "--reasoning-share", "0"]).unwrap(),
+            None
+        );
+        let r = reasoning(&["simserve", "--reasoning-share", "0.25"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (r.share, r.member),
+            (0.25, ReasoningMember::ReasoningContent)
+        );
+        let argv = [
+            "simserve",
+            "--reasoning-share",
+            "1",
+            "--reasoning-member",
+            "reasoning",
+        ];
+        assert_eq!(
+            reasoning(&argv).unwrap().unwrap().member,
+            ReasoningMember::Reasoning
+        );
+        for bad in [
+            &["simserve", "--reasoning-share", "1.5"][..],
+            &["simserve", "--reasoning-share", "x"],
+            &[
+                "simserve",
+                "--reasoning-share",
+                "0.5",
+                "--reasoning-member",
+                "thinking",
+            ],
+            &["simserve", "--reasoning-member", "reasoning"],
+        ] {
+            let e = reasoning(bad).unwrap_err().to_string();
+            assert!(e.contains("reasoning"), "{bad:?}: {e}");
+        }
+    }
+}
