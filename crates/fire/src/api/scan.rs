@@ -634,10 +634,12 @@ pub(super) mod tests {
         r#"{"usage":{"completion_tokens_details":{"reasoning_tokens":1.5}}}"#,
         r#"{"usage":{"completion_tokens_details":{},"completion_tokens_details":{}}}"#,
         r#"{"choices":[{"delta":{"reasoning":"r"}}]}"#,
+        // llama-server's (llama.cpp of llama-cpp-python 0.3.36) usage chunk for a repeated prompt.
+        r#"{"choices":[],"created":1795813829,"id":"chatcmpl-qjNeAkZjbAUhCJunS18tKnqM0D4T0oGq","model":"tiny","system_fingerprint":"b1-0c1e570","object":"chat.completion.chunk","usage":{"completion_tokens":3,"prompt_tokens":35,"total_tokens":38,"prompt_tokens_details":{"cached_tokens":34}},"timings":{"cache_n":34,"prompt_n":1,"prompt_ms":0.566,"prompt_per_token_ms":0.566,"prompt_per_second":1766.78445229682,"predicted_n":3,"predicted_ms":0.642,"predicted_per_token_ms":0.321,"predicted_per_second":3115.264797507788}}"#,
     ];
 
     /// The chunks at the corpus' end that exercise the usage details.
-    const USAGE_DETAILS: usize = 9;
+    const USAGE_DETAILS: usize = 10;
 
     pub(in crate::api) fn same(a: &ChunkInfo, b: &ChunkInfo) -> bool {
         a.agrees_with(b)
@@ -793,6 +795,11 @@ pub(super) mod tests {
         }
         let r = scan(CORPUS[n + 8].as_bytes()).unwrap();
         assert!(r.is_reasoning());
+        let llama = scan(CORPUS[n + 9].as_bytes()).unwrap();
+        assert_eq!(
+            (llama.prompt_tokens, llama.cached_tokens),
+            (Some(35), Some(34))
+        );
         let a = scan(br#"{"choices":[{"delta":{"content":"a","reasoning":"r"}}]}"#).unwrap();
         assert!(a.has_content && !a.is_reasoning());
     }
