@@ -129,6 +129,7 @@ fn run(frames: &[Vec<u8>], work: Work, budget: Duration) -> ((u64, u64, f64), u6
                             at_ns,
                             tokens: 1,
                             empty: false,
+                            reasoning: false,
                         },
                     );
                 }
@@ -153,6 +154,7 @@ fn token_cost(budget: Duration) -> (f64, f64) {
         at_ns: 1_000_000_000 + i * 10_000,
         tokens: 1,
         empty: false,
+        reasoning: false,
     };
     let mut buf = Vec::with_capacity(128 << 10);
     let (mut n, started) = (0u64, Instant::now());

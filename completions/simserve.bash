@@ -23,7 +23,7 @@ _simserve() {
 
     case "${cmd}" in
         simserve)
-            opts="-h -V --host --port --ttft-ms --itl-ms --profile --max-num-seqs --max-num-batched-tokens --kv-cache-tokens --decode-step-ms --prefill-tps --prefix-cache --spec-decode --gpus --model --stamps --token-stamps --log-requests --fault --fault-seed --fault-after --retry-after --api-key --headers-delay-ms --tls-cert --tls-key --log-connections --tokenizer --template-tokens --workers --generate --help --version"
+            opts="-h -V --host --port --ttft-ms --itl-ms --profile --max-num-seqs --max-num-batched-tokens --kv-cache-tokens --decode-step-ms --prefill-tps --prefix-cache --spec-decode --gpus --model --stamps --token-stamps --log-requests --fault --fault-seed --fault-after --retry-after --api-key --headers-delay-ms --tls-cert --tls-key --log-connections --tokenizer --template-tokens --reasoning-share --reasoning-member --workers --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -134,6 +134,14 @@ _simserve() {
                     return 0
                     ;;
                 --template-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reasoning-share)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reasoning-member)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -8,7 +8,7 @@ complete -c simserve -l max-num-batched-tokens -d 'Tokens one step may process, 
 complete -c simserve -l kv-cache-tokens -d 'KV-cache capacity in tokens; also the longest prompt + completion served [default: the profile\'s]' -r
 complete -c simserve -l decode-step-ms -d 'Time of a step by sequences in it, in ms: `A+B` (A + B·batch, e.g. `8+0.5`) or points BATCH:MS (`1:17.5,8:53.1,64:141.4`) [default: the profile\'s]' -r
 complete -c simserve -l prefill-tps -d 'Prefill tokens per second: a number, or points TOKENS_IN_STEP:TPS (`1024:3500,8192:7100`) [default: the profile\'s]' -r
-complete -c simserve -l prefix-cache -d 'Prompts that share leading 16-token blocks with recent ones skip their prefill (vLLM\'s automatic prefix caching) [default: on]' -r
+complete -c simserve -l prefix-cache -d 'Prompts that share leading 16-token blocks with recent ones skip their prefill (vLLM\'s automatic prefix caching) [default: on]. /metrics counts its lookups and hits (`vllm:prefix_cache_queries_total`, `vllm:prefix_cache_hits_total`, in prompt tokens); given as `on`, each stream\'s usage also says `prompt_tokens_details.cached_tokens`, as vLLM does with --enable-prompt-tokens-details' -r
 complete -c simserve -l spec-decode -d 'Speculative decoding: each decode step drafts K tokens, each accepted with probability P until the first rejection, plus one token of the target model\'s' -r
 complete -c simserve -l gpus -d 'Model N GPUs on /metrics in NVIDIA DCGM exporter\'s names (a simulation: no GPU is read)' -r
 complete -c simserve -l model -d 'The name of the one model served (listed by /v1/models, echoed in every answer)' -r
@@ -25,6 +25,8 @@ complete -c simserve -l tls-cert -d 'Serve https with this certificate chain (PE
 complete -c simserve -l tls-key -d 'The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1)' -r -F
 complete -c simserve -l tokenizer -d 'Count prompt tokens with this Hugging Face tokenizer.json, as an engine serving its model would [default: whitespace-separated words]' -r -F
 complete -c simserve -l template-tokens -d 'Tokens added to every chat request\'s prompt count, as a chat template would add (role markers, BOS, the generation prompt): a fixed count, whether words or --tokenizer count' -r
+complete -c simserve -l reasoning-share -d 'Stream this share of each chat answer\'s tokens as reasoning first, from 0 to 1, as a thinking model (gpt-oss, DeepSeek-R1, Qwen3) does [default: none]' -r
+complete -c simserve -l reasoning-member -d 'The delta member reasoning is sent in: reasoning_content (vLLM\'s reasoning parsers, llama.cpp\'s --reasoning-format deepseek) or reasoning (vLLM 0.10 on, llama.cpp\'s newer builds) [default: reasoning_content]' -r
 complete -c simserve -l workers -d 'Tokio worker threads' -r
 complete -c simserve -l generate -r -f -a "man\t'A roff man page for section 1'
 complete-bash\t'A bash completion script'

@@ -25,7 +25,12 @@
 # - "User [tok/s]": n / E2EL per request (TTFT included: what a user waits for the whole
 #   answer), and "gen": n / (E2EL − TTFT) (the streaming speed once tokens flow);
 # - TTFT and TPOT medians and p99, and jitter = ITL p99 / p50 (about 1: steady streaming; above
-#   3: visible pauses).
+#   3: visible pauses);
+# - "Cache hit ratio": the share of prompt tokens the server's prefix cache served, from each
+#   answer's usage (`prompt_tokens_details.cached_tokens`: vLLM with
+#   --enable-prompt-tokens-details, llama.cpp, SGLang); A1 high, B1 zero. "-" where the server
+#   does not say; with FIRE_ARGS=--server-metrics the summaries also hold the server's own
+#   ratio from its counters (server_prefix_cache_hit_ratio).
 # The SVG charts (load-SCENARIO.svg, one per scenario, and load.svg with every scenario) put
 # throughput and latency against concurrency. Then whether each run is comparable (reduce's
 # verdict). A run that fails is left out, and the next one runs. Raw events:
@@ -52,7 +57,7 @@ finish() {
     return 0
   fi
   local columns=label,concurrency,ok,output_tps,server_tps_from_users,user_tps.mean
-  columns+=,user_gen_tps.mean,ttft.p50,ttft.p99,tpot.p50,tpot.p99,jitter
+  columns+=,user_gen_tps.mean,ttft.p50,ttft.p99,tpot.p50,tpot.p99,jitter,cache_hit_ratio
   show closed-loop.md --layout long --format markdown --spread none --sort label,concurrency \
     --columns "$columns" "${summaries[@]}"
   "$TABLE" --layout long --format csv --columns "$columns" "${summaries[@]}" >"$OUT/closed-loop.csv"

@@ -44,6 +44,7 @@ mod pipeline;
 mod real_llama;
 mod real_llama_cpp_python;
 mod real_vllm;
+mod reasoning_cache;
 mod recipes;
 mod recipes_matrix;
 mod reduce_outcomes;

@@ -294,3 +294,52 @@ fn chat_role_chunk_is_not_a_token() {
     );
     assert_eq!(usage["usage"]["completion_tokens"], 40);
 }
+
+/// What llama-server says of its slot cache: every usage carries
+/// `prompt_tokens_details.cached_tokens`, a repeated prompt is served from the cache but its
+/// last token, and reduce's usage figures agree with the server's own counters.
+#[test]
+#[ignore = "needs a real llama-server: make test-real-llama"]
+fn cached_tokens_of_a_repeated_prompt_agree_with_the_servers_counters() {
+    let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    let real = Real::from_env("TOKENPIPE_LLAMA_URL", "test-real-llama");
+    let run = pipe(
+        &real,
+        "llama-server",
+        &[
+            "--concurrency",
+            "1",
+            "-n",
+            "3",
+            "--same-prompt",
+            "--input-tokens",
+            "40",
+            "--output-tokens",
+            "3",
+        ],
+        &["--api", "chat"],
+    );
+    let dones = run.dones();
+    for d in &dones[1..] {
+        let prompt = d["prompt_tokens"].as_u64().unwrap();
+        assert_eq!(d["cached_tokens"].as_u64(), Some(prompt - 1), "{d}");
+    }
+    let s = &run.summary;
+    let cached: u64 = dones
+        .iter()
+        .map(|d| d["cached_tokens"].as_u64().expect("cached_tokens"))
+        .sum();
+    assert_eq!(s["cached_prompt_tokens"].as_u64(), Some(cached), "{s}");
+    assert_eq!(s["server_prefix_cache_hits"].as_u64(), Some(cached), "{s}");
+    assert_eq!(
+        s["server_prefix_cache_queries"].as_u64(),
+        s["input_tokens"].as_u64(),
+        "{s}"
+    );
+    assert_eq!(
+        s["cache_hit_ratio"], s["server_prefix_cache_hit_ratio"],
+        "{s}"
+    );
+    // No reasoning from this model's template: none of the reasoning members.
+    assert!(s.get("reasoning_tokens").is_none(), "{s}");
+}

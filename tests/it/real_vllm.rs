@@ -370,3 +370,40 @@ fn chat_role_chunk_is_not_a_token() {
     );
     assert_eq!(usage["usage"]["completion_tokens"], 40);
 }
+
+/// What vLLM says of its prefix cache: `/metrics` counts lookups and hits in tokens (V1's
+/// `vllm:prefix_cache_*_total`), a repeated prompt's whole 16-token blocks hit, and reduce's
+/// server figures say so. The usage carries `cached_tokens` only with
+/// `--enable-prompt-tokens-details` (`TOKENPIPE_VLLM_ARGS`); where it does, reduce's usage
+/// figures must not exceed the server's.
+#[test]
+#[ignore = "needs a real vLLM: make test-real-vllm"]
+fn a_repeated_prompt_hits_the_prefix_cache_in_the_servers_counters() {
+    let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    let real = Real::from_env("TOKENPIPE_VLLM_URL", "test-real-vllm");
+    let run = pipe(
+        &real,
+        "vllm",
+        &[
+            "--concurrency",
+            "1",
+            "-n",
+            "3",
+            "--same-prompt",
+            "--input-tokens",
+            "80",
+            "--output-tokens",
+            "4",
+        ],
+        &["--api", "completions"],
+    );
+    let s = &run.summary;
+    let queries = s["server_prefix_cache_queries"].as_u64().expect("queries");
+    let hits = s["server_prefix_cache_hits"].as_u64().expect("hits");
+    assert_eq!(Some(queries), s["input_tokens"].as_u64(), "{s}");
+    // The second and third requests find at least the first four 16-token blocks.
+    assert!(hits >= 2 * 64, "{s}");
+    if let Some(cached) = s["cached_prompt_tokens"].as_u64() {
+        assert!(cached <= hits && cached >= 2 * 64, "{s}");
+    }
+}

@@ -210,15 +210,27 @@ fn a_recipe_goes_on_past_a_failed_benchmark_and_exits_1() {
 
 #[test]
 fn closed_loop_measures_each_scenario_and_concurrency_over_its_measure_phase() {
-    let server = Server::start(&["--profile", "small-gpu"]);
+    let server = Server::start(&["--profile", "small-gpu", "--prefix-cache", "on"]);
     let results = Results::new("closed-loop");
     let out = recipe(
         "closed-loop",
         &[&server.url],
         &results,
-        &[("SCENARIOS", "B1 D"), ("CONCURRENCY", "2 4")],
+        &[("SCENARIOS", "A1 B1 D"), ("CONCURRENCY", "2 4")],
     );
     let text = stdout(&out);
+    // The prefix cache's hit ratio per scenario: identical prompts hit it, distinct ones never.
+    let rows = markdown_rows(&text);
+    let column = rows[0].iter().position(|h| h == "Cache hit ratio");
+    let column = column.unwrap_or_else(|| panic!("no hit ratio column: {text}"));
+    for row in &rows[1..] {
+        let ratio: f64 = row[column].parse().unwrap_or_else(|_| panic!("{row:?}"));
+        if row[0].starts_with("A1") {
+            assert!(ratio > 0.5, "{row:?}");
+        } else if row[0].starts_with("B1") {
+            assert_eq!(ratio, 0.0, "{row:?}");
+        }
+    }
     // One Markdown row per scenario and concurrency, in that order.
     let rows: Vec<&str> = text
         .lines()
@@ -234,7 +246,14 @@ fn closed_loop_measures_each_scenario_and_concurrency_over_its_measure_phase() {
     }
     assert_eq!(
         results.files("runs"),
-        ["B1-c2.ndjson", "B1-c4.ndjson", "D-c2.ndjson", "D-c4.ndjson"]
+        [
+            "A1-c2.ndjson",
+            "A1-c4.ndjson",
+            "B1-c2.ndjson",
+            "B1-c4.ndjson",
+            "D-c2.ndjson",
+            "D-c4.ndjson"
+        ]
     );
     // Measured over the measure phase: the summaries say which window they cover.
     let summary = std::fs::read_to_string(results.path("summaries/D-c4.ndjson")).unwrap();
@@ -246,8 +265,8 @@ fn closed_loop_measures_each_scenario_and_concurrency_over_its_measure_phase() {
         assert!(text.contains(&format!("\n- {run}: ")), "{run}: {text}");
     }
     let csv = std::fs::read_to_string(results.path("closed-loop.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 5, "{csv}");
-    for svg in ["load.svg", "load-B1.svg", "load-D.svg"] {
+    assert_eq!(csv.lines().count(), 7, "{csv}");
+    for svg in ["load.svg", "load-A1.svg", "load-B1.svg", "load-D.svg"] {
         let chart = std::fs::read_to_string(results.path(svg)).unwrap();
         assert!(chart.starts_with("<svg") || chart.contains("<svg"), "{svg}");
     }

@@ -39,4 +39,4 @@ pub const FORMAT_MAJOR: u32 = 1;
 
 /// Minor version of the stream format: bumped when records or fields are added, which older
 /// readers can safely ignore.
-pub const FORMAT_MINOR: u32 = 9;
+pub const FORMAT_MINOR: u32 = 10;

@@ -144,6 +144,7 @@ mod tests {
             at_ns: at,
             tokens: 1,
             empty: false,
+            reasoning: false,
         }
     }
 

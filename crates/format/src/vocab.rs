@@ -520,6 +520,44 @@ pub const ITL_CV: Metric = metric(
     Family::Extra,
 );
 
+/// Time to first answer token: the first token that was not reasoning (AIPerf's "time to first
+/// output token"); TTFT stays the first token of either kind, as vLLM counts it.
+pub const TTFA: Metric = metric(
+    "ttfa",
+    "TTFA",
+    "Time to first answer token",
+    Unit::Ms,
+    Better::Lower,
+    Family::Extra,
+);
+/// From the first reasoning token to the first answer token: how long the model thought.
+pub const REASONING_DURATION: Metric = metric(
+    "reasoning_duration",
+    "Reasoning",
+    "Reasoning duration",
+    Unit::Ms,
+    Better::Lower,
+    Family::Extra,
+);
+/// Time per answer token after the first answer token, reasoning left out.
+pub const ANSWER_TPOT: Metric = metric(
+    "answer_tpot",
+    "Answer TPOT",
+    "Time per answer token",
+    Unit::Ms,
+    Better::Lower,
+    Family::Extra,
+);
+/// Gaps between the answer's events, reasoning left out.
+pub const ANSWER_ITL: Metric = metric(
+    "answer_itl",
+    "Answer ITL",
+    "Inter-token latency of the answer",
+    Unit::Ms,
+    Better::Lower,
+    Family::Extra,
+);
+
 /// Every metric, in the order a summary lists them.
 pub const METRICS: &[Metric] = &[
     TTFT,
@@ -535,6 +573,10 @@ pub const METRICS: &[Metric] = &[
     USER_GEN_TPS,
     PREFILL_TPS,
     ITL_CV,
+    TTFA,
+    REASONING_DURATION,
+    ANSWER_TPOT,
+    ANSWER_ITL,
 ];
 
 /// The metrics of one family, in [`METRICS`] order.
@@ -969,6 +1011,62 @@ fn gauge(s: &Summary, name: &str, max: bool) -> Option<Value> {
     Some(Value::from(if max { g.max } else { g.mean }))
 }
 
+/// Output tokens spent reasoning, where the run had reasoning.
+pub const REASONING_TOKENS: Figure = Figure {
+    member: "reasoning_tokens",
+    name: "reasoning_tokens",
+    heading: "Reasoning tokens",
+    row: Some("Reasoning tokens"),
+    kind: ValueKind::Count,
+    better: Better::Neither,
+    vllm: None,
+    get: |s| s.reasoning_tokens.map(Value::from),
+};
+/// Output tokens of the answers proper, where the run had reasoning.
+pub const ANSWER_TOKENS: Figure = Figure {
+    member: "answer_tokens",
+    name: "answer_tokens",
+    heading: "Answer tokens",
+    row: Some("Answer tokens"),
+    kind: ValueKind::Count,
+    better: Better::Neither,
+    vllm: None,
+    get: |s| s.answer_tokens.map(Value::from),
+};
+/// Prompt tokens the server's prefix cache served, as its usage said.
+pub const CACHED_PROMPT_TOKENS: Figure = Figure {
+    member: "cached_prompt_tokens",
+    name: "cached_prompt_tokens",
+    heading: "Cached prompt tokens",
+    row: Some("Cached prompt tokens"),
+    kind: ValueKind::Count,
+    better: Better::Neither,
+    vllm: None,
+    get: |s| s.cached_prompt_tokens.map(Value::from),
+};
+/// The share of prompt tokens the prefix cache served, from the usage.
+pub const CACHE_HIT_RATIO: Figure = Figure {
+    member: "cache_hit_ratio",
+    name: "cache_hit_ratio",
+    heading: "Cache hit ratio",
+    row: Some("Cache hit ratio"),
+    kind: ValueKind::Number,
+    better: Better::Higher,
+    vllm: None,
+    get: |s| s.cache_hit_ratio.map(Value::from),
+};
+/// The server's own prefix-cache hit ratio over the run, from `/metrics`.
+pub const SERVER_CACHE_HIT_RATIO: Figure = Figure {
+    member: "server_prefix_cache_hit_ratio",
+    name: "server_cache_hit_ratio",
+    heading: "Server cache hit ratio",
+    row: Some("Server prefix cache hit ratio"),
+    kind: ValueKind::Number,
+    better: Better::Higher,
+    vllm: None,
+    get: |s| s.server_prefix_cache_hit_ratio.map(Value::from),
+};
+
 /// Every run-wide figure with a short name, in the order `table --list-fields` lists them.
 pub const FIGURES: &[Figure] = &[
     REQUESTS_OK,
@@ -1002,6 +1100,11 @@ pub const FIGURES: &[Figure] = &[
     GPU_UTIL_MEAN,
     POWER_W_MEAN,
     ENERGY_PER_TOKEN,
+    REASONING_TOKENS,
+    ANSWER_TOKENS,
+    CACHED_PROMPT_TOKENS,
+    CACHE_HIT_RATIO,
+    SERVER_CACHE_HIT_RATIO,
 ];
 
 /// The figure a summary member holds.
@@ -1076,6 +1179,11 @@ mod tests {
             mean_concurrency: Some(2.5),
             peak_concurrency: Some(3),
             server_tps_from_users: Some(99.0),
+            reasoning_tokens: Some(25),
+            answer_tokens: Some(75),
+            cached_prompt_tokens: Some(96),
+            cache_hit_ratio: Some(0.96),
+            server_prefix_cache_hit_ratio: Some(0.5),
             requests_failed: 4,
             requests_failed_server: Some(1),
             errors: [

@@ -42,6 +42,9 @@ pub fn encode_token(buf: &mut Vec<u8>, token: &Token) {
     if token.empty {
         buf.extend_from_slice(b",\"empty\":true");
     }
+    if token.reasoning {
+        buf.extend_from_slice(b",\"reasoning\":true");
+    }
     buf.extend_from_slice(b"}\n");
 }
 
@@ -70,18 +73,28 @@ mod tests {
                 at_ns: 0,
                 tokens: 1,
                 empty: false,
+                reasoning: false,
             },
             Token {
                 id: u64::MAX,
                 at_ns: 123_456_789_012,
                 tokens: u32::MAX,
                 empty: false,
+                reasoning: false,
             },
             Token {
                 id: 3,
                 at_ns: 4,
                 tokens: 2,
                 empty: true,
+                reasoning: false,
+            },
+            Token {
+                id: 5,
+                at_ns: 6,
+                tokens: 1,
+                empty: false,
+                reasoning: true,
             },
         ] {
             let mut fast = vec![];

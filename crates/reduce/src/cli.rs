@@ -115,7 +115,8 @@ struct Args {
     per_request: bool,
 
     /// SLO bounds for goodput, METRIC=DURATION, comma-separated or repeated; METRIC is one of
-    /// ttft, ttfr, tpot, e2el, itl (the request's mean gap), ttft_sched, e2el_sched. A request
+    /// ttft, ttfr, tpot, e2el, itl (the request's mean gap), ttft_sched, e2el_sched, ttfa (time
+    /// to first answer token: a thinking model's first token after its reasoning). A request
     /// is good when it is ok and within every bound; one without a value for a metric (no TPOT
     /// for a one-token answer) meets that bound. With --vllm-compatible, vLLM's goodput takes
     /// the ttft, tpot and e2el bounds (its `--goodput ttft:200` is `--slo ttft=200ms`).

@@ -2,8 +2,11 @@
 //! aggregate (the summary, windows, goodput, several runs) is computed from these, never from
 //! raw events, so each definition in docs/metrics.md lives in one place: the methods here.
 
+mod reasoning;
+
 use crate::error::RequestError;
 use crate::sparse::SparseStat;
+use reasoning::ReasoningTimes;
 use tokenpipe_format::{Done, ErrorKind, Grouping, OrOther, Sent, Token};
 
 /// One streamed event of a request, kept only when an aggregator asks for every event
@@ -32,6 +35,7 @@ pub struct InFlight {
     gaps: SparseStat,
     token_gaps: SparseStat,
     events: Option<Vec<EventTime>>,
+    reasoning: ReasoningTimes,
 }
 
 impl InFlight {
@@ -49,6 +53,7 @@ impl InFlight {
             gaps: SparseStat::default(),
             token_gaps: SparseStat::default(),
             events: keep_events.then(Vec::new),
+            reasoning: ReasoningTimes::default(),
         }
     }
 
@@ -80,6 +85,7 @@ impl InFlight {
             return Ok(());
         }
         self.content_events += 1;
+        self.reasoning.event(t);
         match self.last_token_ns {
             Some(prev) => {
                 let gap = t.at_ns.saturating_sub(prev);
@@ -166,6 +172,20 @@ pub struct RequestResult {
     pub events: Option<Vec<EventTime>>,
     /// Its session, turn and tags, echoed by `fire` on the `done`.
     pub grouping: Grouping,
+    /// When its first reasoning event arrived; `None` without reasoning.
+    pub first_reasoning_ns: Option<u64>,
+    /// When its first answer event (content that was not reasoning) arrived.
+    pub first_answer_ns: Option<u64>,
+    /// The gaps between its consecutive answer events with no reasoning between them; `None`
+    /// without reasoning (every gap is the answer's then).
+    pub answer_gaps: Option<SparseStat>,
+    /// Output tokens spent reasoning: the `done`'s, else the sum of its reasoning events';
+    /// `None` without reasoning.
+    pub reasoning_tokens: Option<u64>,
+    /// Output tokens of the answer proper: the `done`'s, else the output less the reasoning.
+    pub answer_tokens: Option<u64>,
+    /// Prompt tokens the server's prefix cache served (`done.cached_tokens`).
+    pub cached_tokens: Option<u64>,
 }
 
 const NS_PER_S: f64 = 1e9;
@@ -194,6 +214,14 @@ impl RequestResult {
             r.output_source = CountSource::Usage;
         }
         r.grouping = d.grouping.clone();
+        r.cached_tokens = d.cached_tokens;
+        if d.reasoning_tokens.is_some() {
+            r.reasoning_tokens = d.reasoning_tokens;
+        }
+        r.answer_tokens = d.answer_tokens.or_else(|| {
+            let reasoning = r.reasoning_tokens?;
+            Some(r.output_tokens.saturating_sub(reasoning))
+        });
         r
     }
 
@@ -203,7 +231,12 @@ impl RequestResult {
     }
 
     fn from_flight(id: u64, f: InFlight) -> Self {
+        let reasoned = f.reasoning.reasoning_tokens;
         RequestResult {
+            first_reasoning_ns: f.reasoning.first_reasoning_ns,
+            first_answer_ns: f.reasoning.first_answer_ns,
+            answer_gaps: f.reasoning.answer_gaps,
+            reasoning_tokens: (reasoned > 0).then_some(reasoned),
             id,
             scheduled_ns: f.scheduled_ns,
             sent_ns: Some(f.sent_ns),
@@ -307,6 +340,46 @@ impl RequestResult {
         (gaps.count() >= 2 && gaps.mean() > 0.0).then(|| gaps.std() / gaps.mean())
     }
 
+    /// Whether the answer had reasoning (a reasoning event, or the server's count of them).
+    pub fn had_reasoning(&self) -> bool {
+        self.reasoning_tokens.is_some() || self.first_reasoning_ns.is_some()
+    }
+
+    /// Time to first answer token: from the send to the first content that was not reasoning
+    /// (AIPerf's time to first output token).
+    pub fn ttfa_ns(&self) -> Option<u64> {
+        Some(self.first_answer_ns?.saturating_sub(self.sent_ns?))
+    }
+
+    /// Reasoning duration: from the first reasoning event to the first answer event.
+    pub fn reasoning_duration_ns(&self) -> Option<u64> {
+        Some(
+            self.first_answer_ns?
+                .saturating_sub(self.first_reasoning_ns?),
+        )
+    }
+
+    /// Time per answer token after the first: `(E2EL − TTFA) / (answer_tokens − 1)`, for more
+    /// than one answer token (the output when the answer had no reasoning).
+    pub fn answer_tpot_ns(&self) -> Option<f64> {
+        let n = self.answer_tokens.unwrap_or(self.output_tokens);
+        (n > 1).then_some(())?;
+        let span = self.e2el_ns()?.checked_sub(self.ttfa_ns()?)?;
+        Some(span as f64 / (n - 1) as f64)
+    }
+
+    /// The gaps between the answer's events: those with no reasoning between them when there
+    /// was some, else every gap.
+    pub fn answer_gaps(&self) -> &SparseStat {
+        self.answer_gaps.as_ref().unwrap_or(&self.gaps)
+    }
+
+    /// The share of its prompt the server's prefix cache served: `cached_tokens / input_tokens`.
+    pub fn cache_hit_ratio(&self) -> Option<f64> {
+        let prompt = self.input_tokens.filter(|&n| n > 0)?;
+        Some(self.cached_tokens? as f64 / prompt as f64)
+    }
+
     /// Prompt tokens per second of TTFT: `prompt_tokens / TTFT`.
     pub fn prefill_tps(&self) -> Option<f64> {
         let ttft = self.ttft_ns().filter(|&t| t > 0)?;
@@ -315,51 +388,4 @@ impl RequestResult {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn token(at_ns: u64, empty: bool) -> Token {
-        Token {
-            id: 1,
-            at_ns,
-            tokens: 1,
-            empty,
-        }
-    }
-
-    #[test]
-    fn an_empty_token_counts_but_does_not_set_ttft_or_a_gap() {
-        let mut f = InFlight::new(
-            &Sent {
-                id: 1,
-                scheduled_ns: Some(0),
-                sent_ns: 100,
-            },
-            false,
-        );
-        f.token(&token(150, true)).unwrap();
-        f.token(&token(300, false)).unwrap();
-        f.token(&token(350, true)).unwrap();
-        f.token(&token(400, false)).unwrap();
-        let r = RequestResult::ended(
-            Some(f),
-            &Done {
-                id: 1,
-                at_ns: 450,
-                ok: true,
-                ..Done::default()
-            },
-        );
-        assert_eq!(r.output_tokens, 4, "empty tokens count toward the output");
-        assert_eq!(
-            r.ttft_ns(),
-            Some(200),
-            "TTFT is to the first token with text"
-        );
-        assert_eq!(
-            r.gaps.running().count(),
-            1,
-            "one gap, between the two tokens with text"
-        );
-    }
-}
+mod tests;

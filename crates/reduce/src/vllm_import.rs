@@ -264,6 +264,7 @@ impl Detailed {
                     at_ns,
                     tokens: 1,
                     empty: false,
+                    reasoning: false,
                 }),
             ));
         }

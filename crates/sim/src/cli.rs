@@ -14,6 +14,7 @@ use clap::Parser;
 use std::path::PathBuf;
 
 mod prompt;
+mod reasoning;
 
 /// Serve a simulated OpenAI-compatible LLM endpoint with exact, deadline-driven token timing.
 ///
@@ -131,7 +132,10 @@ pub(crate) struct Args {
     pub prefill_tps: Option<Curve>,
 
     /// Prompts that share leading 16-token blocks with recent ones skip their prefill (vLLM's
-    /// automatic prefix caching) [default: on].
+    /// automatic prefix caching) [default: on]. /metrics counts its lookups and hits
+    /// (`vllm:prefix_cache_queries_total`, `vllm:prefix_cache_hits_total`, in prompt tokens);
+    /// given as `on`, each stream's usage also says `prompt_tokens_details.cached_tokens`, as
+    /// vLLM does with --enable-prompt-tokens-details.
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     pub prefix_cache: Option<bool>,
     // --- end engine ---
@@ -248,6 +252,10 @@ pub(crate) struct Args {
     #[command(flatten)]
     pub prompt: prompt::PromptArgs,
 
+    /// A thinking model's answers: `--reasoning-share`, `--reasoning-member`.
+    #[command(flatten)]
+    pub reasoning: reasoning::ReasoningArgs,
+
     /// Tokio worker threads.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     pub workers: u16,
@@ -333,6 +341,8 @@ fn config(args: &Args) -> Result<Config, Error> {
     config.prompt_count = args.prompt.prompt_count()?;
     config.spec_decode = args.spec_decode;
     config.gpus = args.gpus;
+    config.reasoning = args.reasoning.reasoning();
+    config.cache_details = args.prefix_cache == Some(true);
     config.faults = FaultPlan::new(&args.fault, args.fault_seed, args.fault_after)?
         .with_retry_after(args.retry_after);
     config.access = crate::access::Access {

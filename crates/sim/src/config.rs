@@ -45,6 +45,12 @@ pub struct Config {
     /// `--gpus N`: modelled DCGM power and energy series for N GPUs on `/metrics`; 0 (none) by
     /// default.
     pub gpus: u32,
+    /// The reasoning share of chat answers (`--reasoning-share`); none by default.
+    pub reasoning: Option<crate::reasoning::Reasoning>,
+    /// Report `usage.prompt_tokens_details.cached_tokens` (`--prefix-cache on` given: vLLM
+    /// sends it only with `--enable-prompt-tokens-details`, so a default profile's cache stays
+    /// out of the usage).
+    pub cache_details: bool,
 }
 
 impl Config {
@@ -61,6 +67,8 @@ impl Config {
             prompt_count: PromptCount::default(),
             spec_decode: None,
             gpus: 0,
+            reasoning: None,
+            cache_details: false,
         })
     }
 }

@@ -42,6 +42,7 @@ pub(crate) mod fault_kind;
 pub(crate) mod metrics;
 pub(crate) mod prompt_blocks;
 pub mod prompt_count;
+pub mod reasoning;
 pub(crate) mod render;
 pub(crate) mod request_log;
 pub(crate) mod server;

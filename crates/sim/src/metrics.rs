@@ -29,7 +29,7 @@
 //! The gauges come from the [`Engine`](crate::engine::Engine) at scrape time; an engine that
 //! keeps no queue reports the requests admitted and not yet ended as running.
 
-use crate::engine::EngineGauges;
+use crate::engine::{EngineGauges, PrefixCacheCounts};
 use crate::waiter::TokenTimer;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -305,6 +305,7 @@ impl Metrics {
         for (name, help, h) in histograms {
             histogram(&mut out, l, name, help, h);
         }
+        prefix_cache_counters(&mut out, l, gauges.prefix_cache);
         out
     }
 
@@ -347,6 +348,39 @@ fn counter(out: &mut String, labels: &str, name: &str, help: &str, value: u64) {
         "# HELP {name}_total {help}\n# TYPE {name}_total counter\n{name}_total{{{labels}}} {:?}\n",
         value as f64
     );
+}
+
+/// The prefix cache's lookups and hits in prompt tokens, when the engine has one: vLLM V1's
+/// `vllm:prefix_cache_queries_total` and `vllm:prefix_cache_hits_total`, and V0's
+/// `vllm:gpu_prefix_cache_*` names with the same values, so a scraper of either finds its own.
+fn prefix_cache_counters(out: &mut String, labels: &str, counts: Option<PrefixCacheCounts>) {
+    let Some(c) = counts else {
+        return;
+    };
+    for (name, help, value) in [
+        (
+            "vllm:prefix_cache_queries",
+            "Prefix cache queries, in terms of number of queried tokens.",
+            c.queries,
+        ),
+        (
+            "vllm:prefix_cache_hits",
+            "Prefix cache hits, in terms of number of cached tokens.",
+            c.hits,
+        ),
+        (
+            "vllm:gpu_prefix_cache_queries",
+            "GPU prefix cache queries, in terms of number of queried tokens.DEPRECATED: Use vllm:prefix_cache_queries instead.",
+            c.queries,
+        ),
+        (
+            "vllm:gpu_prefix_cache_hits",
+            "GPU prefix cache hits, in terms of number of cached tokens.DEPRECATED: Use vllm:prefix_cache_hits instead.",
+            c.hits,
+        ),
+    ] {
+        counter(out, labels, name, help, value);
+    }
 }
 
 /// One histogram family: cumulative `_bucket` lines ending at `+Inf`, then `_count` and `_sum`.

@@ -6,6 +6,7 @@
 //! allocation of exactly the frame's size and a few copies, no JSON serialisation.
 
 use crate::api::{GenerationRequest, Kind};
+use crate::reasoning::Reasoning;
 use bytes::Bytes;
 use std::io::Write;
 
@@ -46,10 +47,12 @@ const CHAT_CLOSE: &[u8] = b"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n"
 const CHAT_CLOSE_LAST: &[u8] = b"\"},\"logprobs\":null,\"finish_reason\":\"length\"}]}\n\n";
 const CHAT_ROLE: &[u8] = b"[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
 
-/// What is fixed for the life of the server: the model name as a JSON string.
+/// What is fixed for the life of the server: the model name as a JSON string, and the
+/// reasoning share of chat answers.
 #[derive(Debug, Clone)]
 pub struct Renderer {
     model_json: String,
+    reasoning: Option<Reasoning>,
 }
 
 impl Renderer {
@@ -57,18 +60,28 @@ impl Renderer {
     pub fn new(model: &str) -> Self {
         Self {
             model_json: serde_json::Value::from(model).to_string(),
+            reasoning: None,
         }
     }
 
-    /// The pieces of one streamed answer.
-    pub fn chunks(&self, kind: Kind, id: u64, created: u64) -> Chunks {
+    /// Streams the first share of each chat answer as reasoning (`--reasoning-share`).
+    pub fn with_reasoning(mut self, reasoning: Option<Reasoning>) -> Self {
+        self.reasoning = reasoning.filter(|r| r.share > 0.0);
+        self
+    }
+
+    /// The pieces of one streamed answer of `max_tokens`.
+    pub fn chunks(&self, kind: Kind, id: u64, created: u64, max_tokens: u64) -> Chunks {
         let mut head = Vec::with_capacity(96 + self.model_json.len());
         head.extend_from_slice(b"data: ");
         self.write_envelope(&mut head, kind, id, created, true);
         head.extend_from_slice(b",\"choices\":");
+        let reasoning = self.reasoning.filter(|_| kind == Kind::Chat);
         Chunks {
             kind,
             head: head.into_boxed_slice(),
+            reasoning_tokens: reasoning.map_or(0, |r| r.tokens(max_tokens)),
+            reasoning_open: reasoning.map_or(CHAT_OPEN, |r| r.member.open()),
         }
     }
 
@@ -153,6 +166,25 @@ fn write_usage(out: &mut Vec<u8>, prompt: u64, completion: u64) {
     );
 }
 
+/// The usage's detail members, where there is something to say: `prompt_tokens_details`
+/// (`cached_tokens`, as vLLM and llama.cpp send it) and `completion_tokens_details`
+/// (`reasoning_tokens`, OpenAI's member). Nothing when both are `None`, so a plain usage stays
+/// byte for byte vLLM's.
+fn write_usage_details(out: &mut Vec<u8>, cached: Option<u64>, reasoning: Option<u64>) {
+    if let Some(cached) = cached {
+        let _ = write!(
+            out,
+            r#","prompt_tokens_details":{{"cached_tokens":{cached}}}"#
+        );
+    }
+    if let Some(reasoning) = reasoning {
+        let _ = write!(
+            out,
+            r#","completion_tokens_details":{{"reasoning_tokens":{reasoning}}}"#
+        );
+    }
+}
+
 /// An OpenAI-style error body: `{"error":{"message":…,"type":…,"code":status}}`.
 pub fn error(status: u16, kind: &str, message: &str) -> Bytes {
     Bytes::from(format!(
@@ -178,6 +210,10 @@ pub fn error_event(status: u16, kind: &str, message: &str) -> Bytes {
 pub struct Chunks {
     kind: Kind,
     head: Box<[u8]>,
+    /// Tokens 1 to this are reasoning (chat with `--reasoning-share`; 0 otherwise).
+    reasoning_tokens: u64,
+    /// The choices' opening bytes of a reasoning token's event.
+    reasoning_open: &'static [u8],
 }
 
 impl Chunks {
@@ -186,31 +222,51 @@ impl Chunks {
         self.frame(&[CHAT_ROLE])
     }
 
-    /// The event carrying token `k`; the last one says `"finish_reason":"length"`.
+    /// The event carrying token `k`; the last one says `"finish_reason":"length"`. The first
+    /// `reasoning_tokens` of a chat answer go in the reasoning member instead of `content`.
     pub fn token(&self, k: u64, last: bool) -> Bytes {
-        let (open, close) = match (self.kind, last) {
+        let (mut open, close) = match (self.kind, last) {
             (Kind::Completions, false) => (COMPLETION_OPEN, COMPLETION_CLOSE),
             (Kind::Completions, true) => (COMPLETION_OPEN, COMPLETION_CLOSE_LAST),
             (Kind::Chat, false) => (CHAT_OPEN, CHAT_CLOSE),
             (Kind::Chat, true) => (CHAT_OPEN, CHAT_CLOSE_LAST),
         };
+        if k <= self.reasoning_tokens {
+            open = self.reasoning_open;
+        }
         self.frame(&[open, word(k).as_bytes(), close])
     }
 
     /// The event carrying tokens `k` to `k + n - 1` together (a speculative step's), their
-    /// words joined in one `content` or `text`; `n` = 1 is [`Chunks::token`].
+    /// words joined in one `content` or `text` (those still in the reasoning share in the
+    /// reasoning member, before the content); `n` = 1 is [`Chunks::token`].
     pub fn tokens(&self, k: u64, n: u64, last: bool) -> Bytes {
         if n <= 1 {
             return self.token(k, last);
         }
-        let text: String = (k..k + n).map(word).collect();
         let (open, close) = match (self.kind, last) {
             (Kind::Completions, false) => (COMPLETION_OPEN, COMPLETION_CLOSE),
             (Kind::Completions, true) => (COMPLETION_OPEN, COMPLETION_CLOSE_LAST),
             (Kind::Chat, false) => (CHAT_OPEN, CHAT_CLOSE),
             (Kind::Chat, true) => (CHAT_OPEN, CHAT_CLOSE_LAST),
         };
-        self.frame(&[open, text.as_bytes(), close])
+        // Tokens before `answer` are reasoning; a step across the end of the reasoning carries
+        // both members in one delta, as vLLM's reasoning parser sends it.
+        let end = k + n;
+        let answer = self.reasoning_tokens.clamp(k - 1, end - 1) + 1;
+        let reasoning: String = (k..answer).map(word).collect();
+        let text: String = (answer..end).map(word).collect();
+        match (reasoning.is_empty(), text.is_empty()) {
+            (true, _) => self.frame(&[open, text.as_bytes(), close]),
+            (false, true) => self.frame(&[self.reasoning_open, reasoning.as_bytes(), close]),
+            (false, false) => self.frame(&[
+                self.reasoning_open,
+                reasoning.as_bytes(),
+                b"\",\"content\":\"",
+                text.as_bytes(),
+                close,
+            ]),
+        }
     }
 
     /// [`Chunks::tokens`] with the usage so far (`completion` tokens) in the chunk, as vLLM
@@ -227,12 +283,20 @@ impl Chunks {
         Bytes::from(out)
     }
 
-    /// The usage event, sent after the last token when `stream_options.include_usage` is set.
-    pub fn usage(&self, prompt: u64, completion: u64) -> Bytes {
-        let mut out = Vec::with_capacity(self.head.len() + 128);
+    /// The usage event, sent after the last token when `stream_options.include_usage` is set,
+    /// with the prompt tokens a prefix cache held (`cached`, when reported) and, for an answer
+    /// with reasoning, how many of the `completion` tokens sent were reasoning.
+    pub fn usage(&self, prompt: u64, completion: u64, cached: Option<u64>) -> Bytes {
+        let mut out = Vec::with_capacity(self.head.len() + 192);
         out.extend_from_slice(&self.head);
         out.extend_from_slice(b"[],");
         write_usage(&mut out, prompt, completion);
+        let reasoning = (self.reasoning_tokens > 0).then(|| self.reasoning_tokens.min(completion));
+        if cached.is_some() || reasoning.is_some() {
+            out.pop();
+            write_usage_details(&mut out, cached, reasoning);
+            out.push(b'}');
+        }
         out.extend_from_slice(b"}\n\n");
         Bytes::from(out)
     }
@@ -254,6 +318,7 @@ impl Chunks {
 mod tests {
     use super::*;
     use crate::fault::select::Asked;
+    use crate::reasoning::ReasoningMember;
     use serde_json::{json, Value};
 
     fn event(frame: &[u8]) -> Value {
@@ -268,7 +333,7 @@ mod tests {
 
     #[test]
     fn completion_chunks_match_vllm() {
-        let c = Renderer::new("m\"x").chunks(Kind::Completions, 7, 1_700_000_000);
+        let c = Renderer::new("m\"x").chunks(Kind::Completions, 7, 1_700_000_000, 2);
         let head = json!({"id":"cmpl-7","object":"text_completion","created":1_700_000_000u64,"model":"m\"x"});
         let mut want = head.clone();
         want["choices"] = json!([{"index":0,"text":" the","logprobs":null,
@@ -285,12 +350,12 @@ mod tests {
         let mut want = head;
         want["choices"] = json!([]);
         want["usage"] = json!({"prompt_tokens":3,"completion_tokens":4,"total_tokens":7});
-        assert_eq!(event(&c.usage(3, 4)), want);
+        assert_eq!(event(&c.usage(3, 4, None)), want);
     }
 
     #[test]
     fn chat_chunks_match_vllm() {
-        let c = Renderer::new("m").chunks(Kind::Chat, 1, 2);
+        let c = Renderer::new("m").chunks(Kind::Chat, 1, 2, 10);
         let role = event(&c.role());
         assert_eq!(role["object"], "chat.completion.chunk");
         assert_eq!(role["id"], "chatcmpl-1");
@@ -306,6 +371,42 @@ mod tests {
             event(&c.token(3, true))["choices"][0]["finish_reason"],
             "length"
         );
+    }
+
+    #[test]
+    fn reasoning_goes_first_in_its_member_and_the_usage_says_how_much() {
+        for member in [
+            ReasoningMember::ReasoningContent,
+            ReasoningMember::Reasoning,
+        ] {
+            let r = Renderer::new("m").with_reasoning(Some(Reasoning {
+                share: 0.25,
+                member,
+            }));
+            let c = r.chunks(Kind::Chat, 1, 2, 8);
+            let name = member.name();
+            assert_eq!(
+                event(&c.token(2, false))["choices"],
+                json!([{"index":0,"delta":{name:" quick"},"logprobs":null,"finish_reason":null}])
+            );
+            assert_eq!(
+                event(&c.token(3, false))["choices"][0]["delta"],
+                json!({"content":" brown"})
+            );
+            assert_eq!(
+                event(&c.usage(5, 8, Some(4)))["usage"],
+                json!({"prompt_tokens":5,"completion_tokens":8,"total_tokens":13,
+                    "prompt_tokens_details":{"cached_tokens":4},
+                    "completion_tokens_details":{"reasoning_tokens":2}})
+            );
+            // The completions API has no reasoning member.
+            let c = r.chunks(Kind::Completions, 1, 2, 8);
+            assert_eq!(event(&c.token(1, false))["choices"][0]["text"], " the");
+            assert_eq!(
+                event(&c.usage(5, 8, None))["usage"],
+                json!({"prompt_tokens":5,"completion_tokens":8,"total_tokens":13})
+            );
+        }
     }
 
     #[test]
@@ -341,5 +442,30 @@ mod tests {
             v,
             json!({"error":{"message":"a \"b\"","type":"invalid_request_error","code":400}})
         );
+    }
+
+    #[test]
+    fn a_speculative_step_across_the_end_of_the_reasoning_carries_both_members() {
+        let r = Renderer::new("m").with_reasoning(Some(Reasoning {
+            share: 0.25,
+            member: ReasoningMember::ReasoningContent,
+        }));
+        // 2 of 8 tokens are reasoning: tokens 1-2 reasoning, 3.. the answer.
+        let c = r.chunks(Kind::Chat, 1, 2, 8);
+        let delta = |frame: Bytes| event(&frame)["choices"][0]["delta"].clone();
+        assert_eq!(
+            delta(c.tokens(1, 2, false)),
+            json!({"reasoning_content":" the quick"})
+        );
+        assert_eq!(
+            delta(c.tokens(2, 3, false)),
+            json!({"reasoning_content":" quick","content":" brown fox"})
+        );
+        assert_eq!(
+            delta(c.tokens(3, 2, false)),
+            json!({"content":" brown fox"})
+        );
+        let last = event(&c.tokens(7, 2, true));
+        assert_eq!(last["choices"][0]["finish_reason"], "length");
     }
 }

@@ -80,12 +80,14 @@ struct App {
     spec: Option<(SpecDecode, Arc<SpecCounters>)>,
     /// `--gpus`: the modelled GPUs.
     gpus: Option<Gpus>,
+    /// Whether usage reports the prompt tokens the prefix cache held.
+    cache_details: bool,
 }
 
 impl App {
     /// What the connections of a server with `config` share, its tokens timed by `timer`.
     fn new(config: Config, stamps: Option<Arc<StampLog>>, timer: TokenTimer) -> Self {
-        let renderer = Renderer::new(&config.model);
+        let renderer = Renderer::new(&config.model).with_reasoning(config.reasoning);
         let engine = engine::from_settings(&config.engine, config.ttft, config.itl);
         let max_model_len = engine
             .max_model_len()
@@ -110,6 +112,7 @@ impl App {
             prompt_count: config.prompt_count,
             spec,
             gpus,
+            cache_details: config.cache_details,
         }
     }
 }
@@ -459,9 +462,11 @@ async fn answer<B: RequestBody>(
     if !parsed.stream {
         return whole_answer(app, &parsed, timetable, stamps, id, created, fault).await;
     }
-    let chunks = app.renderer.chunks(kind, id, created);
+    let chunks = app.renderer.chunks(kind, id, created, parsed.max_tokens);
     let drafter = app.drafter(id);
-    let body = StreamedAnswer::new(&parsed, chunks, timetable, stamps, fault).with_drafter(drafter);
+    let body = StreamedAnswer::new(&parsed, chunks, timetable, stamps, fault)
+        .with_drafter(drafter)
+        .with_cache_details(app.cache_details);
     let mut response = Response::new(Either::Right(body));
     response
         .headers_mut()

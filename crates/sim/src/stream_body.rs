@@ -70,6 +70,10 @@ pub struct StreamedAnswer {
     drafter: Option<Drafter>,
     /// The next step to ask the timetable for (1-based): `next` without a drafter.
     step: u64,
+    /// Whether the usage reports the prompt tokens the prefix cache held.
+    cache_details: bool,
+    /// Those tokens, read from the engine at the last token, before the request departs.
+    cached_tokens: Option<u64>,
 }
 
 impl StreamedAnswer {
@@ -98,6 +102,8 @@ impl StreamedAnswer {
             fault,
             drafter: None,
             step: 1,
+            cache_details: false,
+            cached_tokens: None,
         }
     }
 
@@ -105,6 +111,13 @@ impl StreamedAnswer {
     /// then times steps.
     pub fn with_drafter(mut self, drafter: Option<Drafter>) -> Self {
         self.drafter = drafter;
+        self
+    }
+
+    /// Reports the prompt tokens the engine's prefix cache held in the usage chunk
+    /// (`usage.prompt_tokens_details.cached_tokens`), where the engine has a prefix cache.
+    pub fn with_cache_details(mut self, on: bool) -> Self {
+        self.cache_details = on;
         self
     }
 
@@ -162,6 +175,9 @@ impl StreamedAnswer {
                     self.next = k + n;
                     self.step += 1;
                     if last {
+                        if self.cache_details {
+                            self.cached_tokens = self.timetable.cached_tokens();
+                        }
                         self.phase = if self.fault.is_some() {
                             Phase::Fault
                         } else {
@@ -183,7 +199,9 @@ impl StreamedAnswer {
                 Phase::Usage => {
                     self.phase = Phase::Done;
                     let sent = self.stamps.tokens();
-                    let usage = self.chunks.usage(self.prompt_tokens, sent);
+                    let usage = self
+                        .chunks
+                        .usage(self.prompt_tokens, sent, self.cached_tokens);
                     return Poll::Ready(Some(Ok(usage)));
                 }
                 Phase::Done => {

@@ -114,6 +114,12 @@ impl Timetable {
         self.waiter.now_ns().saturating_sub(from)
     }
 
+    /// Prompt tokens the engine's prefix cache held for this request (see
+    /// [`Engine::cached_tokens`]); asked before it departs.
+    pub fn cached_tokens(&self) -> Option<u64> {
+        self.engine.cached_tokens(&self.ticket)
+    }
+
     /// Tells the engine the request left; only the first call counts.
     pub fn depart(&mut self, why: Departure) {
         if !self.departed {

@@ -69,7 +69,7 @@ struct Args {
 
     /// The SLO, METRIC.pQ<=DURATION, comma-separated or repeated: percentile Q of the metric
     /// over a point's requests at most DURATION (`ttft.p99<=2s`, `tpot.p50<=50ms`). METRIC is
-    /// one of reduce --slo's: ttft, ttfr, tpot, e2el, itl, ttft_sched, e2el_sched.
+    /// one of reduce --slo's: ttft, ttfr, tpot, e2el, itl, ttft_sched, e2el_sched, ttfa.
     #[arg(long, value_name = "BOUND,...", value_delimiter = ',', value_parser = slo::parse_bound)]
     slo: Vec<Bound>,
 

@@ -30,6 +30,12 @@ pub struct ChunkInfo<'a> {
     pub prompt_tokens: Option<u64>,
     /// `usage.completion_tokens`.
     pub completion_tokens: Option<u64>,
+    /// `usage.completion_tokens_details.reasoning_tokens`: how many of the output tokens were
+    /// reasoning (OpenAI's member; read only in a chunk that carries usage).
+    pub reasoning_tokens: Option<u64>,
+    /// `usage.prompt_tokens_details.cached_tokens`: prompt tokens served from the server's
+    /// prefix cache (vLLM, llama.cpp, SGLang).
+    pub cached_tokens: Option<u64>,
     /// The raw `error` member, when the server reported a failure in the stream.
     pub error: Option<&'a str>,
 }
@@ -43,10 +49,20 @@ impl ChunkInfo<'_> {
             && self.finish_reason.as_deref() == other.finish_reason.as_deref()
             && self.prompt_tokens == other.prompt_tokens
             && self.completion_tokens == other.completion_tokens
+            && self.reasoning_tokens == other.reasoning_tokens
+            && self.cached_tokens == other.cached_tokens
             && self.error.is_some() == other.error.is_some()
             && self.text == other.text
             && self.empty_text == other.empty_text
             && self.finished_empty == other.finished_empty
+    }
+}
+
+impl ChunkInfo<'_> {
+    /// The chunk's content was reasoning alone (`delta.reasoning_content` or `delta.reasoning`,
+    /// no answer text): its token event is a reasoning one. A chunk with both is an answer's.
+    pub fn is_reasoning(&self) -> bool {
+        self.has_content && self.text.is_none()
     }
 }
 

@@ -44,6 +44,8 @@ struct Content {
     finished_empty: bool,
     prompt_tokens: Option<u64>,
     completion_tokens: Option<u64>,
+    reasoning_tokens: Option<u64>,
+    cached_tokens: Option<u64>,
 }
 
 impl Content {
@@ -65,6 +67,8 @@ impl Content {
             finished_empty: info.finished_empty,
             prompt_tokens: info.prompt_tokens,
             completion_tokens: info.completion_tokens,
+            reasoning_tokens: info.reasoning_tokens,
+            cached_tokens: info.cached_tokens,
         })
     }
 }
@@ -88,6 +92,8 @@ impl ChunkPrefix {
             finish_reason: None,
             prompt_tokens: c.prompt_tokens,
             completion_tokens: c.completion_tokens,
+            reasoning_tokens: c.reasoning_tokens,
+            cached_tokens: c.cached_tokens,
             error: None,
         })
     }

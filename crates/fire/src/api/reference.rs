@@ -6,7 +6,8 @@
 //! Content is text in `choices[].text` (completions) or `choices[].delta.content`,
 //! `reasoning_content` or `reasoning` (chat); an empty string or null is no content, so a
 //! role-only first chunk does not count as the first token. Usage may ride on its own chunk
-//! with `"choices": []` (vLLM) or on the last content chunk (llama.cpp).
+//! with `"choices": []` (vLLM) or on the last content chunk (llama.cpp), with its
+//! `completion_tokens_details.reasoning_tokens` and `prompt_tokens_details.cached_tokens`.
 
 use super::chunk::ChunkInfo;
 use serde::de::{Deserializer, SeqAccess, Visitor};
@@ -34,6 +35,24 @@ struct Usage {
     prompt_tokens: Option<u64>,
     #[serde(default)]
     completion_tokens: Option<u64>,
+    #[serde(default)]
+    completion_tokens_details: Option<CompletionDetails>,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+/// `usage.completion_tokens_details` (OpenAI's): the reasoning share of the output.
+#[derive(Deserialize)]
+struct CompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
+}
+
+/// `usage.prompt_tokens_details`: the prompt tokens a prefix cache served.
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -138,6 +157,16 @@ pub fn parse(data: &[u8]) -> Result<ChunkInfo<'_>, serde_json::Error> {
         finish_reason: c.choices.finish_reason,
         prompt_tokens: c.usage.as_ref().and_then(|u| u.prompt_tokens),
         completion_tokens: c.usage.as_ref().and_then(|u| u.completion_tokens),
+        reasoning_tokens: c
+            .usage
+            .as_ref()
+            .and_then(|u| u.completion_tokens_details.as_ref())
+            .and_then(|d| d.reasoning_tokens),
+        cached_tokens: c
+            .usage
+            .as_ref()
+            .and_then(|u| u.prompt_tokens_details.as_ref())
+            .and_then(|d| d.cached_tokens),
         error: c.error.map(RawValue::get).or_else(|| {
             c.object
                 .filter(|o| o.get() == "\"error\"")

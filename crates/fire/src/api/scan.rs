@@ -1,6 +1,8 @@
 //! A fast path for reading streamed chunks: walks the JSON once, looking only at the members
 //! `fire` needs (`choices[].text`, `choices[].delta.{content,reasoning_content,reasoning}`,
-//! `choices[].finish_reason`, `usage.{prompt,completion}_tokens`, `error`, and an `object` of
+//! `choices[].finish_reason`, `usage.{prompt,completion}_tokens`,
+//! `usage.completion_tokens_details.reasoning_tokens`, `usage.prompt_tokens_details.cached_tokens`
+//! (only a usage chunk has them, so the token chunks' fast path is untouched), `error`, and an `object` of
 //! `"error"`, the shape of vLLM's error responses) and skipping the rest
 //! byte by byte, without building anything.
 //!
@@ -493,24 +495,58 @@ impl<'a> Scanner<'a> {
         if self.peek()? != b'{' {
             return None;
         }
-        let mut seen = [false; 2];
+        let mut seen = [false; 4];
         self.object(|s, key| {
             let slot = match key {
                 b"prompt_tokens" => 0,
                 b"completion_tokens" => 1,
+                b"completion_tokens_details" => 2,
+                b"prompt_tokens_details" => 3,
                 _ => return s.skip_value(),
             };
             if std::mem::replace(&mut seen[slot], true) {
                 return None;
             }
-            let v = if s.null()? { None } else { Some(s.count()?) };
-            if slot == 0 {
-                info.prompt_tokens = v;
-            } else {
-                info.completion_tokens = v;
+            match slot {
+                0 => info.prompt_tokens = s.nullable_count()?,
+                1 => info.completion_tokens = s.nullable_count()?,
+                2 => info.reasoning_tokens = s.details(b"reasoning_tokens")?,
+                _ => info.cached_tokens = s.details(b"cached_tokens")?,
             }
             Some(())
         })
+    }
+
+    /// A count or null.
+    fn nullable_count(&mut self) -> Option<Option<u64>> {
+        if self.null()? {
+            Some(None)
+        } else {
+            Some(Some(self.count()?))
+        }
+    }
+
+    /// A usage details object (or null), and its count member `wanted` (or none).
+    fn details(&mut self, wanted: &[u8]) -> Option<Option<u64>> {
+        if self.null()? {
+            return Some(None);
+        }
+        if self.peek()? != b'{' {
+            return None;
+        }
+        let mut seen = false;
+        let mut value = None;
+        self.object(|s, key| {
+            if key != wanted {
+                return s.skip_value();
+            }
+            if std::mem::replace(&mut seen, true) {
+                return None;
+            }
+            value = s.nullable_count()?;
+            Some(())
+        })?;
+        Some(value)
     }
 
     /// A non-negative integer that fits u64 (anything else is left to the full parser).
@@ -589,7 +625,21 @@ pub(super) mod tests {
         r#"{"object":"err\u006fr","message":"x"}"#,
         r#"{"object":5}"#,
         r#"{"object":"error","object":"error"}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens":20,"completion_tokens":8,"prompt_tokens_details":{"cached_tokens":16},"completion_tokens_details":{"reasoning_tokens":2,"accepted_prediction_tokens":0}}}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens_details":null,"completion_tokens_details":null}}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens_details":{"cached_tokens":null,"audio_tokens":0}}}"#,
+        r#"{"usage":{"prompt_tokens_details":{"cached_tokens":1,"cached_tokens":2}}}"#,
+        r#"{"usage":{"prompt_tokens_details":{"cached_tokens":-1}}}"#,
+        r#"{"usage":{"prompt_tokens_details":5}}"#,
+        r#"{"usage":{"completion_tokens_details":{"reasoning_tokens":1.5}}}"#,
+        r#"{"usage":{"completion_tokens_details":{},"completion_tokens_details":{}}}"#,
+        r#"{"choices":[{"delta":{"reasoning":"r"}}]}"#,
+        // llama-server's (llama.cpp of llama-cpp-python 0.3.36) usage chunk for a repeated prompt.
+        r#"{"choices":[],"created":1795813829,"id":"chatcmpl-qjNeAkZjbAUhCJunS18tKnqM0D4T0oGq","model":"tiny","system_fingerprint":"b1-0c1e570","object":"chat.completion.chunk","usage":{"completion_tokens":3,"prompt_tokens":35,"total_tokens":38,"prompt_tokens_details":{"cached_tokens":34}},"timings":{"cache_n":34,"prompt_n":1,"prompt_ms":0.566,"prompt_per_token_ms":0.566,"prompt_per_second":1766.78445229682,"predicted_n":3,"predicted_ms":0.642,"predicted_per_token_ms":0.321,"predicted_per_second":3115.264797507788}}"#,
     ];
+
+    /// The chunks at the corpus' end that exercise the usage details.
+    const USAGE_DETAILS: usize = 10;
 
     pub(in crate::api) fn same(a: &ChunkInfo, b: &ChunkInfo) -> bool {
         a.agrees_with(b)
@@ -701,7 +751,8 @@ pub(super) mod tests {
 
     #[test]
     fn a_top_level_error_object_is_an_error() {
-        let n = CORPUS.len();
+        // The error objects come before the usage-details chunks at the corpus' end.
+        let n = CORPUS.len() - USAGE_DETAILS;
         let c = scan(CORPUS[n - 6].as_bytes()).unwrap();
         assert!(c.error.is_some_and(|e| e.contains("boom")), "{c:?}");
         assert!(scan(CORPUS[n - 5].as_bytes()).unwrap().error.is_none());
@@ -729,6 +780,28 @@ pub(super) mod tests {
         assert_eq!(c.text, Some(r#""a\nb""#));
         let r = scan(br#"{"choices":[{"delta":{"reasoning_content":"r"}}]}"#).unwrap();
         assert!(r.has_content && r.text.is_none());
+    }
+
+    #[test]
+    fn reads_reasoning_and_cached_counts_from_the_usage() {
+        let n = CORPUS.len() - USAGE_DETAILS;
+        let c = scan(CORPUS[n].as_bytes()).unwrap();
+        assert_eq!((c.reasoning_tokens, c.cached_tokens), (Some(2), Some(16)));
+        let c = scan(CORPUS[n + 1].as_bytes()).unwrap();
+        assert_eq!((c.reasoning_tokens, c.cached_tokens), (None, None));
+        assert_eq!(scan(CORPUS[n + 2].as_bytes()).unwrap().cached_tokens, None);
+        for bad in &CORPUS[n + 3..n + 8] {
+            assert!(scan(bad.as_bytes()).is_none(), "{bad}");
+        }
+        let r = scan(CORPUS[n + 8].as_bytes()).unwrap();
+        assert!(r.is_reasoning());
+        let llama = scan(CORPUS[n + 9].as_bytes()).unwrap();
+        assert_eq!(
+            (llama.prompt_tokens, llama.cached_tokens),
+            (Some(35), Some(34))
+        );
+        let a = scan(br#"{"choices":[{"delta":{"content":"a","reasoning":"r"}}]}"#).unwrap();
+        assert!(a.has_content && !a.is_reasoning());
     }
 
     #[test]

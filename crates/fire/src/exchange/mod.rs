@@ -147,6 +147,7 @@ impl Request {
             Reaction::Wait(limit) => send::wait_for_server(ctx, limit),
         }
         let error_kind = error_kind.map(Into::into);
+        let (reasoning_tokens, answer_tokens) = st.reasoning_split();
         ctx.sink.record(&Record::Done(Done {
             id: st.id,
             at_ns,
@@ -159,6 +160,9 @@ impl Request {
             events: st.events,
             finish_reason: st.finish_reason.take(),
             first_event_ns: st.first_event_ns,
+            reasoning_tokens,
+            answer_tokens,
+            cached_tokens: st.cached_tokens,
             // Copied only when a session needs the text too.
             text: match (ctx.record_text, keep_text) {
                 (true, true) => st.text.clone(),

@@ -22,6 +22,14 @@ pub(super) struct StreamState {
     pub(super) prompt_tokens: Option<u64>,
     /// See `prompt_tokens`.
     pub(super) completion_tokens: Option<u64>,
+    /// `usage.completion_tokens_details.reasoning_tokens`, from the last usage that had it.
+    usage_reasoning_tokens: Option<u64>,
+    /// `usage.prompt_tokens_details.cached_tokens` (`done.cached_tokens`).
+    pub(super) cached_tokens: Option<u64>,
+    /// Tokens of the token records written so far, and of the reasoning ones among them.
+    counted_tokens: u64,
+    /// See `counted_tokens`.
+    counted_reasoning: u64,
     /// The last finish reason sent.
     pub(super) finish_reason: Option<String>,
     /// When `[DONE]` came; nothing after it is part of the answer.
@@ -53,6 +61,10 @@ impl StreamState {
             events: 0,
             prompt_tokens: None,
             completion_tokens: None,
+            usage_reasoning_tokens: None,
+            cached_tokens: None,
+            counted_tokens: 0,
+            counted_reasoning: 0,
             finish_reason: None,
             done_marker_ns: None,
             end_ns: None,
@@ -116,13 +128,14 @@ impl StreamState {
         if let Some(pending) = self.closing_empty_ns.take() {
             if info.has_content || info.empty_text || info.completion_tokens.is_some() {
                 self.usage_gap = true;
-                encode_token(
+                self.emit(
                     out,
                     &Token {
                         id: self.id,
                         at_ns: pending,
                         tokens: 1,
                         empty: true,
+                        reasoning: false,
                     },
                 );
             }
@@ -143,13 +156,14 @@ impl StreamState {
             if info.has_content {
                 self.events += 1;
             }
-            encode_token(
+            self.emit(
                 out,
                 &Token {
                     id: self.id,
                     at_ns,
                     tokens: u32::try_from(tokens).unwrap_or(u32::MAX),
                     empty: !info.has_content,
+                    reasoning: info.is_reasoning(),
                 },
             );
         }
@@ -162,10 +176,38 @@ impl StreamState {
         if info.completion_tokens.is_some() {
             self.completion_tokens = info.completion_tokens;
         }
+        if info.reasoning_tokens.is_some() {
+            self.usage_reasoning_tokens = info.reasoning_tokens;
+        }
+        if info.cached_tokens.is_some() {
+            self.cached_tokens = info.cached_tokens;
+        }
         if let Some(reason) = info.finish_reason {
             self.finish_reason = Some(reason.into_owned());
         }
         Ok(())
+    }
+
+    /// Writes one token record, counting its tokens.
+    fn emit(&mut self, out: &mut Vec<u8>, token: &Token) {
+        self.counted_tokens = self.counted_tokens.saturating_add(u64::from(token.tokens));
+        if token.reasoning {
+            self.counted_reasoning = self
+                .counted_reasoning
+                .saturating_add(u64::from(token.tokens));
+        }
+        encode_token(out, token);
+    }
+
+    /// The output's reasoning and answer tokens (`done.reasoning_tokens`, `answer_tokens`):
+    /// the server's `completion_tokens_details.reasoning_tokens` when it gave a positive one,
+    /// else the tokens of the reasoning events; the answer is the rest of the output (usage,
+    /// else counted). `None` for both when the answer had no reasoning.
+    pub(super) fn reasoning_split(&self) -> (Option<u64>, Option<u64>) {
+        let counted = (self.counted_reasoning > 0).then_some(self.counted_reasoning);
+        let reasoning = self.usage_reasoning_tokens.filter(|&n| n > 0).or(counted);
+        let total = self.completion_tokens.unwrap_or(self.counted_tokens);
+        (reasoning, reasoning.map(|r| total.saturating_sub(r)))
     }
 
     /// How the stream, read to its end, ended: `Err` when it stopped in the middle of an event

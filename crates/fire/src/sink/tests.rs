@@ -50,6 +50,7 @@ fn tokens(sink: &Sink, n: u64) {
             at_ns: i * 2,
             tokens: 1,
             empty: false,
+            reasoning: false,
         }));
     }
 }

@@ -35,12 +35,18 @@ fn token(c: &mut Cursor<'_>) -> Option<Token> {
     } else {
         false
     };
+    let reasoning = if c.tag(b",\"reasoning\":").is_some() {
+        c.bool()?
+    } else {
+        false
+    };
     c.tag(b"}")?;
     Some(Token {
         id,
         at_ns,
         tokens,
         empty,
+        reasoning,
     })
 }
 
@@ -88,6 +94,9 @@ fn done(c: &mut Cursor<'_>) -> Option<Done> {
     } else {
         None
     };
+    let reasoning_tokens = optional_count(c, b",\"reasoning_tokens\":")?;
+    let answer_tokens = optional_count(c, b",\"answer_tokens\":")?;
+    let cached_tokens = optional_count(c, b",\"cached_tokens\":")?;
     // `text` and the grouping members (session, turn, batch, tags) are left to serde.
     c.tag(b"}")?;
     Some(Done {
@@ -102,8 +111,20 @@ fn done(c: &mut Cursor<'_>) -> Option<Done> {
         events,
         finish_reason,
         first_event_ns,
+        reasoning_tokens,
+        answer_tokens,
+        cached_tokens,
         ..Done::default()
     })
+}
+
+/// A count member that fire writes only when it has a value: `Some(None)` when absent.
+fn optional_count(c: &mut Cursor<'_>, tag: &[u8]) -> Option<Option<u64>> {
+    if c.tag(tag).is_some() {
+        c.nullable(Cursor::u64)
+    } else {
+        Some(None)
+    }
 }
 
 /// An error kind as serde reads it: a known wire name, else the string kept as it is.

@@ -30,6 +30,7 @@ fn reads_known_and_skips_unknown() {
             at_ns: 10,
             tokens: 1,
             empty: false,
+            reasoning: false,
         })
     );
 }

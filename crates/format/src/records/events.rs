@@ -32,6 +32,11 @@ pub struct Token {
     /// character, a special token): counted, but not content, so TTFT does not stop at it.
     #[serde(default, skip_serializing_if = "is_false")]
     pub empty: bool,
+    /// The event carried reasoning (`delta.reasoning_content` or `delta.reasoning`) and no
+    /// answer text: a thinking model's tokens before its answer. Written only when true, so an
+    /// answer without reasoning reads as before format 1.10.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub reasoning: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -73,6 +78,21 @@ pub struct Done {
     /// included): the time to first response, which some tools report as their TTFT.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_event_ns: Option<u64>,
+    /// Output tokens spent reasoning: `usage.completion_tokens_details.reasoning_tokens` when
+    /// the server sent it, else the tokens of this request's `reasoning` token events. Omitted
+    /// when the answer had no reasoning at all (format 1.10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    /// Output tokens of the answer proper: the output (usage, else counted) less
+    /// `reasoning_tokens`. Present exactly when `reasoning_tokens` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_tokens: Option<u64>,
+    /// Prompt tokens the server took from its prefix cache:
+    /// `usage.prompt_tokens_details.cached_tokens` (vLLM with
+    /// `--enable-prompt-tokens-details`, llama.cpp, SGLang, simserve `--prefix-cache`). Omitted
+    /// when the server did not say (format 1.10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
     /// The generated text (`fire --record-text`), reasoning excluded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,

@@ -168,6 +168,7 @@ mod tests {
             at_ns: 2,
             tokens: 3,
             empty: false,
+            reasoning: false,
         });
         let text = serde_json::to_string(&token).unwrap();
         assert!(text.starts_with("{\"type\":\"token\""), "{text}");

@@ -72,4 +72,24 @@ pub struct ResultRecord {
     pub prefill_tps: Option<f64>,
     /// The last choice's `finish_reason`.
     pub finish_reason: Option<String>,
+    /// Time to first answer token: first answer event − sent; omitted, as the members below,
+    /// for a request without reasoning (its TTFA is its TTFT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfa_ms: Option<f64>,
+    /// First answer event − first reasoning event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_duration_ms: Option<f64>,
+    /// Output tokens spent reasoning (`done.reasoning_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    /// Output tokens of the answer proper (`done.answer_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_tokens: Option<u64>,
+    /// Prompt tokens the server's prefix cache served (`done.cached_tokens`); omitted, as
+    /// `cache_hit_ratio`, when the usage did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    /// `cached_tokens / input_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_hit_ratio: Option<f64>,
 }

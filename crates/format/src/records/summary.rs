@@ -226,6 +226,36 @@ pub struct Summary {
     /// of the joules per output token.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub energy_j_per_output_token_per_gpu: BTreeMap<String, f64>,
+    // --- reasoning and cache hits ---
+    /// Output tokens the successful requests spent reasoning (their `done.reasoning_tokens`);
+    /// omitted when no request had reasoning, as are `answer_tokens` and the `ttfa`,
+    /// `reasoning_duration`, `answer_tpot` and `answer_itl` statistics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    /// Output tokens of the answers proper: `output_tokens` less `reasoning_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_tokens: Option<u64>,
+    /// Prompt tokens the server's prefix cache served to the successful requests, from their
+    /// usage (`done.cached_tokens`); omitted when no request's usage said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_prompt_tokens: Option<u64>,
+    /// `cached_prompt_tokens` over the prompt tokens of the requests that reported it: the
+    /// share of prompt tokens the cache served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_hit_ratio: Option<f64>,
+    /// The change of the server's prefix-cache lookups between the two scrapes, in prompt
+    /// tokens (`vllm:prefix_cache_queries_total`, or V0's `vllm:gpu_prefix_cache_queries_total`;
+    /// llama.cpp: its prompt tokens, computed and cached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_prefix_cache_queries: Option<u64>,
+    /// The change of the server's prefix-cache hits (`vllm:prefix_cache_hits_total`; llama.cpp:
+    /// `llamacpp:prompt_tokens_cached_total`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_prefix_cache_hits: Option<u64>,
+    /// `server_prefix_cache_hits / server_prefix_cache_queries`; for SGLang, which has a gauge
+    /// and no counters, its `sglang:cache_hit_rate` at the second scrape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_prefix_cache_hit_ratio: Option<f64>,
     // --- runs: repeats and shards ---
     /// A group summary: the run ids of the repeated runs of one configuration it pools, in
     /// order. Omitted on the summary of a single run.

@@ -135,6 +135,62 @@ impl Aggregator for ServerMetricsAggregator {
         ]);
         s.server_e2el_mean_ms = self.mean_ms(&["vllm:e2e_request_latency_seconds"]);
         spec::fill(self, s);
+        self.prefix_cache(s);
+    }
+}
+
+impl ServerMetricsAggregator {
+    /// The prefix cache's lookups and hits over the run, in prompt tokens, and their ratio:
+    /// vLLM V1's `vllm:prefix_cache_{queries,hits}_total`, else V0's `vllm:gpu_prefix_cache_*`
+    /// (a server that exposes both has the same values under each), else llama.cpp's prompt
+    /// tokens cached and computed. SGLang has no counters, only its `sglang:cache_hit_rate`
+    /// gauge: its value at the end of the run is taken as the ratio.
+    fn prefix_cache(&self, s: &mut Summary) {
+        let all = |_: &str| true;
+        let pair =
+            |queries: &str, hits: &str| Some((self.delta(queries, all)?, self.delta(hits, all)?));
+        let llama = || {
+            let hits = self.delta("llamacpp:prompt_tokens_cached_total", all)?;
+            Some((
+                self.delta("llamacpp:prompt_tokens_total", all)? + hits,
+                hits,
+            ))
+        };
+        let counted = pair(
+            "vllm:prefix_cache_queries_total",
+            "vllm:prefix_cache_hits_total",
+        )
+        .or_else(|| {
+            pair(
+                "vllm:gpu_prefix_cache_queries_total",
+                "vllm:gpu_prefix_cache_hits_total",
+            )
+        })
+        .or_else(llama);
+        if let Some((queries, hits)) = counted {
+            s.server_prefix_cache_queries = Some(whole(queries));
+            s.server_prefix_cache_hits = Some(whole(hits));
+            s.server_prefix_cache_hit_ratio = (queries > 0.0).then(|| hits / queries);
+            return;
+        }
+        s.server_prefix_cache_hit_ratio = self.last_gauge("sglang:cache_hit_rate");
+    }
+
+    /// A gauge's value at the last scrape, averaged over its series and the servers.
+    fn last_gauge(&self, name: &str) -> Option<f64> {
+        let mut values = Vec::new();
+        for (_, after) in self.servers.values() {
+            let after = after.as_ref()?;
+            let series: Vec<f64> = after
+                .iter()
+                .filter(|(k, _)| k.as_str() == name || k.starts_with(&format!("{name}{{")))
+                .map(|(_, v)| *v)
+                .collect();
+            if !series.is_empty() {
+                values.push(series.iter().sum::<f64>() / series.len() as f64);
+            }
+        }
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
     }
 }
 
@@ -231,6 +287,57 @@ mod tests {
         assert_eq!(s.server_requests_succeeded, None);
         assert_eq!(s.server_ttft_mean_ms, None);
         assert_eq!(s.server_itl_mean_ms, None);
+        // Its cache: 12 of the 412 prompt tokens.
+        assert_eq!(s.server_prefix_cache_queries, Some(412));
+        assert_eq!(s.server_prefix_cache_hits, Some(12));
+        let ratio = s.server_prefix_cache_hit_ratio.unwrap();
+        assert!((ratio - 12.0 / 412.0).abs() < 1e-12, "{ratio}");
+    }
+
+    fn cache_figures(before: &[(&str, f64)], after: &[(&str, f64)]) -> Summary {
+        let mut a = ServerMetricsAggregator::default();
+        a.server_metrics(&scrape(ScrapePhase::Before, before));
+        a.server_metrics(&scrape(ScrapePhase::After, after));
+        let mut s = Summary::default();
+        a.finish(&RunSpan::default(), &mut s, &mut vec![]);
+        s
+    }
+
+    #[test]
+    fn prefix_cache_hits_from_vllm_s_counters_old_or_new_and_sglang_s_gauge() {
+        let l = "{model_name=\"m\",engine=\"0\"}";
+        let (q, h) = (
+            format!("vllm:prefix_cache_queries_total{l}"),
+            format!("vllm:prefix_cache_hits_total{l}"),
+        );
+        let (oq, oh) = (
+            format!("vllm:gpu_prefix_cache_queries_total{l}"),
+            format!("vllm:gpu_prefix_cache_hits_total{l}"),
+        );
+        // Both names with the same values (simserve, a vLLM between the two): counted once.
+        let s = cache_figures(
+            &[(&q, 100.0), (&h, 10.0), (&oq, 100.0), (&oh, 10.0)],
+            &[(&q, 500.0), (&h, 310.0), (&oq, 500.0), (&oh, 310.0)],
+        );
+        assert_eq!(
+            (s.server_prefix_cache_queries, s.server_prefix_cache_hits),
+            (Some(400), Some(300))
+        );
+        assert_eq!(s.server_prefix_cache_hit_ratio, Some(0.75));
+        let s = cache_figures(&[(&oq, 0.0), (&oh, 0.0)], &[(&oq, 64.0), (&oh, 16.0)]);
+        assert_eq!(s.server_prefix_cache_hit_ratio, Some(0.25));
+        // No lookups: counts, no ratio.
+        let s = cache_figures(&[(&q, 5.0), (&h, 5.0)], &[(&q, 5.0), (&h, 5.0)]);
+        assert_eq!(s.server_prefix_cache_queries, Some(0));
+        assert_eq!(s.server_prefix_cache_hit_ratio, None);
+        let s = cache_figures(
+            &[("sglang:cache_hit_rate{model_name=\"m\"}", 0.1)],
+            &[("sglang:cache_hit_rate{model_name=\"m\"}", 0.625)],
+        );
+        assert_eq!(s.server_prefix_cache_queries, None);
+        assert_eq!(s.server_prefix_cache_hit_ratio, Some(0.625));
+        let s = cache_figures(&[("x", 1.0)], &[("x", 2.0)]);
+        assert_eq!(s.server_prefix_cache_hit_ratio, None);
     }
 
     fn at(url: &str, phase: ScrapePhase, prompt: f64) -> ServerMetrics {

@@ -82,6 +82,7 @@ pub fn pooled_counts(runs: &[Summary], into: &mut Summary) {
     into.client_cpu_s = (!cpu.is_empty()).then(|| cpu.iter().sum());
     pooled_server_figures(runs, into);
     pooled_live_figures(runs, into);
+    pooled_reasoning_and_cache(runs, into);
 }
 
 /// Speculative decoding, tokens per event, the gauges and the energy of the runs, when every
@@ -113,6 +114,42 @@ fn pooled_live_figures(runs: &[Summary], into: &mut Summary) {
             Some((name, tokenpipe_format::GaugeSummary { mean, max }))
         })
         .collect();
+}
+
+/// Reasoning and cache figures of the runs, where every run has them: token counts summed,
+/// the usage's hit ratio weighted by each run's prompt tokens, the server's recomputed from
+/// its summed hits and lookups (else, SGLang's gauge, averaged).
+fn pooled_reasoning_and_cache(runs: &[Summary], into: &mut Summary) {
+    let all_u = |f: fn(&Summary) -> Option<u64>| {
+        runs.iter()
+            .map(f)
+            .try_fold(0u64, |sum, x| Some(sum.saturating_add(x?)))
+    };
+    into.reasoning_tokens = all_u(|s| s.reasoning_tokens);
+    into.answer_tokens = all_u(|s| s.answer_tokens);
+    into.cached_prompt_tokens = all_u(|s| s.cached_prompt_tokens);
+    let weighted: Option<(f64, f64)> = runs.iter().try_fold((0.0, 0.0), |(sum, w), s| {
+        let input = s.input_tokens as f64;
+        Some((sum + s.cache_hit_ratio? * input, w + input))
+    });
+    into.cache_hit_ratio = weighted.and_then(|(sum, w)| (w > 0.0).then(|| sum / w));
+    into.server_prefix_cache_queries = all_u(|s| s.server_prefix_cache_queries);
+    into.server_prefix_cache_hits = all_u(|s| s.server_prefix_cache_hits);
+    into.server_prefix_cache_hit_ratio = match (
+        into.server_prefix_cache_queries,
+        into.server_prefix_cache_hits,
+    ) {
+        (Some(q), Some(h)) => (q > 0).then(|| h as f64 / q as f64),
+        _ => {
+            let ratios: Option<Vec<f64>> = runs
+                .iter()
+                .map(|s| s.server_prefix_cache_hit_ratio)
+                .collect();
+            ratios
+                .filter(|r| !r.is_empty())
+                .map(|r| r.iter().sum::<f64>() / r.len() as f64)
+        }
+    };
 }
 
 /// The server's own figures of the runs, when every run has them: counts summed, means
@@ -179,6 +216,31 @@ mod tests {
         let mut group = Summary::default();
         pooled_counts(&[run(100, 50.0), Summary::default()], &mut group);
         assert_eq!(group.server_prompt_tokens, None);
+    }
+
+    #[test]
+    fn reasoning_and_cache_figures_pool_when_every_run_has_them() {
+        let run = |reasoning, cached, ratio, input| Summary {
+            input_tokens: input,
+            reasoning_tokens: Some(reasoning),
+            answer_tokens: Some(3 * reasoning),
+            cached_prompt_tokens: Some(cached),
+            cache_hit_ratio: Some(ratio),
+            server_prefix_cache_queries: Some(input),
+            server_prefix_cache_hits: Some(cached),
+            ..Summary::default()
+        };
+        let mut group = Summary::default();
+        pooled_counts(&[run(10, 50, 0.5, 100), run(20, 300, 1.0, 300)], &mut group);
+        assert_eq!(group.reasoning_tokens, Some(30));
+        assert_eq!(group.answer_tokens, Some(90));
+        assert_eq!(group.cached_prompt_tokens, Some(350));
+        assert_eq!(group.cache_hit_ratio, Some(350.0 / 400.0));
+        assert_eq!(group.server_prefix_cache_hit_ratio, Some(350.0 / 400.0));
+        let mut group = Summary::default();
+        pooled_counts(&[run(10, 50, 0.5, 100), Summary::default()], &mut group);
+        assert_eq!(group.reasoning_tokens, None);
+        assert_eq!(group.cache_hit_ratio, None);
         assert_eq!(group.server_ttft_mean_ms, None);
     }
 

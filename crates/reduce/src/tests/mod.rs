@@ -10,6 +10,7 @@ mod llama_benchy;
 mod llama_benchy_plan;
 mod metrics;
 mod outcomes;
+mod reasoning;
 mod runs;
 mod shards;
 mod telemetry;

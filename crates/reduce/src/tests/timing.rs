@@ -233,6 +233,7 @@ fn intervals_are_written_once_the_run_is_a_grace_past_them() {
         at_ns: at,
         tokens: 1,
         empty: false,
+        reasoning: false,
     };
     let mut agg = IntervalAggregator::new(S);
     let mut out = Vec::new();

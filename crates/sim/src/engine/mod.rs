@@ -134,6 +134,13 @@ pub trait Engine: Send + Sync {
     fn gauges(&self, _now_ns: u64) -> EngineGauges {
         EngineGauges::default()
     }
+
+    /// Prompt tokens of `ticket`'s request that the engine's prefix cache held when it was
+    /// scheduled (the usage's `cached_tokens`); `None` for an engine without a prefix cache,
+    /// or before the request was scheduled.
+    fn cached_tokens(&self, _ticket: &Ticket) -> Option<u64> {
+        None
+    }
 }
 
 /// An engine's occupancy at one instant: vLLM's `num_requests_running`, `num_requests_waiting`
@@ -147,6 +154,18 @@ pub struct EngineGauges {
     pub waiting: u64,
     /// KV-cache use as a fraction of its capacity, 0 to 1.
     pub kv_cache_usage: f64,
+    /// The prefix cache's lookups so far; `None` for an engine without one.
+    pub prefix_cache: Option<PrefixCacheCounts>,
+}
+
+/// What a prefix cache was asked and found, in prompt tokens, since the server started:
+/// vLLM's `vllm:prefix_cache_queries_total` and `vllm:prefix_cache_hits_total`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PrefixCacheCounts {
+    /// Prompt tokens looked up (each scheduling of a request counts, as in vLLM).
+    pub queries: u64,
+    /// Prompt tokens found cached.
+    pub hits: u64,
 }
 
 /// The engine the settings ask for: the fixed timetable of `--ttft-ms` and `--itl-ms` (`ttft`

@@ -145,6 +145,7 @@ fn gauges_come_from_the_engine_when_it_keeps_them() {
         running: Some(4),
         waiting: 2,
         kv_cache_usage: 0.25,
+        ..EngineGauges::default()
     };
     let s = scrape(&metrics, gauges);
     assert_eq!(total(&s, "vllm:num_requests_running"), 4.0);
@@ -187,4 +188,23 @@ fn one_two_five_buckets_are_vllms() {
     assert_eq!(bucket(&[1.0, 2.0], 1.0), 0);
     assert_eq!(bucket(&[1.0, 2.0], 1.5), 1);
     assert_eq!(bucket(&[1.0, 2.0], 9.0), 2);
+}
+
+#[test]
+fn prefix_cache_counters_only_with_a_prefix_cache() {
+    let metrics = Metrics::new("m\"x", DEFAULT_MAX_MODEL_LEN);
+    let none = scrape(&metrics, EngineGauges::default());
+    assert!(none.keys().all(|k| !k.contains("prefix_cache")), "{none:?}");
+    let gauges = EngineGauges {
+        prefix_cache: Some(crate::engine::PrefixCacheCounts {
+            queries: 300,
+            hits: 96,
+        }),
+        ..EngineGauges::default()
+    };
+    let s = scrape(&metrics, gauges);
+    assert_eq!(total(&s, "vllm:prefix_cache_queries_total"), 300.0);
+    assert_eq!(total(&s, "vllm:prefix_cache_hits_total"), 96.0);
+    assert_eq!(total(&s, "vllm:gpu_prefix_cache_queries_total"), 300.0);
+    assert_eq!(total(&s, "vllm:gpu_prefix_cache_hits_total"), 96.0);
 }

@@ -70,7 +70,7 @@ fn stream_on(
         prefix_blocks: Vec::new(),
     };
     let timetable = Timetable::admit(engine.clone(), timer, &admission);
-    let chunks = Renderer::new("sim").chunks(req.kind, 1, 0);
+    let chunks = Renderer::new("sim").chunks(req.kind, 1, 0, req.max_tokens);
     let stamps = RequestStamps::new(None, None, admission.arrival_ns);
     let body = StreamedAnswer::new(req, chunks, timetable, stamps, fault);
     (body, engine)

@@ -376,3 +376,54 @@ fn continuous_usage_growth_without_text_is_an_empty_token() {
         .unwrap()
         .contains("\"tokens\":2,\"empty\":true"));
 }
+
+/// A thinking model's stream: reasoning deltas (vLLM's `reasoning_content`, newer vLLM's and
+/// llama.cpp's `reasoning`) are token events marked `reasoning`; the answer's are not; the
+/// split comes from the usage's details when the server sends them, else from the events.
+#[test]
+fn reasoning_events_are_marked_and_split_from_the_answer() {
+    let run = |usage: &[u8]| {
+        let mut st = StreamState::new(3, Api::Chat.dialect());
+        let mut out = vec![];
+        for (data, at) in [
+            (
+                &br#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#[..],
+                1,
+            ),
+            (br#"{"choices":[{"delta":{"reasoning_content":"hm"}}]}"#, 2),
+            (br#"{"choices":[{"delta":{"reasoning":"m"}}]}"#, 3),
+            (br#"{"choices":[{"delta":{"content":"a"}}]}"#, 4),
+            (
+                br#"{"choices":[{"delta":{"content":"b"},"finish_reason":"length"}]}"#,
+                5,
+            ),
+            (usage, 6),
+        ] {
+            st.on_event(data, at, &mut out).ok().unwrap();
+        }
+        (String::from_utf8(out).unwrap(), st)
+    };
+    let (text, st) = run(br#"{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":8}}}"#);
+    assert_eq!(
+        text,
+        "{\"type\":\"token\",\"id\":3,\"at_ns\":2,\"tokens\":1,\"reasoning\":true}\n\
+         {\"type\":\"token\",\"id\":3,\"at_ns\":3,\"tokens\":1,\"reasoning\":true}\n\
+         {\"type\":\"token\",\"id\":3,\"at_ns\":4,\"tokens\":1}\n\
+         {\"type\":\"token\",\"id\":3,\"at_ns\":5,\"tokens\":1}\n"
+    );
+    assert_eq!(st.reasoning_split(), (Some(2), Some(2)));
+    assert_eq!(st.cached_tokens, Some(8));
+    // The server's own count wins (one event may have carried several reasoning tokens).
+    let (_, st) = run(br#"{"choices":[],"usage":{"completion_tokens":6,"completion_tokens_details":{"reasoning_tokens":3}}}"#);
+    assert_eq!(st.reasoning_split(), (Some(3), Some(3)));
+    assert_eq!(st.cached_tokens, None);
+    // No reasoning at all: no split, whatever a zero in the usage says.
+    let mut st = StreamState::new(3, Api::Chat.dialect());
+    for (data, at) in [
+        (&br#"{"choices":[{"delta":{"content":"a"},"finish_reason":"length"}]}"#[..], 1),
+        (br#"{"choices":[],"usage":{"completion_tokens":1,"completion_tokens_details":{"reasoning_tokens":0}}}"#, 2),
+    ] {
+        st.on_event(data, at, &mut vec![]).ok().unwrap();
+    }
+    assert_eq!(st.reasoning_split(), (None, None));
+}

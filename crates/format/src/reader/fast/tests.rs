@@ -51,6 +51,7 @@ impl Gen {
                 at_ns: self.number(),
                 tokens: self.number() as u32,
                 empty: self.below(2) == 0,
+                reasoning: self.below(2) == 0,
             }),
             1 => Record::Sent(Sent {
                 id: self.number(),
@@ -74,6 +75,9 @@ impl Gen {
                     events: self.number(),
                     finish_reason: self.maybe(Gen::text),
                     first_event_ns: self.maybe(Gen::number),
+                    reasoning_tokens: self.maybe(Gen::number),
+                    answer_tokens: self.maybe(Gen::number),
+                    cached_tokens: self.maybe(Gen::number),
                     ..Done::default()
                 })
             }

@@ -58,7 +58,7 @@ impl MoreLatency {
 }
 
 /// Adds `value` (in the summary's unit) to `stat` in the stat's fixed-point unit.
-fn push(stat: &mut Stat, value: Option<f64>, unit: Unit) {
+pub fn push(stat: &mut Stat, value: Option<f64>, unit: Unit) {
     if let Some(v) = value.filter(|v| v.is_finite()) {
         stat.push_ns_f64(v * unit.per_unit());
     }
@@ -99,24 +99,36 @@ impl Aggregator for MoreLatency {
 
     fn finish(&mut self, _span: &RunSpan, summary: &mut Summary, _out: &mut Vec<Record>) {
         for (metric, stat) in self.metrics() {
-            let (name, unit) = (metric.name, metric.unit);
-            let m = stat.moments_scaled(&self.percentiles, unit.per_unit());
-            let m = m.as_ref();
-            let mut set = |stat: StatName, v: Option<f64>| {
-                summary.set_stat_in(name, stat, unit.suffix(), v);
-            };
-            set(StatName::Mean, m.map(|m| m.mean_ms));
-            set(StatName::Std, m.map(|m| m.std_ms));
-            set(StatName::SampleStd, m.and_then(|m| m.sstd_ms));
-            set(StatName::Min, m.map(|m| m.min_ms));
-            set(StatName::Max, m.map(|m| m.max_ms));
-            for &p in &self.percentiles {
-                set(StatName::Percentile(p), m.and_then(|m| m.p(p)));
-            }
-            summary.samples.insert(name.into(), stat.count());
-            if self.histograms && stat.count() > 0 {
-                summary.histograms.insert(name.into(), stat.to_state());
-            }
+            write_metric(summary, metric, stat, &self.percentiles, self.histograms);
         }
+    }
+}
+
+/// Writes one metric's statistics in its unit (nulls without samples), its sample count and,
+/// when asked and it has samples, its histogram.
+pub fn write_metric(
+    summary: &mut Summary,
+    metric: Metric,
+    stat: &Stat,
+    percentiles: &[f64],
+    histograms: bool,
+) {
+    let (name, unit) = (metric.name, metric.unit);
+    let m = stat.moments_scaled(percentiles, unit.per_unit());
+    let m = m.as_ref();
+    let mut set = |stat: StatName, v: Option<f64>| {
+        summary.set_stat_in(name, stat, unit.suffix(), v);
+    };
+    set(StatName::Mean, m.map(|m| m.mean_ms));
+    set(StatName::Std, m.map(|m| m.std_ms));
+    set(StatName::SampleStd, m.and_then(|m| m.sstd_ms));
+    set(StatName::Min, m.map(|m| m.min_ms));
+    set(StatName::Max, m.map(|m| m.max_ms));
+    for &p in percentiles {
+        set(StatName::Percentile(p), m.and_then(|m| m.p(p)));
+    }
+    summary.samples.insert(name.into(), stat.count());
+    if histograms && stat.count() > 0 {
+        summary.histograms.insert(name.into(), stat.to_state());
     }
 }

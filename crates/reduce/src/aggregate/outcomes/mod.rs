@@ -1,14 +1,17 @@
 //! What became of each request and what that is worth: the run's counts by outcome
 //! ([`counts`]), the latency and rate metrics beyond vLLM's set with the number of values behind
-//! every metric ([`latency`]), a `result` record per request ([`per_request`]), goodput against
+//! every metric ([`latency`]), reasoning and answer apart ([`reasoning`]), the prefix cache's
+//! hits from the usage ([`cache`]), a `result` record per request ([`per_request`]), goodput against
 //! SLO bounds ([`goodput`], [`slo`]) and the run's metadata ([`meta`]). docs/metrics.md defines
 //! each field.
 
+pub mod cache;
 pub mod counts;
 pub mod goodput;
 pub mod latency;
 pub mod meta;
 pub mod per_request;
+pub mod reasoning;
 pub mod slo;
 
 use super::{Aggregator, SummaryOptions};
@@ -33,6 +36,8 @@ pub fn aggregators(opts: &SummaryOptions) -> Vec<Box<dyn Aggregator>> {
     let mut aggs: Vec<Box<dyn Aggregator>> = vec![
         Box::new(counts::Counts::default()),
         Box::new(latency::MoreLatency::new(opts)),
+        Box::new(reasoning::ReasoningFigures::new(opts)),
+        Box::new(cache::CacheHits::default()),
     ];
     if own.per_request {
         aggs.push(Box::new(per_request::PerRequest::default()));

@@ -67,5 +67,11 @@ pub fn result_record(r: &RequestResult) -> ResultRecord {
         user_gen_tps: r.user_gen_tps(),
         prefill_tps: r.prefill_tps(),
         finish_reason: r.finish_reason.clone(),
+        ttfa_ms: ms(r.ttfa_ns().filter(|_| r.had_reasoning())),
+        reasoning_duration_ms: ms(r.reasoning_duration_ns()),
+        reasoning_tokens: r.reasoning_tokens,
+        answer_tokens: r.answer_tokens,
+        cached_tokens: r.cached_tokens,
+        cache_hit_ratio: r.cache_hit_ratio(),
     }
 }

@@ -21,6 +21,8 @@ pub enum SloMetric {
     TtftSched,
     /// End-to-end latency from the scheduled instant.
     E2elSched,
+    /// Time to first answer token (the first that was not reasoning).
+    Ttfa,
 }
 
 impl SloMetric {
@@ -33,6 +35,7 @@ impl SloMetric {
         (SloMetric::Itl, vocab::ITL.name),
         (SloMetric::TtftSched, vocab::TTFT_SCHED.name),
         (SloMetric::E2elSched, vocab::E2EL_SCHED.name),
+        (SloMetric::Ttfa, vocab::TTFA.name),
     ];
 
     /// The name on the command line and in the summary.
@@ -53,6 +56,7 @@ impl SloMetric {
             SloMetric::Itl => r.itl_mean_ns(),
             SloMetric::TtftSched => r.ttft_from_scheduled_ns().map(|v| v as f64),
             SloMetric::E2elSched => r.e2el_from_scheduled_ns().map(|v| v as f64),
+            SloMetric::Ttfa => r.ttfa_ns().map(|v| v as f64),
         }
     }
 }

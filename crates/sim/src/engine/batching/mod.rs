@@ -10,7 +10,7 @@ pub mod prefix;
 mod tests;
 
 use super::profile::BatchingSettings;
-use super::{Admission, Departure, Due, Engine, EngineGauges, Ticket};
+use super::{Admission, Departure, Due, Engine, EngineGauges, PrefixCacheCounts, Ticket};
 use model::{Gauges, Model};
 use std::sync::Mutex;
 
@@ -95,7 +95,16 @@ impl Engine for Batching {
             running: Some(g.running as u64),
             waiting: g.waiting as u64,
             kv_cache_usage: kv_fraction(g.kv_used, self.kv_tokens),
+            prefix_cache: self.prefix_cache.then_some(PrefixCacheCounts {
+                queries: g.prefix_queried_tokens,
+                hits: g.prefix_hit_tokens,
+            }),
         }
+    }
+
+    fn cached_tokens(&self, ticket: &Ticket) -> Option<u64> {
+        let slot = usize::try_from(ticket.slot).ok()?;
+        self.lock().cached_tokens(slot)
     }
 }
 

@@ -79,6 +79,9 @@ struct Seq {
     next_token_at: Option<u64>,
     /// The prompt's block hashes, for the prefix cache (empty without one).
     blocks: Vec<u64>,
+    /// Prompt tokens the prefix cache held when it was first scheduled (vLLM's
+    /// `num_cached_tokens`, the usage's `cached_tokens`); `None` before.
+    cached: Option<u64>,
 }
 
 /// What a sequence does in the current step.
@@ -195,6 +198,7 @@ impl Model {
             preemptions: 0,
             blocks,
             next_token_at: None,
+            cached: None,
         };
         let slot = match self.free.pop() {
             Some(slot) => {
@@ -272,6 +276,12 @@ impl Model {
             waiting: self.waiting.len(),
             ..self.gauges
         }
+    }
+
+    /// Prompt tokens the prefix cache held for `slot` when it was first scheduled; `None`
+    /// before that, or without a prefix cache.
+    pub fn cached_tokens(&self, slot: usize) -> Option<u64> {
+        self.seqs.get(slot)?.as_ref()?.cached
     }
 
     /// How often the sequence in `slot` was preempted.
@@ -471,6 +481,7 @@ impl Model {
         };
         let cached = (cache.hits(&seq.blocks) * BLOCK_TOKENS).min(seq.prompt - 1);
         seq.to_prefill = seq.prompt + seq.generated - cached;
+        seq.cached.get_or_insert(cached);
         self.gauges.prefix_queried_tokens += seq.prompt;
         self.gauges.prefix_hit_tokens += cached;
     }

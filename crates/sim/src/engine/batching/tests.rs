@@ -208,6 +208,9 @@ fn a_cached_prefix_skips_its_prefill_and_a_salt_busts_it() {
     // A prompt that is all cached still computes its last token.
     let d = m.admit_blocks(500 * MS, 96, 1, blocks[..6].to_vec());
     assert_eq!(all_tokens(&mut m, d, 1), [(500 + 10 + 1) * MS]);
+    // Each request's cached tokens, for its usage (`cached_tokens`).
+    let cached: Vec<Option<u64>> = [a, b, c, d].map(|s| m.cached_tokens(s)).to_vec();
+    assert_eq!(cached, [Some(0), Some(96), Some(0), Some(95)]);
     let g = m.gauges(600 * MS);
     assert_eq!(g.prefix_hit_tokens, 96 + 95);
     assert_eq!(g.prefix_queried_tokens, 100 * 3 + 96);
