@@ -25,3 +25,32 @@ fn a_negative_ttft_in_a_vllm_file_is_refused_naming_the_field() {
     );
     assert!(out.stdout.is_empty(), "nothing written for a file refused");
 }
+
+/// A `done` whose `first_event_ns` came before its request's `sent_ns`, with no token record:
+/// the request's only chunk ended before it began, and `reduce --vllm-compatible` panicked on
+/// the subtraction (the peak buckets' span, `aggregate/vllm/peak.rs`). The `reduce_events`
+/// target found it (fuzz/seeds/reduce_events/first-event-before-send). reduce now refuses the
+/// line, as it refuses a token before its send.
+#[test]
+fn a_first_event_before_its_send_is_refused_naming_the_line() {
+    let stream = concat!(
+        r#"{"type":"header","format_major":1,"format_minor":10,"tool":"fire","tool_version":"0.1.0","run_id":"r","argv":["fire"],"seed":null,"started_at":"2026-01-01T00:00:00Z","monotonic_origin_ns":1,"host":"h","params":{"api":"chat"}}"#,
+        "\n",
+        r#"{"type":"sent","id":0,"scheduled_ns":1000000,"sent_ns":1900000}"#,
+        "\n",
+        r#"{"type":"done","id":0,"at_ns":814100000,"ok":true,"status":200,"error_kind":null,"error":null,"prompt_tokens":2051,"completion_tokens":8,"events":8,"finish_reason":"length","first_event_ns":6519}"#,
+        "\n"
+    );
+    for args in [&["--vllm-compatible"][..], &[]] {
+        let out = run(&cmd("reduce", args), stream.as_bytes());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(
+                "line 3: request 0: done first_event_ns 6519 is earlier than its sent_ns (1900000)"
+            ),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}

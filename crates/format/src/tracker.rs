@@ -16,6 +16,7 @@ pub struct TrackError(pub String);
 
 struct Entry<S> {
     sent_line: usize,
+    sent_ns: u64,
     last_ns: u64,
     state: S,
 }
@@ -59,6 +60,7 @@ impl<S> RequestTracker<S> {
             s.id,
             Entry {
                 sent_line: line,
+                sent_ns: s.sent_ns,
                 last_ns: s.sent_ns,
                 state,
             },
@@ -111,6 +113,22 @@ impl<S> RequestTracker<S> {
                 "request {}: done at_ns {} is earlier than the request's previous event ({})",
                 d.id, d.at_ns, entry.last_ns
             )));
+        }
+        // The first event of the response (a role-only chunk included) came between the send
+        // and the end.
+        if let Some(first) = d.first_event_ns {
+            if first < entry.sent_ns {
+                return Err(TrackError(format!(
+                    "request {}: done first_event_ns {first} is earlier than its sent_ns ({})",
+                    d.id, entry.sent_ns
+                )));
+            }
+            if first > d.at_ns {
+                return Err(TrackError(format!(
+                    "request {}: done first_event_ns {first} is later than its at_ns ({})",
+                    d.id, d.at_ns
+                )));
+            }
         }
         Ok(Some(entry.state))
     }
@@ -187,6 +205,29 @@ mod tests {
         assert!(msg(t.done(&done(1, 25, true)).map(|_| ())).contains("second done"));
         assert!(msg(t.sent(&sent(1, 30), 9, ())).contains("sent record after its done"));
         assert!(msg(t.done(&done(5, 30, true)).map(|_| ())).contains("never sent"));
+    }
+
+    #[test]
+    fn the_first_event_falls_between_the_send_and_the_end() {
+        let with_first = |first: u64| Done {
+            first_event_ns: Some(first),
+            ..done(1, 30, true)
+        };
+        let msg = |first: u64| {
+            let mut t = RequestTracker::new();
+            t.sent(&sent(1, 10), 2, ()).unwrap();
+            t.done(&with_first(first)).map(|_| ()).err().map(|e| e.0)
+        };
+        assert_eq!(msg(10), None);
+        assert_eq!(msg(30), None);
+        assert_eq!(
+            msg(9).unwrap(),
+            "request 1: done first_event_ns 9 is earlier than its sent_ns (10)"
+        );
+        assert_eq!(
+            msg(31).unwrap(),
+            "request 1: done first_event_ns 31 is later than its at_ns (30)"
+        );
     }
 
     #[test]

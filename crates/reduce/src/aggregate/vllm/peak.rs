@@ -46,7 +46,7 @@ impl PeakCounter {
             };
         };
         let max_end = self.spans.iter().map(|s| s.1).max().unwrap_or(min_start);
-        let buckets = (max_end - min_start).div_ceil(NS_PER_S) + 1;
+        let buckets = max_end.saturating_sub(min_start).div_ceil(NS_PER_S) + 1;
         let bucket = |t: u64| t.saturating_sub(min_start) / NS_PER_S;
         // Only the buckets that hold something are kept, so a stray far stamp costs one entry.
         let mut tokens: IntMap<u64, u64> = IntMap::default();
