@@ -35,15 +35,6 @@ fn sh_blocks(markdown: &str, heading: &str) -> Vec<String> {
     blocks
 }
 
-/// A loopback port nobody listens on now.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Runs `script` under `set -euo pipefail` in a fresh directory named after `name`, in its own
 /// process group (killed afterwards, with the servers it left running); returns stdout, and
 /// fails the test with both outputs if the script fails or runs past `limit`.

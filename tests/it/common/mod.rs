@@ -397,6 +397,15 @@ pub fn send_signal(pid_or_group: i32, sig: i32) {
     }
 }
 
+/// A loopback port free now, for a server a test starts on a port it must name.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("local address")
+        .port()
+}
+
 /// A fresh path in the temporary directory for a test's file, unique per process and `name`.
 pub fn temp_path(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("tokenpipe-{}-{name}", std::process::id()))
