@@ -131,6 +131,38 @@ fn three_hosts_merge_into_the_unsharded_run() {
         "{}",
         merged["verdict"]
     );
+    // Every host here is this machine: each offset to the server's clock holds 0, and so
+    // does the skew within its error.
+    for p in parts {
+        let o = &p["server_clock_offset_ms"];
+        let (lo, hi) = (o[0].as_f64().unwrap(), o[1].as_f64().unwrap());
+        assert!(lo <= 0.0 && 0.0 <= hi, "{p}");
+    }
+    let (skew, error) = (
+        merged["clock_skew_ms"].as_f64().unwrap(),
+        merged["clock_skew_error_ms"].as_f64().unwrap(),
+    );
+    eprintln!("clock skew of 3 parts on one host: {skew:.1} ± {error:.1} ms");
+    assert!(skew <= error, "{skew} ± {error}");
+    // A host whose clock is 2 s slow sees the server 2 s ahead: not comparable, by its Date.
+    let slow: Vec<u8> = records(&std::fs::read(&files[1]).unwrap())
+        .into_iter()
+        .flat_map(|mut r| {
+            if r["type"] == "client" {
+                for b in r["server_clock_offset_ms"].as_array_mut().unwrap() {
+                    *b = serde_json::json!(b.as_f64().unwrap() + 2000.0);
+                }
+            }
+            let mut line = serde_json::to_vec(&r).unwrap();
+            line.push(b'\n');
+            line
+        })
+        .collect();
+    let slow = file("merge-part1-slow.ndjson", &slow);
+    let (skewed, _) = merge(&[files[0].clone(), slow, files[2].clone()]);
+    let reason = skewed["verdict"]["reason"].as_str().unwrap();
+    assert!(reason.contains("host clocks 2.0 s apart"), "{reason}");
+    assert_eq!(skewed["verdict"]["comparable"], false);
     // Passed through `jq -c .`: 1.0 becomes 1, and the part is still of its plan.
     let jq = jq_like(&std::fs::read(&files[0]).unwrap());
     assert_ne!(jq, std::fs::read(&files[0]).unwrap(), "the plan holds 1.0");
