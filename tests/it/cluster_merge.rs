@@ -234,6 +234,23 @@ fn a_killed_an_empty_and_a_header_only_part_are_counted_not_fatal() {
     assert_eq!(verdict["comparable"], false);
     let reason = verdict["reason"].as_str().unwrap();
     assert!(reason.contains("shard 2 (host h2) lost"), "{reason}");
+    // table's view of the parts: a row per host, the lost one named.
+    let reduced = run(&cmd("reduce", &[&files[0], &files[1], &killed]), b"");
+    assert_ok(&reduced, "reduce");
+    let by_host = run(
+        &cmd("table", &["--by", "host", "--format", "csv"]),
+        &reduced.stdout,
+    );
+    assert_ok(&by_host, "table --by host");
+    let csv = String::from_utf8_lossy(&by_host.stdout);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("label,shard,host,status,"), "{csv}");
+    assert_eq!(lines.len(), 4, "{csv}");
+    assert!(lines[3].contains(",2,h2,lost,"), "{csv}");
+    let by_shard = run(&cmd("table", &["--by", "shard"]), &reduced.stdout);
+    assert_ok(&by_shard, "table --by shard");
+    let text = String::from_utf8_lossy(&by_shard.stdout);
+    assert!(text.contains("lost") && text.contains("h2"), "{text}");
     // Requests the merged run holds, and those lost: the whole plan.
     let held = merged["requests_scheduled"].as_u64().unwrap();
     assert_eq!(held + planned - seen, 60, "{merged}");
