@@ -56,7 +56,10 @@ Examples:
     arrivals --rate 4 -n 200 | fire --url $URL | reduce --every 1s | table --format svg --chart timeline > timeline.svg
 
     # One self-contained HTML page with the table and every chart, to open offline
-    table --format html sweep.ndjson > report.html";
+    table --format html sweep.ndjson > report.html
+
+    # The parts of a plan run on several hosts: which host lost what, started when
+    reduce part0.ndjson part1.ndjson part2.ndjson | table --by host";
 
 /// Renders reduce's summaries as the tables and charts results are published with.
 #[derive(Debug, Parser)]
