@@ -30,7 +30,16 @@ fn request(id: u64, clock_start_ms: u64) -> Vec<String> {
     ]
 }
 
+/// A whole part as fire writes it: its header, its requests, its `client` record last.
 fn text(header: String, ids: &[u64], clock_start_ms: u64) -> String {
+    let mut s = cut_part(header, ids, clock_start_ms);
+    s.push_str(&client_line(ids.len() as u64));
+    s.push('\n');
+    s
+}
+
+/// A part whose fire was killed: its header and requests, no `client` record.
+fn cut_part(header: String, ids: &[u64], clock_start_ms: u64) -> String {
     let mut s = header;
     s.push('\n');
     for &id in ids {
@@ -40,6 +49,13 @@ fn text(header: String, ids: &[u64], clock_start_ms: u64) -> String {
         }
     }
     s
+}
+
+/// fire's `client` record of a part that sent `n` requests, all ok, and kept up.
+fn client_line(n: u64) -> String {
+    format!(
+        r#"{{"type":"client","wall_ns":900000000,"cpu_user_ns":1000,"cpu_system_ns":0,"cpu_busy":0.01,"threads":1,"sent":{n},"ok":{n},"failed":0,"cancelled":0,"not_sent":0,"peak_in_flight":1,"dispatcher_behind_max_ns":0,"kept_up":true,"warnings":[]}}"#
+    )
 }
 
 #[test]
@@ -282,5 +298,38 @@ fn parts_started_minutes_apart_merge_alike_in_either_order_and_are_not_comparabl
     assert_eq!(
         (a.parts[0].start_offset_ms, a.parts[1].start_offset_ms),
         (Some(0.0), Some(120_000.0))
+    );
+}
+
+#[test]
+fn a_part_cut_before_its_client_record_is_lost_and_named() {
+    let part0 = text(part_header("p0", 0, 2, 0), &[0, 2], 0);
+    // fire's own header (the first `shard`), not its upstream arrivals header.
+    let header = part_header("p1", 1, 2, 0).replacen(
+        r#""shard":{"index":1"#,
+        r#""host":"h1","schedule_requests":3,"shard":{"index":1"#,
+        1,
+    );
+    let cut = cut_part(header, &[1], 0);
+    let (records, warn) = reduce_text(
+        &[part0, cut],
+        &SummaryOptions::default(),
+        RunsOptions { groups: false },
+    )
+    .unwrap();
+    assert!(
+        warn.contains("shard 1 (host h1) lost") && warn.contains("2 of its 3 requests"),
+        "{warn}"
+    );
+    let s = summaries(&records)[0];
+    assert_eq!(s.requests_lost, Some(2));
+    assert_eq!(s.parts[1].status, tokenpipe_format::PartStatus::Lost);
+    let v = s.verdict.as_ref().unwrap();
+    assert!(!v.comparable);
+    assert!(
+        v.reason
+            .contains("shard 1 (host h1) lost: 2 of 3 requests never reported"),
+        "{}",
+        v.reason
     );
 }
