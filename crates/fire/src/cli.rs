@@ -2,6 +2,7 @@
 //! clap makes while parsing, and the [`Config`] they become. What the values mean together is
 //! checked by the library (`config`), so that a program that builds a `Config` gets the same.
 
+mod start;
 mod transport;
 mod values;
 
@@ -11,6 +12,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::sink::DEFAULT_OUTPUT_BUFFER;
 use clap::Parser;
+use start::StartArgs;
 use std::path::PathBuf;
 use std::time::Duration;
 use transport::TransportArgs;
@@ -244,6 +246,10 @@ struct Args {
     #[command(flatten)]
     transport: TransportArgs,
 
+    /// Several hosts: the host label and a common start (docs/fire/start.md).
+    #[command(flatten)]
+    start: StartArgs,
+
     /// Schedule to read instead of stdin.
     file: Option<PathBuf>,
 }
@@ -278,7 +284,12 @@ Examples:
     | fire --url http://127.0.0.1:8000/v1 | reduce | table --style llama-bench
 
   # keep the raw events (whole even after Ctrl-C) and the summary
-  arrivals --rate 1 -n 50 | fire --url http://127.0.0.1:8000/v1 --save run.ndjson | reduce | table";
+  arrivals --rate 1 -n 50 | fire --url http://127.0.0.1:8000/v1 --save run.ndjson | reduce | table
+
+  # one part of a plan on each Slurm task, all starting 5 s after a shared reference
+  export TOKENPIPE_START_BASE=$(date -u +%s.%N)
+  srun -n3 -o 'part%t.ndjson' sh -c 'arrivals --rate 30 -n 900 --shard auto | fire --url http://gpu-1:8000/v1 --start-at +5s'
+  reduce part*.ndjson | table --by host";
 
 const _: () = assert!(
     DEFAULT_OUTPUT_BUFFER == 256 << 20,
@@ -349,6 +360,7 @@ impl Args {
             server_metrics_every: self.server_metrics_every,
             scrape: self.scrape,
             transport: self.transport.into(),
+            start: self.start.into(),
             argv,
         }
     }

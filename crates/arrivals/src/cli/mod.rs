@@ -83,6 +83,9 @@ Examples:
   # five-turn chats arriving at 0.5/s, 2-6 s think time, split over two fire processes
   arrivals --rate 0.5 --turns 5 --think-time 2s..6s -n 40 --shard 0/2
 
+  # this host's part of one plan, from Slurm's (or a Kubernetes Indexed Job's) numbering
+  arrivals --rate 30 -n 900 --seed 7 --shard auto
+
   # replay a Mooncake trace twice as fast, its first 500 rows
   arrivals --trace mooncake_trace.jsonl --time-scale 0.5 -n 500 > replay.ndjson
 
@@ -99,13 +102,29 @@ pub fn main() -> Result<(), Error> {
     let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
         return Ok(());
     };
-    let plan = plan(&args, tokenpipe_cli::argv())?;
+    let argv = tokenpipe_cli::argv();
+    note_auto_shard(&argv);
+    let plan = plan(&args, argv)?;
     if let Err(e) = crate::signals::install() {
         eprintln!(
             "arrivals: warning: cannot watch for SIGINT/SIGTERM ({e}); an interrupted run may end in half a line"
         );
     }
     plan.write_until(raw_stdout(), crate::signals::received)
+}
+
+/// Says on stderr which variables `--shard auto` took its part from, so that a launcher's log
+/// shows which host ran which part.
+fn note_auto_shard(argv: &[String]) {
+    let auto = argv.windows(2).any(|w| w[0] == "--shard" && w[1] == "auto")
+        || argv.iter().any(|a| a == "--shard=auto");
+    let env = |name: &str| std::env::var(name).ok();
+    if let (true, Ok((spec, from))) = (auto, crate::shard_env::from_env(&env)) {
+        eprintln!(
+            "arrivals: --shard auto: {}/{} from {from}",
+            spec.index, spec.count
+        );
+    }
 }
 
 /// Writes the whole schedule that `args` (parsed from `argv`, which the header records)

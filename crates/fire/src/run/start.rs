@@ -53,6 +53,9 @@ pub(super) struct Running {
 /// thread or runtime that could not be started.
 pub(super) fn start(mut plan: Plan) -> Result<Running, Error> {
     let mut network = Network::ready(&plan)?;
+    if let Some(at_ns) = plan.config.start.at_ns {
+        crate::start_at::wait(at_ns, &plan.stop)?;
+    }
     let mut recorder = Recorder::start(&mut plan, &network)?;
     let Plan {
         config,
@@ -147,6 +150,7 @@ impl Recorder {
         plan.config
             .transport
             .record(&mut header.params, network.preconnected);
+        crate::start_at::record(&mut header, &plan.config.start, plan.schedule.requests);
         if let Some(prelude) = &network.prelude {
             header.params.extend(prelude.params());
         }
@@ -198,6 +202,7 @@ fn request_context(
         verdict: Verdict::new(config.on_unreachable()),
         live,
         record_text: config.record_text,
+        server_clock: crate::server_clock::ServerClock::new(&recorder.clock),
     }
 }
 
