@@ -82,16 +82,25 @@ net_up() {
   done
 }
 
-# net_kill_all: SIGKILL to every process still inside one of our namespaces (they were all
-# started by this script, or by the Slurm daemons it started there).
-net_kill_all() {
-  local ns pid
+# net_pids: every process still inside one of our namespaces (all started by the test, or by
+# the Slurm daemons it started there).
+net_pids() {
+  local ns
   for ns in ctl srv "${NET_HOSTS[@]}"; do
     ip netns list | grep -qw "$(ns_name "$ns")" || continue
-    for pid in $(ip netns pids "$(ns_name "$ns")" 2>/dev/null); do
-      kill -KILL "$pid" 2>/dev/null || true
-    done
+    ip netns pids "$(ns_name "$ns")" 2>/dev/null || true
   done
+}
+
+# net_kill_all: SIGTERM to those processes, then SIGKILL to any left after 3 s.
+net_kill_all() {
+  local pid
+  for pid in $(net_pids); do kill -TERM "$pid" 2>/dev/null || true; done
+  for _ in $(seq 30); do
+    [ -z "$(net_pids)" ] && return 0
+    sleep 0.1
+  done
+  for pid in $(net_pids); do kill -KILL "$pid" 2>/dev/null || true; done
 }
 
 net_down() {
