@@ -20,7 +20,8 @@
 # spread and clock skew judged: docs/cluster.md) and `table` prints the run.
 #
 # Parameters (environment; sbatch passes it to the job):
-#   NUM_PROMPTS (1000), RATE (10, requests/s over the whole plan, all nodes together),
+#   NUM_PROMPTS (1000), RATE (10, requests/s over the whole plan, all nodes together; "none"
+#   for a closed loop, with ARRIVALS_ARGS="--concurrency N", N split across the parts),
 #   OUTPUT_TOKENS (256), SEED (0), ARRIVALS_ARGS (more arrivals flags, e.g. "--input-tokens
 #   1024"), FIRE_ARGS (more fire flags, e.g. "--api chat"), START_DELAY (10s: how long after
 #   this script's instant the parts start; long enough for the slowest node to start fire and
@@ -77,7 +78,9 @@ PART='
   [ "$START_DELAY" = none ] || start=(--start-at "+$START_DELAY")
   model=()
   [ -z "$MODEL" ] || model=(--model "$MODEL")
-  "$(bin arrivals)" -n "$NUM_PROMPTS" --rate "$RATE" --seed "$SEED" \
+  rate=()
+  [ "$RATE" = none ] || rate=(--rate "$RATE")
+  "$(bin arrivals)" -n "$NUM_PROMPTS" "${rate[@]}" --seed "$SEED" \
       --output-tokens "$OUTPUT_TOKENS" $ARRIVALS_ARGS --shard auto \
     | "$(bin fire)" --url "$URL" "${model[@]}" --host "${SLURMD_NODENAME:-$(hostname)}" \
       "${start[@]}" $FIRE_ARGS

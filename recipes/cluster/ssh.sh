@@ -14,7 +14,8 @@
 # synchronised clocks (chrony), and this machine passwordless ssh to them.
 #
 # Parameters (environment): HOSTS (required, one part per host), NUM_PROMPTS (1000), RATE (10,
-# requests/s over the whole plan, all hosts together), OUTPUT_TOKENS (256), SEED (0),
+# requests/s over the whole plan, all hosts together; "none" for a closed loop, with
+# ARRIVALS_ARGS="--concurrency N", N split across the parts), OUTPUT_TOKENS (256), SEED (0),
 # ARRIVALS_ARGS, FIRE_ARGS (more flags, e.g. "--input-tokens 1024", "--api chat"; no quotes
 # inside), START_DELAY (10s; "none" starts each part as soon as it is up), OUT (results folder,
 # default ./results/ssh-YYYYmmdd-HHMMSS), TOKENPIPE_BIN (the tools' directory on every host;
@@ -69,7 +70,9 @@ start=
 model=
 [ -z "$MODEL" ] || model="--model $(q "$MODEL")"
 cmd="set -o pipefail; TOKENPIPE_START_BASE=$(date -u +%s.%N); export TOKENPIPE_START_BASE;"
-cmd+=" $(q "$(tool arrivals)") -n $(q "$NUM_PROMPTS") --rate $(q "$RATE") --seed $(q "$SEED")"
+rate=
+[ "$RATE" = none ] || rate="--rate $(q "$RATE")"
+cmd+=" $(q "$(tool arrivals)") -n $(q "$NUM_PROMPTS") $rate --seed $(q "$SEED")"
 cmd+=" --output-tokens $(q "$OUTPUT_TOKENS") ${ARRIVALS_ARGS:-} --shard {}/$n"
 cmd+=" | $(q "$(tool fire)") --url $(q "$URL") $model --host \"\$PARALLEL_SSHHOST\" $start ${FIRE_ARGS:-}"
 
