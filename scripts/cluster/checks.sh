@@ -82,8 +82,9 @@ check_lost_part() {
   seen=$(jq .requests_seen <<< "$p")
   lost=$(jq .requests_lost <<< "$s")
   held=$(jq .requests_scheduled <<< "$s")
-  [ "$lost" -gt 0 ] && [ "$lost" -eq $((planned - seen)) ] ||
+  if [ "$lost" -le 0 ] || [ "$lost" -ne $((planned - seen)) ]; then
     fail "requests_lost $lost, but part $2 planned $planned and reported $seen"
+  fi
   [ $((held + lost)) -eq "$NUM_PROMPTS" ] ||
     fail "$held requests held and $lost lost: not the plan's $NUM_PROMPTS"
   reason=$(jq -r .verdict.reason <<< "$s")
