@@ -4,19 +4,20 @@
 #
 #   scripts/cluster/test.sh [BIN]      BIN: the built tools (default target/release: make build)
 #
-# Needs root (namespaces, daemons) and installs slurm-wlm and munge with apt-get when missing;
-# without root it says so and exits 0, as CI does for a check it cannot run. Steps, each
-# printed: the network (netns.sh: blackhole route first), munged, slurmctld and three slurmd
-# (slurm-up.sh), simserve in the server namespace; then
+# Needs root (namespaces, daemons) and installs slurm-wlm and munge with apt-get when missing.
+# Steps, each printed: the network (netns.sh: blackhole route first), munged, slurmctld and
+# three slurmd (slurm-up.sh), simserve in the server namespace; then
 #   1. the plan unsharded, from one host;
 #   2. recipes/cluster/slurm.sh on the three hosts with --start-at: the merged figures equal
-#      the unsharded ones within noise, the parts' start spread small, the run comparable;
+#      the unsharded ones within noise, the parts' start spread small, every part ok;
 #   3. the same with one part's fire killed (SIGKILL) mid-run: its requests counted as lost,
 #      the verdict naming its host;
-#   4. step 2's parts with one part's file emptied: merged all the same, the part missing;
-#   5. recipes/cluster/k8s-job.yaml's container command, as written there, once per index;
+#   4. recipes/cluster/k8s-job.yaml's container command, as written there, once per index;
+#   5. step 4's parts with one part's file emptied: merged all the same, the part missing;
 #   6. recipes/cluster/ssh.sh over GNU parallel, with a stand-in for ssh that enters a host's
 #      namespace instead of connecting (ssh-standin.sh).
+# Without root, steps 1, 4, 5 and 6 run on loopback (every "host" this machine, the stand-in
+# running the command here) and the Slurm steps are skipped, with a message.
 # With MEASURE=1, then the figures of BENCHMARKS.md "Cluster" (measure.sh). Everything is torn
 # down on exit, failure and Ctrl-C included, and the root namespace's routes, links and
 # namespaces are checked to be as they were. On failure the daemons' logs are printed.
@@ -25,15 +26,19 @@ cd "$(dirname "$0")/../.."
 REPO=$(pwd)
 BIN=${1:-target/release}
 
+LOCAL=
 if [ "$(id -u)" -ne 0 ]; then
-  echo "cluster: skipped: needs root (network namespaces and the Slurm daemons)" >&2
-  exit 0
+  echo "cluster: not root: the Slurm steps are skipped (they need network namespaces and" \
+    "daemons); the Kubernetes and ssh recipes run on loopback" >&2
+  LOCAL=1
 fi
 for b in ip nsenter jq parallel; do
-  command -v "$b" >/dev/null 2>&1 || {
+  command -v "$b" >/dev/null 2>&1 && continue
+  if [ -z "$LOCAL" ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 util-linux jq parallel >/dev/null
     break
-  }
+  fi
+  case $b in jq | parallel) echo "cluster: skipped: no $b (and not root to install it)" >&2; exit 0 ;; esac
 done
 for b in arrivals fire reduce table simserve; do
   [ -x "$BIN/$b" ] || { echo "cluster: $BIN/$b not built (run: make build)" >&2; exit 1; }
@@ -46,11 +51,14 @@ done
 step() { echo "cluster: $*" >&2; }
 fail() { echo "cluster: FAILED: $*" >&2; exit 1; }
 
-slurm_install
+[ -n "$LOCAL" ] || slurm_install
 
 T=$(mktemp -d /tmp/tokenpipe-cluster.XXXXXX)
 chmod 755 "$T"
-state() { ip netns list; ip route; ip -o link | sed 's/ qlen [0-9]*//'; }
+SERVER=
+state() {
+  [ -n "$LOCAL" ] || { ip netns list; ip route; ip -o link | sed 's/ qlen [0-9]*//'; }
+}
 BEFORE=$(state)
 cleanup() {
   local status=$?
@@ -61,7 +69,8 @@ cleanup() {
     [ -f "$T/simserve.log" ] && { echo "----- simserve.log" >&2; tail -n 20 "$T/simserve.log" >&2; }
   fi
   step "teardown: daemons, namespaces, blackhole route, $T"
-  net_down
+  [ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null
+  [ -n "$LOCAL" ] || net_down
   rm -rf "$T"
   if [ "$(state)" != "$BEFORE" ]; then
     echo "cluster: the root namespace is not as it was:" >&2
@@ -80,13 +89,22 @@ mkdir -p "$T/bin"
 for b in arrivals fire reduce table simserve; do cp "$BIN/$b" "$T/bin/"; done
 export TOKENPIPE_BIN=$T/bin
 
-step "network: blackhole $NET_SUBNET, namespaces ctl, srv, h1-h3 on a bridge"
-net_up
-step "slurm: munged, slurmctld, slurmd host1-3"
-slurm_up "$T/slurm"
-step "simserve at $NET_SERVER_ADDR:8000 in the server namespace"
-in_ns srv "$T/bin/simserve" --host "$NET_SERVER_ADDR" --port 8000 --ttft-ms 20 --itl-ms 5 \
+if [ -n "$LOCAL" ]; then
+  # Every "host" is this machine, and the server listens on loopback.
+  in_ns() { shift; "$@"; }
+  NET_SERVER_ADDR=127.0.0.1 port=0
+  export TOKENPIPE_STANDIN_LOCAL=1
+else
+  step "network: blackhole $NET_SUBNET, namespaces ctl, srv, h1-h3 on a bridge"
+  net_up
+  step "slurm: munged, slurmctld, slurmd host1-3"
+  slurm_up "$T/slurm"
+  port=8000
+fi
+step "simserve at $NET_SERVER_ADDR:$port${LOCAL:+ (port 0: a free one)}"
+in_ns srv "$T/bin/simserve" --host "$NET_SERVER_ADDR" --port "$port" --ttft-ms 20 --itl-ms 5 \
   > "$T/simserve.url" 2> "$T/simserve.log" &
+SERVER=$!
 for _ in $(seq 100); do [ -s "$T/simserve.url" ] && break; sleep 0.05; done
 URL=$(head -n 1 "$T/simserve.url")
 [ -n "$URL" ] || fail "simserve did not start"
@@ -106,37 +124,31 @@ bg in_ns h1 bash -c '"$TOKENPIPE_BIN/arrivals" -n "$NUM_PROMPTS" --rate "$RATE" 
   --output-tokens "$OUTPUT_TOKENS" | "$TOKENPIPE_BIN/fire" --url "$1" -q' _ "$URL" > "$T/full.ndjson"
 "$T/bin/reduce" "$T/full.ndjson" > "$T/full.summary.ndjson"
 
-step "2. recipes/cluster/slurm.sh: three parts under srun, --start-at +2s"
-status=0
-bg in_ns ctl env OUT="$T/slurm-ok" START_DELAY=2s recipes/cluster/slurm.sh "$URL" \
-  > "$T/slurm-ok.table" 2> "$T/slurm-ok.log" || status=$?
-# 1: not comparable, which check_parts_ok reads: on this shared machine the client check alone
-# may fail (requests sent more than 1 ms late), which says nothing of the parts.
-[ "$status" -le 1 ] || { cat "$T/slurm-ok.log" >&2; fail "slurm.sh exited $status"; }
-check_merged_equals_full "$T/slurm-ok/merged.ndjson" "$T/full.summary.ndjson"
-check_parts_ok "$T/slurm-ok/merged.ndjson" 3 50
+if [ -z "$LOCAL" ]; then
+  step "2. recipes/cluster/slurm.sh: three parts under srun, --start-at +2s"
+  status=0
+  bg in_ns ctl env OUT="$T/slurm-ok" START_DELAY=2s recipes/cluster/slurm.sh "$URL" \
+    > "$T/slurm-ok.table" 2> "$T/slurm-ok.log" || status=$?
+  # 1: not comparable, which check_parts_ok reads: on this shared machine the client check alone
+  # may fail (requests sent more than 1 ms late), which says nothing of the parts.
+  [ "$status" -le 1 ] || { cat "$T/slurm-ok.log" >&2; fail "slurm.sh exited $status"; }
+  check_merged_equals_full "$T/slurm-ok/merged.ndjson" "$T/full.summary.ndjson"
+  check_parts_ok "$T/slurm-ok/merged.ndjson" 3 50
 
-step "3. recipes/cluster/slurm.sh with part 1's fire killed mid-run"
-status=0
-in_ns ctl env OUT="$T/slurm-kill" START_DELAY=1s recipes/cluster/slurm.sh "$URL" \
-  > "$T/slurm-kill.table" 2> "$T/slurm-kill.log" &
-recipe=$!
-kill_fire_in h2 "$T/slurm-kill/parts/part1.ndjson"
-wait "$recipe" || status=$?
-[ "$status" -eq 1 ] || { cat "$T/slurm-kill.log" >&2; fail "slurm.sh exited $status after a lost part, not 1"; }
-check_lost_part "$T/slurm-kill/merged.ndjson" 1 host2
+  step "3. recipes/cluster/slurm.sh with part 1's fire killed mid-run"
+  status=0
+  in_ns ctl env OUT="$T/slurm-kill" START_DELAY=1s recipes/cluster/slurm.sh "$URL" \
+    > "$T/slurm-kill.table" 2> "$T/slurm-kill.log" &
+  recipe=$!
+  kill_fire_in h2 "$T/slurm-kill/parts/part1.ndjson"
+  wait "$recipe" || status=$?
+  [ "$status" -eq 1 ] || { cat "$T/slurm-kill.log" >&2; fail "slurm.sh exited $status after a lost part, not 1"; }
+  check_lost_part "$T/slurm-kill/merged.ndjson" 1 host2
+else
+  step "2, 3. skipped: the Slurm steps need root"
+fi
 
-step "4. step 2's parts with part 2's file emptied"
-mkdir -p "$T/empty"
-cp "$T"/slurm-ok/parts/part*.ndjson "$T/empty/"
-: > "$T/empty/part2.ndjson"
-status=0
-"$T/bin/reduce" "$T"/empty/part0.ndjson "$T"/empty/part1.ndjson "$T"/empty/part2.ndjson \
-  > "$T/empty.ndjson" 2> "$T/empty.err" || status=$?
-[ "$status" -le 1 ] || { cat "$T/empty.err" >&2; fail "reduce exited $status on an empty part"; }
-check_empty_part "$T/empty.ndjson" "$T/empty.err" 2
-
-step "5. recipes/cluster/k8s-job.yaml's container command, JOB_COMPLETION_INDEX 0-2"
+step "4. recipes/cluster/k8s-job.yaml's container command, JOB_COMPLETION_INDEX 0-2"
 k8s_command recipes/cluster/k8s-job.yaml > "$T/k8s-command.sh"
 [ -s "$T/k8s-command.sh" ] || fail "no container command found in recipes/cluster/k8s-job.yaml"
 START_AT=$(date -u -d '+2 sec' +%Y-%m-%dT%H:%M:%S.%NZ)
@@ -153,7 +165,17 @@ for p in "${pids[@]}"; do wait "$p" || fail "a k8s part failed: $(cat "$T"/k8s-p
 check_merged_equals_full "$T/k8s.ndjson" "$T/full.summary.ndjson"
 check_parts_ok "$T/k8s.ndjson" 3 50
 
-step "6. recipes/cluster/ssh.sh over GNU parallel, ssh stood in for by namespace entry"
+step "5. step 4's parts with part 2's file emptied"
+mkdir -p "$T/empty"
+cp "$T"/k8s-part*.ndjson "$T/empty/"
+: > "$T/empty/k8s-part2.ndjson"
+status=0
+"$T/bin/reduce" "$T"/empty/k8s-part0.ndjson "$T"/empty/k8s-part1.ndjson "$T"/empty/k8s-part2.ndjson \
+  > "$T/empty.ndjson" 2> "$T/empty.err" || status=$?
+[ "$status" -le 1 ] || { cat "$T/empty.err" >&2; fail "reduce exited $status on an empty part"; }
+check_empty_part "$T/empty.ndjson" "$T/empty.err" 2
+
+step "6. recipes/cluster/ssh.sh over GNU parallel, ssh-standin.sh in place of ssh"
 status=0
 bg in_ns ctl env OUT="$T/ssh" START_DELAY=2s HOSTS="h1 h2 h3" \
   SSH="$REPO/scripts/cluster/ssh-standin.sh" recipes/cluster/ssh.sh "$URL" \
@@ -162,7 +184,7 @@ bg in_ns ctl env OUT="$T/ssh" START_DELAY=2s HOSTS="h1 h2 h3" \
 check_merged_equals_full "$T/ssh/merged.ndjson" "$T/full.summary.ndjson"
 check_parts_ok "$T/ssh/merged.ndjson" 3 50
 
-if [ -n "${MEASURE:-}" ]; then
+if [ -n "${MEASURE:-}" ] && [ -z "$LOCAL" ]; then
   . scripts/cluster/measure.sh
   measure_all
 fi
