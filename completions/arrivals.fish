@@ -17,7 +17,7 @@ complete -c arrivals -l max-concurrency -d 'Open loop: at most N requests in fli
 complete -c arrivals -l duration -d 'Stop sending new requests this long after the start (`120s`, `5m`)' -r
 complete -c arrivals -l stabilize -d 'Mark a warm-up phase of this length (after the fill) whose requests `reduce` can leave out' -r
 complete -c arrivals -l measure -d 'Mark the measured phase (after the fill and --stabilize); no request is sent after it, and those in flight drain' -r
-complete -c arrivals -l shard -d 'Write only part I of N of the schedule (from 0): run one `fire` per part and merge' -r
+complete -c arrivals -l shard -d 'Write only part I of N of the schedule (from 0): run one `fire` per part and merge. `auto` takes I and N from the launcher\'s environment: TOKENPIPE_SHARD=I/N, GNU parallel\'s PARALLEL_SEQ or a Kubernetes Indexed Job\'s JOB_COMPLETION_INDEX (each with TOKENPIPE_SHARDS=N), or Slurm\'s SLURM_PROCID and SLURM_NTASKS, the first set in that order; none set is an error naming them' -r
 complete -c arrivals -l input-tokens -l pp -d 'Prompt length in tokens, at most 16,777,216 [default: 1024, or the --scenario\'s]. `--pp` is llama-benchy\'s name for it' -r
 complete -c arrivals -l input-range -d 'Spread of prompt lengths: the range ratio of a uniform draw (0.2 gives ±20 %), or the coefficient of variation of a normal or lognormal one' -r
 complete -c arrivals -l input-dist -d 'How prompt lengths spread around --input-tokens' -r -f -a "uniform\t'Uniform within mean × (1 ± spread) (vLLM\'s range ratio)'

@@ -23,7 +23,7 @@ _fire() {
 
     case "${cmd}" in
         fire)
-            opts="-H -q -h -V --url --api --model --api-key --endpoint --header --extra-body --temperature --stream-usage --concurrency --timeout --connect-timeout --first-token-timeout --idle-timeout --keep-going --retry-connect --no-ignore-eos --record-text --threads --progress --quiet --save --output-buffer --server-metrics --no-warmup --no-adapt-prompt --latency-mode --cacert --insecure --http2 --connections --preconnect --no-preconnect --generate --help --version"
+            opts="-H -q -h -V --url --api --model --api-key --endpoint --header --extra-body --temperature --stream-usage --concurrency --timeout --connect-timeout --first-token-timeout --idle-timeout --keep-going --retry-connect --no-ignore-eos --record-text --threads --progress --quiet --save --output-buffer --server-metrics --no-warmup --no-adapt-prompt --latency-mode --cacert --insecure --http2 --connections --preconnect --no-preconnect --start-at --host --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -118,6 +118,14 @@ _fire() {
                     return 0
                     ;;
                 --connections)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --start-at)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --host)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -25,6 +25,8 @@ generation\t'Mean of three streamed one-token requests on the run\'s API, each t
 none\t'Not measured: 0 ms'"
 complete -c fire -l cacert -d 'Trust only the CA certificates in FILE (PEM) for an https:// URL, instead of the system\'s (as curl\'s --cacert)' -r -F
 complete -c fire -l connections -d 'HTTP/2 connections to spread requests over, in turn (a server\'s limit on streams per connection, often 100 to 250, makes requests beyond it wait inside the client)' -r
+complete -c fire -l start-at -d 'Start the run at TIME, after the setup (runtime, client, model, --preconnect connections, the first scrape): the run\'s t = 0 is that instant, on every host given the same TIME. TIME is RFC 3339 (`2026-11-27T21:00:00.250Z`), or `+DUR` (`+5s`) after the reference in TOKENPIPE_START_BASE (RFC 3339 or Unix seconds), else SLURM_JOB_START_TIME. A TIME up to 60 s past is a warning and starts at once; further past, or more than 24 h ahead, is an error. The header records `start_at` and `start_late_ms`' -r
+complete -c fire -l host -d 'The host label in the header, which reduce names per part of a merged run [default: the machine\'s host name]' -r
 complete -c fire -l generate -r -f -a "man\t'A roff man page for section 1'
 complete-bash\t'A bash completion script'
 complete-zsh\t'A zsh completion script'

@@ -18,6 +18,7 @@ pub mod process;
 pub mod prompts;
 pub mod session;
 pub mod shard;
+pub(crate) mod shard_env;
 pub(crate) mod signals;
 pub(crate) mod sink;
 

@@ -2,6 +2,7 @@
 //! clap makes while parsing, and the [`Config`] they become. What the values mean together is
 //! checked by the library (`config`), so that a program that builds a `Config` gets the same.
 
+mod start;
 mod transport;
 mod values;
 
@@ -11,6 +12,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::sink::DEFAULT_OUTPUT_BUFFER;
 use clap::Parser;
+use start::StartArgs;
 use std::path::PathBuf;
 use std::time::Duration;
 use transport::TransportArgs;
@@ -223,6 +225,10 @@ struct Args {
     #[command(flatten)]
     transport: TransportArgs,
 
+    /// Several hosts: the host label and a common start (docs/fire/start.md).
+    #[command(flatten)]
+    start: StartArgs,
+
     /// Schedule to read instead of stdin.
     file: Option<PathBuf>,
 }
@@ -323,6 +329,7 @@ impl Args {
             output_buffer: self.output_buffer,
             server_metrics: self.server_metrics,
             transport: self.transport.into(),
+            start: self.start.into(),
             argv,
         }
     }

@@ -89,6 +89,8 @@ pub struct Config {
     pub server_metrics: Option<String>,
     /// TLS, HTTP/2 and connections.
     pub transport: Transport,
+    /// The host label and the instant to start at (`--host`, `--start-at`).
+    pub start: crate::start_at::Start,
     /// The command line to record in the header (secrets are redacted before it is written).
     pub argv: Vec<String>,
 }
@@ -137,6 +139,7 @@ impl Config {
             output_buffer: DEFAULT_OUTPUT_BUFFER,
             server_metrics: None,
             transport: Transport::default(),
+            start: crate::start_at::Start::default(),
             argv: Vec::new(),
         }
     }
@@ -308,6 +311,9 @@ impl Config {
         // A shard's run is that part of the schedule: say so on fire's own header too, so that
         // merged runs tell their parts apart without reading the chain.
         header.shard = upstream.shard;
+        if let Some(host) = &self.start.host {
+            header.host = Some(host.clone());
+        }
         header.upstream = Header::chain(upstream);
         header
     }

@@ -47,6 +47,7 @@ mod session;
 mod signals;
 pub mod sink;
 pub mod sse_split;
+mod start_at;
 mod stop;
 mod sync;
 mod userinfo;

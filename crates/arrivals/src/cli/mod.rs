@@ -99,13 +99,29 @@ pub fn main() -> Result<(), Error> {
     let Some(args) = tokenpipe_cli::parse_or_generate::<Args>()? else {
         return Ok(());
     };
-    let plan = plan(&args, tokenpipe_cli::argv())?;
+    let argv = tokenpipe_cli::argv();
+    note_auto_shard(&argv);
+    let plan = plan(&args, argv)?;
     if let Err(e) = crate::signals::install() {
         eprintln!(
             "arrivals: warning: cannot watch for SIGINT/SIGTERM ({e}); an interrupted run may end in half a line"
         );
     }
     plan.write_until(raw_stdout(), crate::signals::received)
+}
+
+/// Says on stderr which variables `--shard auto` took its part from, so that a launcher's log
+/// shows which host ran which part.
+fn note_auto_shard(argv: &[String]) {
+    let auto = argv.windows(2).any(|w| w[0] == "--shard" && w[1] == "auto")
+        || argv.iter().any(|a| a == "--shard=auto");
+    let env = |name: &str| std::env::var(name).ok();
+    if let (true, Ok((spec, from))) = (auto, crate::shard_env::from_env(&env)) {
+        eprintln!(
+            "arrivals: --shard auto: {}/{} from {from}",
+            spec.index, spec.count
+        );
+    }
 }
 
 /// Writes the whole schedule that `args` (parsed from `argv`, which the header records)

@@ -104,8 +104,25 @@ pub struct Pacing {
     pub measure: Option<Duration>,
 
     /// Write only part I of N of the schedule (from 0): run one `fire` per part and merge.
-    #[arg(long, value_name = "I/N")]
+    /// `auto` takes I and N from the launcher's environment: TOKENPIPE_SHARD=I/N, GNU
+    /// parallel's PARALLEL_SEQ or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX (each with
+    /// TOKENPIPE_SHARDS=N), or Slurm's SLURM_PROCID and SLURM_NTASKS, the first set in that
+    /// order; none set is an error naming them.
+    #[arg(long, value_name = "I/N|auto", value_parser = parse_shard)]
     pub shard: Option<ShardSpec>,
+}
+
+/// `--shard`: `I/N`, or `auto` for the launcher's environment.
+fn parse_shard(text: &str) -> Result<ShardSpec, String> {
+    if text == "auto" {
+        let env = |name: &str| std::env::var(name).ok();
+        crate::shard_env::from_env(&env)
+            .map(|(spec, _)| spec)
+            .map_err(|e| e.to_string())
+    } else {
+        text.parse()
+            .map_err(|e: crate::shard::ShardError| e.to_string())
+    }
 }
 
 /// The gaps of an open loop.

@@ -52,6 +52,9 @@ pub(super) struct Running {
 /// thread or runtime that could not be started.
 pub(super) fn start(mut plan: Plan) -> Result<Running, Error> {
     let mut network = Network::ready(&plan)?;
+    if let Some(at_ns) = plan.config.start.at_ns {
+        crate::start_at::wait(at_ns, &plan.stop)?;
+    }
     let mut recorder = Recorder::start(&mut plan, &network)?;
     let Plan {
         config,
@@ -146,6 +149,7 @@ impl Recorder {
         plan.config
             .transport
             .record(&mut header.params, network.preconnected);
+        crate::start_at::record(&mut header, &plan.config.start, plan.schedule.requests);
         if let Some(prelude) = &network.prelude {
             header.params.extend(prelude.params());
         }

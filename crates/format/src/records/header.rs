@@ -43,6 +43,17 @@ pub struct Header {
     /// Which part of a sharded run this is, when one schedule was split across processes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
+    /// `fire --start-at`: the instant the run was to start at (RFC 3339 UTC, nanoseconds), so
+    /// that the parts of a plan show they were started together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at: Option<String>,
+    /// `fire --start-at`: how late the run's t = 0 was against `start_at`, in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_late_ms: Option<f64>,
+    /// `fire`: the request count its schedule announced, so that a reader of a run cut short
+    /// knows how many requests it owned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_requests: Option<u64>,
     /// Tool-specific settings worth keeping with the data (fire's url, api and model; arrivals'
     /// rate and burstiness).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -78,6 +89,9 @@ impl Header {
             monotonic_origin_ns: None,
             host: None,
             shard: None,
+            start_at: None,
+            start_late_ms: None,
+            schedule_requests: None,
             params: BTreeMap::new(),
             upstream: Vec::new(),
         }
