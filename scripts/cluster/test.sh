@@ -111,6 +111,9 @@ URL=$(head -n 1 "$T/simserve.url")
 
 # The plan every check sends: 300 requests at 100/s (3 s), 32 tokens each.
 export NUM_PROMPTS=300 RATE=100 OUTPUT_TOKENS=32 SEED=7
+# The start spread allowed with --start-at: 1-2 ms here (BENCHMARKS.md, "Cluster"), 13-48 ms
+# without it; 20 ms holds on this shared machine and still fails a run that did not wait.
+SPREAD_LIMIT_MS=${SPREAD_LIMIT_MS:-20}
 
 # bg CMD...: run CMD in the background and wait for it, so that Ctrl-C and SIGTERM reach this
 # script's traps at once rather than when a long step ends.
@@ -133,7 +136,7 @@ if [ -z "$LOCAL" ]; then
   # may fail (requests sent more than 1 ms late), which says nothing of the parts.
   [ "$status" -le 1 ] || { cat "$T/slurm-ok.log" >&2; fail "slurm.sh exited $status"; }
   check_merged_equals_full "$T/slurm-ok/merged.ndjson" "$T/full.summary.ndjson"
-  check_parts_ok "$T/slurm-ok/merged.ndjson" 3 50
+  check_parts_ok "$T/slurm-ok/merged.ndjson" 3 "$SPREAD_LIMIT_MS"
 
   step "3. recipes/cluster/slurm.sh with part 1's fire killed mid-run"
   status=0
@@ -163,7 +166,7 @@ done
 for p in "${pids[@]}"; do wait "$p" || fail "a k8s part failed: $(cat "$T"/k8s-part*.err)"; done
 "$T/bin/reduce" "$T"/k8s-part*.ndjson > "$T/k8s.ndjson"
 check_merged_equals_full "$T/k8s.ndjson" "$T/full.summary.ndjson"
-check_parts_ok "$T/k8s.ndjson" 3 50
+check_parts_ok "$T/k8s.ndjson" 3 "$SPREAD_LIMIT_MS"
 
 step "5. step 4's parts with part 2's file emptied"
 mkdir -p "$T/empty"
@@ -182,7 +185,7 @@ bg in_ns ctl env OUT="$T/ssh" START_DELAY=2s HOSTS="h1 h2 h3" \
   > "$T/ssh.table" 2> "$T/ssh.log" || status=$?
 [ "$status" -le 1 ] || { cat "$T/ssh.log" >&2; fail "ssh.sh exited $status"; }
 check_merged_equals_full "$T/ssh/merged.ndjson" "$T/full.summary.ndjson"
-check_parts_ok "$T/ssh/merged.ndjson" 3 50
+check_parts_ok "$T/ssh/merged.ndjson" 3 "$SPREAD_LIMIT_MS"
 
 if [ -n "${MEASURE:-}" ] && [ -z "$LOCAL" ]; then
   . scripts/cluster/measure.sh
