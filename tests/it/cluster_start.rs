@@ -69,9 +69,17 @@ fn shard_of(env: &[(&str, &str)]) -> (serde_json::Value, String) {
     )
 }
 
+/// A launcher's environment, the index and count it gives, and the variables named.
+type Case = (
+    &'static [(&'static str, &'static str)],
+    u64,
+    u64,
+    &'static str,
+);
+
 #[test]
 fn shard_auto_reads_each_launchers_environment() {
-    let cases: &[(&[(&str, &str)], u64, u64, &str)] = &[
+    let cases: &[Case] = &[
         (
             &[("SLURM_PROCID", "2"), ("SLURM_NTASKS", "3")],
             2,

@@ -16,6 +16,7 @@ mod arrivals_signals;
 mod arrivals_statistics;
 mod arrivals_tokenizer;
 mod arrivals_trace;
+mod cluster_merge;
 mod cluster_start;
 mod datasets;
 mod docs_examples;

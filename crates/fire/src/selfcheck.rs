@@ -376,6 +376,7 @@ pub fn record(counts: &Snapshot, wall_ns: u64, cpu: Cpu, threads: u32, usage: Us
         kept_up: warnings.is_empty(),
         warnings,
         not_judged,
+        server_clock_offset_ms: None,
     }
 }
 

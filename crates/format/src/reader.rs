@@ -211,7 +211,23 @@ impl<R: BufRead> RecordReader<R> {
 
     /// Reads the header that must open the stream.
     pub fn read_header(&mut self) -> Result<Header, ReadError> {
+        let first = self.next_record()?;
+        self.header_of(first)
+    }
+
+    /// Reads the header that must open the stream, or `None` when the stream holds no record
+    /// at all: a reader of several inputs can pass over an empty one (a part whose host never
+    /// started) with a warning.
+    pub fn read_header_or_empty(&mut self) -> Result<Option<Header>, ReadError> {
         match self.next_record()? {
+            None => Ok(None),
+            first => self.header_of(first).map(Some),
+        }
+    }
+
+    /// The header `first` must be, or the error that says what it is instead.
+    fn header_of(&self, first: Option<Record>) -> Result<Header, ReadError> {
+        match first {
             Some(Record::Header(h)) => Ok(h),
             Some(other) => Err(ReadError::NoHeader {
                 source_name: self.source_name.clone(),

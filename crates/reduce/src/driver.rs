@@ -134,12 +134,37 @@ pub fn reduce<W: Write>(
     let opts = &opts;
     let mut sink = RunSink::new(&labels, opts, runs, argv.clone());
     let mut warned_every = false;
+    let several = inputs.len() > 1;
+    // An empty input among several is a warning (a part whose host never wrote a line); the
+    // error stands when no input held a run.
+    let mut empty: Option<Error> = None;
+    let mut any_run = false;
     for mut input in inputs {
         if is_vllm_result(&mut input) {
             return Err(Error::VllmResultFile { input: input.name });
         }
         let mut reader = event_reader(input);
-        let mut header = Some(reader.read_header()?);
+        let first = match reader.read_header_or_empty()? {
+            Some(h) => h,
+            None => {
+                let err = Error::from(tokenpipe_format::ReadError::NoHeader {
+                    source_name: reader.source_name().to_string(),
+                    message: "empty input: expected a stream starting with a header record".into(),
+                });
+                if !several {
+                    return Err(err);
+                }
+                writeln!(
+                    warn,
+                    "reduce: warning: {} is empty (no header): left out; a part it should have held counts as missing",
+                    reader.source_name()
+                )?;
+                empty.get_or_insert(err);
+                continue;
+            }
+        };
+        any_run = true;
+        let mut header = Some(first);
         while let Some(run_header) = header.take() {
             let window = opts
                 .window
@@ -198,6 +223,7 @@ pub fn reduce<W: Write>(
                 let fold = FoldOptions {
                     keep_events: opts.keeps_events(&run_header),
                     offset_ns: 0,
+                    empty_ok: false,
                 };
                 // The reduce header goes first, so that records written while the run is read
                 // (per-request results, intervals) follow the header of their run.
@@ -229,7 +255,10 @@ pub fn reduce<W: Write>(
             writeln!(warn, "reduce: warning: {message}")?;
         }
     }
-    sink.end(out, warn)
+    match empty {
+        Some(err) if !any_run => Err(err),
+        _ => sink.end(out, warn),
+    }
 }
 
 /// The header of one run's summary, chained onto that run's header.

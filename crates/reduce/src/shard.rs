@@ -4,46 +4,39 @@
 //! "Shards").
 //!
 //! **Which parts belong together.** A part's plan is the nearest `arrivals` header of its chain:
-//! its `params` and `seed`, and the shard count. Parts may come one after another in a stream
-//! or in separate files. A part whose index the open plan already holds starts a new plan of
-//! the same key (the next repeat of a sharded benchmark).
+//! its `params` and `seed`, and the shard count, in a canonical form ([`key`]). Parts may come
+//! one after another in a stream or in separate files, in any order. A part whose index the
+//! open plan already holds starts a new plan of the same key (the next repeat of a sharded
+//! benchmark). How far apart parts started never decides which plan they join, so the result
+//! does not depend on the order of the inputs; the spread is judged instead ([`parts`]).
 //!
 //! **One clock.** Each part's times are shifted by its `started_at` minus a reference, so that
 //! all parts line up on the wall clock. Times are unsigned, and a part read later may have
-//! started earlier, so the reference is [`SLACK_NS`] before the start of the first part read: a
-//! part that started more than that before it is refused. The merged run's time zero is
+//! started earlier, so the reference is [`SLACK_NS`] (a day) before the start of the first part
+//! read: a part that started more than that before it is refused. The merged run's time zero is
 //! therefore the reference, not any part's start; figures that are differences of times
 //! (latencies, the duration from the first send to the last done) do not depend on it.
+
+mod key;
+mod parts;
+
+pub use key::plan_key;
 
 use crate::aggregate::{Aggregator, RunReducer, SummaryOptions};
 use crate::error::{Error, RequestError, ShardError};
 use crate::request::RequestResult;
 use crate::run::{fold_run, Emit, FoldOptions, RunEnd};
-use std::collections::BTreeSet;
+use parts::PartRead;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufRead;
 use tokenpipe_format::{
     clock, Client, Header, IdSet, Record, RecordReader, Sent, Stall, Summary, Token,
 };
 
-/// How long before the start of the first part read another part may have started: one minute,
-/// far more than parts launched together on hosts with synchronised clocks are apart.
-pub const SLACK_NS: i128 = 60_000_000_000;
-
-/// The plan a sharded run is part of, and how many parts it has; `None` for a run that is not a
-/// shard.
-pub fn plan_key(header: &Header) -> Option<(String, u32)> {
-    let shard = header.shard?;
-    let plan = header
-        .find("arrivals")
-        .or_else(|| header.upstream.first())
-        .unwrap_or(header);
-    let key = serde_json::json!({
-        "params": plan.params,
-        "seed": plan.seed,
-        "count": shard.count,
-    });
-    Some((key.to_string(), shard.count))
-}
+/// How long before the start of the first part read another part may have started: a day, so
+/// that no real plan's parts are refused (their spread is judged instead, docs/metrics.md
+/// "Shards") while times stay far from overflowing.
+pub const SLACK_NS: i128 = 86_400_000_000_000;
 
 /// One plan whose parts are being folded.
 pub struct OpenPlan {
@@ -51,6 +44,8 @@ pub struct OpenPlan {
     /// How many parts the plan has.
     pub count: u32,
     parts: BTreeSet<u32>,
+    /// What each part read was, by index: for the summary's `parts`.
+    read: BTreeMap<u32, PartRead>,
     reducer: RunReducer,
     ids: IdSet,
     client: Option<Client>,
@@ -82,6 +77,7 @@ impl OpenPlan {
             key,
             count,
             parts: BTreeSet::new(),
+            read: BTreeMap::new(),
             reducer,
             ids: IdSet::new(),
             client: None,
@@ -93,15 +89,11 @@ impl OpenPlan {
         })
     }
 
-    /// Whether the part `header` belongs to this plan and is not in it yet. A part of the same
-    /// key that started more than [`SLACK_NS`] after the first part read is the next run of the
-    /// plan, not a part of this one.
+    /// Whether the part `header` belongs to this plan and is not in it yet.
     pub fn takes(&self, header: &Header) -> bool {
         let index = header.shard.map(|s| s.index);
-        let first_start = self.reference_ns + SLACK_NS;
         plan_key(header).is_some_and(|(key, _)| key == self.key)
             && index.is_some_and(|i| !self.parts.contains(&i))
-            && started_at_ns(header).is_ok_and(|t| t - first_start <= SLACK_NS)
     }
 
     /// Folds the part that `header` starts from `reader` into the plan, shifted onto the plan's
@@ -133,13 +125,20 @@ impl OpenPlan {
         let opts = FoldOptions {
             keep_events,
             offset_ns: offset,
+            empty_ok: true,
         };
+        let mut part = PartRead::new(header);
         let mut unique = UniqueIds {
             inner: &mut self.reducer,
             ids: &mut self.ids,
             client: &mut self.client,
+            part: &mut part,
         };
-        fold_run(reader, header, &mut unique, &opts, emit)
+        let end = fold_run(reader, header, &mut unique, &opts, emit);
+        if let Some(shard) = header.shard {
+            self.read.insert(shard.index, part);
+        }
+        end
     }
 
     /// Whether every part of the plan has been folded.
@@ -163,8 +162,34 @@ impl OpenPlan {
         summary.shards = Some(self.count);
         summary.shard_runs = self.part_runs.clone();
         summary.shards_missing = self.missing();
+        parts::account(&mut summary, &self.header, self.count, &self.read);
         summary
     }
+}
+
+/// Warns of each part of the merged run `run` that was read but is lost (no `client` record),
+/// naming its host and the requests it never reported.
+pub fn warn_lost(
+    warn: &mut dyn std::io::Write,
+    run: &str,
+    summary: &Summary,
+) -> std::io::Result<()> {
+    for p in &summary.parts {
+        if p.status != tokenpipe_format::PartStatus::Lost {
+            continue;
+        }
+        let host = p.host.as_deref().unwrap_or("unknown host");
+        let lost = match (p.requests_lost, p.requests_planned) {
+            (Some(n), Some(of)) => format!("; {n} of its {of} requests never reported"),
+            _ => String::new(),
+        };
+        writeln!(
+            warn,
+            "reduce: warning: sharded run {run}: shard {} (host {host}) lost: its output has no client record (fire killed, host down, output cut){lost}",
+            p.index
+        )?;
+    }
+    Ok(())
 }
 
 /// The run id of the run merged from a plan whose first part read is `first`.
@@ -233,6 +258,8 @@ struct UniqueIds<'a> {
     inner: &'a mut RunReducer,
     ids: &'a mut IdSet,
     client: &'a mut Option<Client>,
+    /// The part being folded: its requests are counted and its `client` record kept.
+    part: &'a mut PartRead,
 }
 
 impl Aggregator for UniqueIds<'_> {
@@ -248,6 +275,7 @@ impl Aggregator for UniqueIds<'_> {
         if !self.ids.insert(result.id) {
             return Err(RequestError::InAnotherShard { request: result.id });
         }
+        self.part.seen += 1;
         self.inner.add(result)
     }
 
@@ -256,9 +284,17 @@ impl Aggregator for UniqueIds<'_> {
     }
 
     fn client(&mut self, client: &Client) {
+        self.part.client = Some(client.clone());
+        // Each warning says which host it is about.
+        let mut client = client.clone();
+        if let Some(host) = &self.part.header.host {
+            for w in &mut client.warnings {
+                *w = format!("{host}: {w}");
+            }
+        }
         let combined = match self.client.take() {
-            Some(earlier) => combine_clients(earlier, client),
-            None => client.clone(),
+            Some(earlier) => combine_clients(earlier, &client),
+            None => client,
         };
         self.inner.client(&combined);
         *self.client = Some(combined);
@@ -304,5 +340,7 @@ fn combine_clients(a: Client, b: &Client) -> Client {
             .collect(),
         // Judged when any part was.
         not_judged: a.not_judged.and(b.not_judged.clone()),
+        // Each part's offset is its own host's: the summary's `parts` keep them.
+        server_clock_offset_ms: None,
     }
 }

@@ -228,6 +228,7 @@ impl<'a> RunSink<'a> {
         self.write_header(out, &plan.output.clone())?;
         let mut last = Vec::new();
         let summary = plan.finish(&self.built, &mut last);
+        crate::shard::warn_lost(warn, &plan.header.run_id, &summary)?;
         let input = plan.header.clone();
         self.write_run(out, warn, "sharded run", &input, summary, last)
     }

@@ -64,4 +64,9 @@ pub struct Client {
     /// too short to judge. Omitted when it was judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_judged: Option<String>,
+    /// `[lo, hi]`: bounds on the server's clock minus this host's, in ms, from the responses'
+    /// `Date` headers (docs/fire/start.md), so that reduce can estimate the skew between the
+    /// hosts of a merged run. Omitted when no response carried one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_clock_offset_ms: Option<[f64; 2]>,
 }

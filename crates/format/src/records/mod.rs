@@ -8,6 +8,7 @@ mod events;
 mod header;
 mod interval;
 mod llama_benchy;
+mod parts;
 mod result;
 mod schedule;
 mod server_metrics;
@@ -23,6 +24,9 @@ pub use events::{Done, ErrorKind, Sent, Stall, Token};
 pub use header::{Header, Shard};
 pub use interval::Interval;
 pub use llama_benchy::{LlamaBenchy, MeanStd, SpreadFigure};
+pub use parts::{
+    clock_skew, parts_failures, spread_limit_ms, Part, PartStatus, SPREAD_FLOOR_MS, SPREAD_FRACTION,
+};
 pub use result::ResultRecord;
 pub use schedule::{Grouping, LoopMode, Phase, Request, Salt, Schedule, MAX_IN_FLIGHT};
 pub use server_metrics::{

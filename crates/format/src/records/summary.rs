@@ -207,6 +207,23 @@ pub struct Summary {
     /// others only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shards_missing: Vec<u32>,
+    /// A merged run: what became of each part of the plan, in index order (docs/metrics.md,
+    /// "Shards"), so that a lost host, a late start or a skewed clock is seen per part.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<super::Part>,
+    /// A merged run: requests owned by lost or missing parts that no output mentions; counted
+    /// in no other member.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_lost: Option<u64>,
+    /// A merged run: the latest part's `started_at` minus the earliest's, in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_spread_ms: Option<f64>,
+    /// A merged run: the spread of the parts' clock offsets to the server's, in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_skew_ms: Option<f64>,
+    /// The error of `clock_skew_ms`: the skew lies within `clock_skew_ms` ± this, in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_skew_error_ms: Option<f64>,
     /// Every `{metric}_{stat}_{unit}` member; null where no request contributed a value.
     #[serde(flatten)]
     pub stats: Stats,

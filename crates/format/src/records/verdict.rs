@@ -90,6 +90,10 @@ pub struct Verdict {
     /// within the stated tolerances; omitted when the server was not scraped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<Check>,
+    /// A merged run's parts: none lost or missing, started together and on clocks that agree
+    /// (docs/metrics.md, "Shards"); omitted for a run that is not merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<Check>,
 }
 
 impl Verdict {
@@ -98,12 +102,24 @@ impl Verdict {
         let complete = completeness(summary);
         let client = client(summary);
         let server = server(summary);
-        let failed: Vec<&str> = [Some(&complete), Some(&client), server.as_ref()]
-            .into_iter()
-            .flatten()
-            .filter(|c| c.failed())
-            .map(|c| c.reason.as_str())
-            .collect();
+        let parts = super::parts::parts_failures(summary).map(|failures| {
+            if failures.is_empty() {
+                Check::pass("every part reported, started together")
+            } else {
+                Check::fail(failures.join(", "))
+            }
+        });
+        let failed: Vec<&str> = [
+            Some(&complete),
+            Some(&client),
+            server.as_ref(),
+            parts.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|c| c.failed())
+        .map(|c| c.reason.as_str())
+        .collect();
         Self {
             comparable: failed.is_empty(),
             reason: if failed.is_empty() {
@@ -114,6 +130,7 @@ impl Verdict {
             complete,
             client,
             server,
+            parts,
         }
     }
 }
@@ -157,6 +174,9 @@ fn completeness(summary: &Summary) -> Check {
         if n > 0 {
             parts.push(format!("{n} {words}"));
         }
+    }
+    if let Some(lost) = summary.requests_lost.filter(|n| *n > 0) {
+        parts.push(format!("{lost} lost with their parts"));
     }
     if !summary.shards_missing.is_empty() {
         let missing: Vec<String> = summary.shards_missing.iter().map(u32::to_string).collect();

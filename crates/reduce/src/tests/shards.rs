@@ -174,9 +174,9 @@ fn a_request_in_two_parts_is_bad_input() {
 }
 
 #[test]
-fn a_part_too_far_before_the_first_is_refused() {
+fn a_part_a_day_before_the_first_is_refused() {
     let part0 = text(part_header("p0", 0, 2, 0), &[0], 0);
-    let late = part_header("p1", 1, 2, 0).replace("2026-11-18T11:06:40", "2026-11-18T11:04:40");
+    let late = part_header("p1", 1, 2, 0).replace("2026-11-18T11:06:40", "2026-11-17T11:04:40");
     let part1 = text(late, &[1], 0);
     let err = reduce_text(
         &[part0, part1],
@@ -185,7 +185,7 @@ fn a_part_too_far_before_the_first_is_refused() {
     )
     .unwrap_err();
     assert!(
-        tokenpipe_cli::message(&err).contains("started 120.000 s before shard 0"),
+        tokenpipe_cli::message(&err).contains("started 86520.000 s before shard 0"),
         "{err:?}"
     );
     assert!(
@@ -233,26 +233,54 @@ fn a_run_between_two_parts_keeps_every_record_under_its_own_header() {
 }
 
 #[test]
-fn a_part_started_long_after_the_first_opens_the_next_run_of_the_plan() {
+fn parts_started_minutes_apart_merge_alike_in_either_order_and_are_not_comparable() {
     let part0 = text(part_header("p0", 0, 2, 0), &[0, 2], 0);
-    // Two minutes later: the next run of the same plan, not the other half of this one.
+    // Two minutes later (61 s once split the run; -61 s was refused; which, by file order).
     let later = text(
         part_header("p1", 1, 2, 0).replace("11:06:40", "11:08:40"),
         &[1, 3],
         0,
     );
-    let (records, warn) = reduce_text(
-        &[part0, later],
-        &SummaryOptions::default(),
-        RunsOptions { groups: false },
-    )
-    .unwrap();
-    let s = summaries(&records);
-    assert_eq!(
-        s.len(),
-        2,
-        "two runs of the plan, each with a part missing: {warn}"
+    let merged = |inputs: [&String; 2]| {
+        let (records, _) = reduce_text(
+            &[inputs[0].clone(), inputs[1].clone()],
+            &SummaryOptions::default(),
+            RunsOptions { groups: false },
+        )
+        .unwrap();
+        let s = summaries(&records);
+        assert_eq!(s.len(), 1, "one run of the plan");
+        s[0].clone()
+    };
+    let (a, b) = (merged([&part0, &later]), merged([&later, &part0]));
+    for s in [&a, &b] {
+        assert_eq!(s.requests_ok, 4);
+        assert_eq!(s.start_spread_ms, Some(120_000.0));
+        let v = s.verdict.as_ref().unwrap();
+        assert!(!v.comparable);
+        assert!(
+            v.reason
+                .contains("parts started 120.0 s apart (limit 1.2 s)"),
+            "{}",
+            v.reason
+        );
+    }
+    assert_eq!(a.duration_s, b.duration_s);
+    // The same figures, to the last bits a sum taken in another order may differ in.
+    let (sa, sb) = (
+        serde_json::to_value(&a.stats).unwrap(),
+        serde_json::to_value(&b.stats).unwrap(),
     );
-    assert_eq!((s[0].requests_ok, s[1].requests_ok), (2, 2));
-    assert_eq!(warn.matches("missing").count(), 2, "{warn}");
+    for (k, va) in sa.as_object().unwrap() {
+        let (x, y) = (va.as_f64(), sb[k].as_f64());
+        match (x, y) {
+            (Some(x), Some(y)) => assert!((x - y).abs() <= 1e-9 * x.abs().max(1.0), "{k}"),
+            _ => assert_eq!(va, &sb[k], "{k}"),
+        }
+    }
+    assert_eq!(a.parts.len(), 2);
+    assert_eq!(
+        (a.parts[0].start_offset_ms, a.parts[1].start_offset_ms),
+        (Some(0.0), Some(120_000.0))
+    );
 }

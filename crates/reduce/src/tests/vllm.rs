@@ -80,6 +80,7 @@ fn vllm_of(text: &str, percentiles: &[f64], slo: &str) -> (Summary, BTreeMap<Str
     let fold = FoldOptions {
         keep_events: true,
         offset_ns: 0,
+        empty_ok: false,
     };
     fold_run(&mut reader, &header, &mut agg, &fold, &mut |_| Ok(())).unwrap();
     let s = agg.finish_summary(
