@@ -72,7 +72,7 @@ kill_fire_in() {
 
 # check_lost_part MERGED INDEX HOST: part INDEX is lost, its unreported requests counted as lost
 # (those its schedule owned that its output never mentions), every request of the plan either
-# held by the run or lost, and the verdict not comparable, naming HOST.
+# held by the run or lost, and the verdict not comparable, its parts check naming HOST.
 check_lost_part() {
   local s p lost planned seen held reason
   s=$(summary "$1")
@@ -87,11 +87,12 @@ check_lost_part() {
   fi
   [ $((held + lost)) -eq "$NUM_PROMPTS" ] ||
     fail "$held requests held and $lost lost: not the plan's $NUM_PROMPTS"
-  reason=$(jq -r .verdict.reason <<< "$s")
+  reason=$(jq -r .verdict.parts.reason <<< "$s")
   [ "$(jq .verdict.comparable <<< "$s")" = false ] || fail "a run with a lost part is comparable"
-  grep -q "$3" <<< "$reason" || fail "the verdict does not name $3: $reason"
+  [ "$(jq .verdict.parts.ok <<< "$s")" = false ] || fail "the parts check passed with a lost part"
+  grep -q "$3" <<< "$reason" || fail "the verdict's parts check does not name $3: $reason"
   echo "cluster:   part $2 lost: $lost of its $planned requests never reported; $held held + $lost lost = $NUM_PROMPTS" >&2
-  echo "cluster:   verdict: $reason" >&2
+  echo "cluster:   verdict: $(jq -r .verdict.reason <<< "$s"); parts: $reason" >&2
 }
 
 # check_empty_part MERGED STDERR INDEX: an empty part file is a warning, not an abort: the others
