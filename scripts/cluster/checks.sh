@@ -45,10 +45,12 @@ check_parts_ok() {
   [ "$n" -eq "$2" ] || fail "$2 parts expected ok, $n are: $(jq -c .parts <<< "$s")"
   [ "$(jq '.requests_lost // 0' <<< "$s")" -eq 0 ] || fail "requests lost: $(jq -c .parts <<< "$s")"
   [ "$(jq .verdict.complete.ok <<< "$s")" = true ] || fail "incomplete: $(jq -r .verdict.complete.reason <<< "$s")"
-  [ "$(jq .verdict.parts.ok <<< "$s")" = true ] || fail "parts: $(jq -r .verdict.parts.reason <<< "$s")"
+  [ "$(jq .verdict.parts.ok <<< "$s")" = true ] || fail "parts: $(jq -r .verdict.parts.reason <<< "$s");" \
+    "$(jq -c '[.parts[] | {host, status, start_offset_ms, start_late_ms}]' <<< "$s")"
   spread=$(jq .start_spread_ms <<< "$s")
   jq -ne --argjson s "$spread" --argjson l "$3" '$s <= $l' >/dev/null ||
-    fail "start spread $spread ms, more than $3 ms"
+    fail "start spread $spread ms, more than $3 ms; each part's lateness after --start-at (ms):" \
+      "$(jq -c '[.parts[] | {host, start_offset_ms, start_late_ms}]' <<< "$s")"
   echo "cluster:   $2 parts ok on $(jq -r '[.parts[].host] | join(", ")' <<< "$s"); start spread $spread ms; verdict: $(jq -r .verdict.reason <<< "$s")" >&2
 }
 
