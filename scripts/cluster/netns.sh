@@ -26,6 +26,8 @@ NET_SERVER_ADDR=$NET_PREFIX.10
 NET_CTL_ADDR=$NET_PREFIX.1
 # Set once the blackhole route is ours to remove (it was not there before net_up).
 NET_ROUTE_ADDED=
+# The namespaces' identities (net:[inode]), to find a process left in one after it is deleted.
+NET_IDS=()
 
 # ns_name SHORT: the namespace's full name.
 ns_name() { echo "$NET_NS_PREFIX-$1"; }
@@ -47,6 +49,7 @@ net_join() {
   local short=$1 addr=$2 ns
   ns=$(ns_name "$short")
   ip netns add "$ns"
+  NET_IDS+=("net:[$(stat -L -c %i "/run/netns/$ns")]")
   ip -n "$ns" link set lo up
   ip -n "$(ns_name ctl)" link add "br-$short" type veth peer name eth0 netns "$ns"
   ip -n "$(ns_name ctl)" link set "br-$short" master br0 up
@@ -72,6 +75,7 @@ net_up() {
   ip route add blackhole "$NET_SUBNET"
   NET_ROUTE_ADDED=1
   ip netns add "$ctl"
+  NET_IDS+=("net:[$(stat -L -c %i "/run/netns/$ctl")]")
   ip -n "$ctl" link set lo up
   ip -n "$ctl" link add br0 type bridge
   ip -n "$ctl" addr add "$NET_CTL_ADDR/24" dev br0
@@ -83,16 +87,24 @@ net_up() {
 }
 
 # net_pids: every process still inside one of our namespaces (all started by the test, or by
-# the Slurm daemons it started there).
+# the Slurm daemons it started there), found by namespace identity, so also after `ip netns
+# del` (a namespace lives on while a process holds it).
 net_pids() {
-  local ns
-  for ns in ctl srv "${NET_HOSTS[@]}"; do
-    ip netns list | grep -qw "$(ns_name "$ns")" || continue
-    ip netns pids "$(ns_name "$ns")" 2>/dev/null || true
+  [ ${#NET_IDS[@]} -gt 0 ] || return 0
+  local f id pid
+  for f in /proc/[0-9]*/ns/net; do
+    id=$(readlink "$f" 2>/dev/null) || continue
+    case " ${NET_IDS[*]} " in
+      *" $id "*)
+        pid=${f#/proc/}
+        echo "${pid%%/*}"
+        ;;
+    esac
   done
 }
 
-# net_kill_all: SIGTERM to those processes, then SIGKILL to any left after 3 s.
+# net_kill_all: SIGTERM to those processes, then SIGKILL to any left after 3 s (again, until
+# none is left: a daemon may fork while it stops).
 net_kill_all() {
   local pid
   for pid in $(net_pids); do kill -TERM "$pid" 2>/dev/null || true; done
@@ -100,12 +112,18 @@ net_kill_all() {
     [ -z "$(net_pids)" ] && return 0
     sleep 0.1
   done
-  for pid in $(net_pids); do kill -KILL "$pid" 2>/dev/null || true; done
+  for _ in $(seq 20); do
+    for pid in $(net_pids); do kill -KILL "$pid" 2>/dev/null || true; done
+    sleep 0.1
+    [ -z "$(net_pids)" ] && return 0
+  done
+  echo "cluster: processes still in the test's namespaces: $(net_pids | tr '\n' ' ')" >&2
+  return 1
 }
 
 net_down() {
   local ns
-  net_kill_all
+  net_kill_all || true
   for ns in "${NET_HOSTS[@]}" srv ctl; do
     if ip netns list | grep -qw "$(ns_name "$ns")"; then
       ip netns del "$(ns_name "$ns")" || true

@@ -72,12 +72,16 @@ cleanup() {
   [ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null
   [ -n "$LOCAL" ] || net_down
   rm -rf "$T"
+  if [ -n "$(net_pids)" ]; then
+    echo "cluster: processes left in the test's namespaces: $(net_pids | tr '\n' ' ')" >&2
+    status=1
+  fi
   if [ "$(state)" != "$BEFORE" ]; then
     echo "cluster: the root namespace is not as it was:" >&2
     diff <(echo "$BEFORE") <(state) >&2
     status=1
   else
-    step "namespaces, routes and links as before"
+    step "namespaces, routes and links as before; no process left in the test's namespaces"
   fi
   exit "$status"
 }
