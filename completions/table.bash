@@ -23,7 +23,7 @@ _table() {
 
     case "${cmd}" in
         table)
-            opts="-h -V --format --style --layout --columns --sort --spread --baseline --rows --cols --cell --top --only-comparable --list-fields --chart --percentile-metrics --metric-percentiles --generate --help --version"
+            opts="-h -V --format --style --layout --columns --sort --spread --baseline --rows --cols --cell --top --by --only-comparable --list-fields --chart --percentile-metrics --metric-percentiles --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -71,6 +71,10 @@ _table() {
                     ;;
                 --top)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --by)
+                    COMPREPLY=($(compgen -W "host shard" -- "${cur}"))
                     return 0
                     ;;
                 --chart)

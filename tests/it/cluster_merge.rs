@@ -131,6 +131,46 @@ fn three_hosts_merge_into_the_unsharded_run() {
         "{}",
         merged["verdict"]
     );
+    // Every host here is this machine: each offset to the server's clock holds 0, and so
+    // does the skew within its error.
+    for p in parts {
+        let o = &p["server_clock_offset_ms"];
+        let (lo, hi) = (o[0].as_f64().unwrap(), o[1].as_f64().unwrap());
+        assert!(lo <= 0.0 && 0.0 <= hi, "{p}");
+    }
+    let (skew, error) = (
+        merged["clock_skew_ms"].as_f64().unwrap(),
+        merged["clock_skew_error_ms"].as_f64().unwrap(),
+    );
+    eprintln!("clock skew of 3 parts on one host: {skew:.1} ± {error:.1} ms");
+    assert!(skew <= error, "{skew} ± {error}");
+    // A host whose clock is 2 s slow sees the server 2 s ahead: not comparable, by its Date.
+    let slow: Vec<u8> = records(&std::fs::read(&files[1]).unwrap())
+        .into_iter()
+        .flat_map(|mut r| {
+            if r["type"] == "client" {
+                for b in r["server_clock_offset_ms"].as_array_mut().unwrap() {
+                    *b = serde_json::json!(b.as_f64().unwrap() + 2000.0);
+                }
+            }
+            let mut line = serde_json::to_vec(&r).unwrap();
+            line.push(b'\n');
+            line
+        })
+        .collect();
+    let slow = file("merge-part1-slow.ndjson", &slow);
+    let (skewed, _) = merge(&[files[0].clone(), slow, files[2].clone()]);
+    let reason = skewed["verdict"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("host clocks ") && reason.contains("by the server's Date"),
+        "{reason}"
+    );
+    let (skew, error) = (
+        skewed["clock_skew_ms"].as_f64().unwrap(),
+        skewed["clock_skew_error_ms"].as_f64().unwrap(),
+    );
+    assert!((skew - 2000.0).abs() <= error, "{skew} ± {error}");
+    assert_eq!(skewed["verdict"]["comparable"], false);
     // Passed through `jq -c .`: 1.0 becomes 1, and the part is still of its plan.
     let jq = jq_like(&std::fs::read(&files[0]).unwrap());
     assert_ne!(jq, std::fs::read(&files[0]).unwrap(), "the plan holds 1.0");
@@ -202,6 +242,23 @@ fn a_killed_an_empty_and_a_header_only_part_are_counted_not_fatal() {
     assert_eq!(verdict["comparable"], false);
     let reason = verdict["reason"].as_str().unwrap();
     assert!(reason.contains("shard 2 (host h2) lost"), "{reason}");
+    // table's view of the parts: a row per host, the lost one named.
+    let reduced = run(&cmd("reduce", &[&files[0], &files[1], &killed]), b"");
+    assert_ok(&reduced, "reduce");
+    let by_host = run(
+        &cmd("table", &["--by", "host", "--format", "csv"]),
+        &reduced.stdout,
+    );
+    assert_ok(&by_host, "table --by host");
+    let csv = String::from_utf8_lossy(&by_host.stdout);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("label,shard,host,status,"), "{csv}");
+    assert_eq!(lines.len(), 4, "{csv}");
+    assert!(lines[3].contains(",2,h2,lost,"), "{csv}");
+    let by_shard = run(&cmd("table", &["--by", "shard"]), &reduced.stdout);
+    assert_ok(&by_shard, "table --by shard");
+    let text = String::from_utf8_lossy(&by_shard.stdout);
+    assert!(text.contains("lost") && text.contains("h2"), "{text}");
     // Requests the merged run holds, and those lost: the whole plan.
     let held = merged["requests_scheduled"].as_u64().unwrap();
     assert_eq!(held + planned - seen, 60, "{merged}");

@@ -263,7 +263,12 @@ Examples:
     | fire --url http://127.0.0.1:8000/v1 | reduce | table --style llama-bench
 
   # keep the raw events (whole even after Ctrl-C) and the summary
-  arrivals --rate 1 -n 50 | fire --url http://127.0.0.1:8000/v1 --save run.ndjson | reduce | table";
+  arrivals --rate 1 -n 50 | fire --url http://127.0.0.1:8000/v1 --save run.ndjson | reduce | table
+
+  # one part of a plan on each Slurm task, all starting 5 s after a shared reference
+  export TOKENPIPE_START_BASE=$(date -u +%s.%N)
+  srun -n3 -o 'part%t.ndjson' sh -c 'arrivals --rate 30 -n 900 --shard auto | fire --url http://gpu-1:8000/v1 --start-at +5s'
+  reduce part*.ndjson | table --by host";
 
 const _: () = assert!(
     DEFAULT_OUTPUT_BUFFER == 256 << 20,

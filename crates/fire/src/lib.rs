@@ -43,6 +43,7 @@ mod run;
 mod salt;
 mod scrape;
 mod selfcheck;
+mod server_clock;
 mod session;
 mod signals;
 pub mod sink;

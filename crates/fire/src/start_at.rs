@@ -16,8 +16,9 @@ pub const SLURM_VAR: &str = "SLURM_JOB_START_TIME";
 pub const PAST_LIMIT: Duration = Duration::from_secs(60);
 /// How far ahead an instant may be: further is a typo, not a plan.
 pub const FUTURE_LIMIT: Duration = Duration::from_secs(24 * 3600);
-/// How long before the instant the wait stops sleeping and spins on the monotonic clock: more
-/// than a sleep overshoots on a loaded machine.
+/// How long before the instant the wait stops sleeping and spins on the monotonic clock: about
+/// what a sleep overshoots by on a loaded machine; longer spins only crowd the other parts on
+/// the same cores.
 const SPIN: Duration = Duration::from_millis(1);
 /// The longest single sleep, so that a stop is seen within it.
 const POLL: Duration = Duration::from_millis(20);
@@ -124,7 +125,7 @@ fn judge(at_ns: i128, ahead_ns: i128) -> Result<Plan, Error> {
 }
 
 /// Waits for `at_ns` on the wall clock: sleeps until [`SPIN`] before it, then spins on the
-/// monotonic clock. A stop ends the wait early (the run then ends as a stopped run). An instant
+/// monotonic clock, yielding between looks. A stop ends the wait early (the run then ends as a stopped run). An instant
 /// in the past within [`PAST_LIMIT`] is a warning and no wait.
 pub(crate) fn wait(at_ns: i128, stop: &Stop) -> Result<(), Error> {
     let plan = judge(at_ns, at_ns - wall_now_ns())?;
@@ -150,8 +151,10 @@ pub(crate) fn wait(at_ns: i128, stop: &Stop) -> Result<(), Error> {
         }
         std::thread::sleep((left - SPIN).min(POLL));
     }
+    // Yielding between looks lets the other parts on this machine (more parts than cores)
+    // spin too, instead of one spinner keeping another from waking.
     while Instant::now() < deadline {
-        std::hint::spin_loop();
+        std::thread::yield_now();
     }
     Ok(())
 }

@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::export::Format;
 use crate::grid::SpreadMode;
 use crate::input::read_report;
-use crate::options::{Layout, Options};
+use crate::options::{Layout, Options, PartsBy};
 use crate::render::Style;
 use clap::builder::PossibleValue;
 use clap::{Parser, ValueEnum};
@@ -56,7 +56,10 @@ Examples:
     arrivals --rate 4 -n 200 | fire --url $URL | reduce --every 1s | table --format svg --chart timeline > timeline.svg
 
     # One self-contained HTML page with the table and every chart, to open offline
-    table --format html sweep.ndjson > report.html";
+    table --format html sweep.ndjson > report.html
+
+    # The parts of a plan run on several hosts: which host lost what, started when
+    reduce part0.ndjson part1.ndjson part2.ndjson | table --by host";
 
 /// Renders reduce's summaries as the tables and charts results are published with.
 #[derive(Debug, Parser)]
@@ -159,6 +162,15 @@ struct Args {
     #[arg(long, value_name = "N")]
     top: Option<usize>,
 
+    /// A row per part of each run merged from shards (`reduce` of `arrivals --shard` parts):
+    /// its host, status (`ok`, `lost`: no client record, `missing`), start after the earliest
+    /// part, lateness against `fire --start-at`, requests planned, seen and lost, whether its
+    /// client kept up and its clock's offset to the server's; a line per run under the table
+    /// gives the start spread, the clock skew and the verdict on the parts. `host` orders the
+    /// rows by host, `shard` by run and shard. Takes no other layout flag.
+    #[arg(long, value_enum, value_name = "KEY")]
+    by: Option<PartsBy>,
+
     /// Leaves out the runs that are not comparable (docs/verdict.md: a request failed, was
     /// cancelled or not sent, the client fell behind, the server counted otherwise) from every
     /// table, pivot, ranking and chart, and names each on stderr with its reason: `table: left
@@ -234,6 +246,7 @@ impl Args {
             only_comparable: self.only_comparable,
             percentile_metrics: self.percentile_metrics.clone(),
             metric_percentiles: self.metric_percentiles.clone(),
+            by: self.by,
         }
     }
 }
@@ -280,6 +293,11 @@ value_enum!(Style {
              after another, the same in every text format (charts are refused)",
     LlamaBench => "llama-benchy's own Markdown table, then its users' decode and prefill \
                    throughput tables by concurrency",
+});
+
+value_enum!(PartsBy {
+    Host => "By host, then run and shard: what each machine did",
+    Shard => "By run, then shard: each plan's parts in order",
 });
 
 value_enum!(Layout {

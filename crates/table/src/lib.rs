@@ -47,7 +47,7 @@ pub use error::Error;
 pub use export::Format;
 pub use grid::SpreadMode;
 pub use input::read_report;
-pub use options::{Layout, Options};
+pub use options::{Layout, Options, PartsBy};
 pub use render::{Rendered, Style, Svg};
 pub use report::{Report, RunReport};
 

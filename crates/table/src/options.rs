@@ -31,6 +31,25 @@ impl Layout {
     }
 }
 
+/// What `--by` orders the parts of merged runs by (docs/table.md, "Parts of a merged run").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartsBy {
+    /// The host, then the run and the shard: what each machine did.
+    Host,
+    /// The run, then the shard: each plan's parts in order.
+    Shard,
+}
+
+impl PartsBy {
+    /// The value on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            PartsBy::Host => "host",
+            PartsBy::Shard => "shard",
+        }
+    }
+}
+
 /// The layout flags.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Options {
@@ -63,6 +82,9 @@ pub struct Options {
     /// `--metric-percentiles`: the `P…` lines of each section of `--style vllm`, in the order
     /// given (`None`: vLLM's default, `99`).
     pub metric_percentiles: Option<Vec<f64>>,
+    /// `--by`: a row per part of each merged run, ordered by host or shard, instead of a row or
+    /// column per run.
+    pub by: Option<PartsBy>,
 }
 
 impl Options {
@@ -98,6 +120,7 @@ impl Options {
             (self.cols.is_some(), "--cols"),
             (self.cell.is_some(), "--cell"),
             (self.top.is_some(), "--top"),
+            (self.by.is_some(), "--by"),
         ] {
             if set {
                 given.push(name);

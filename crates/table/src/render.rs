@@ -11,7 +11,7 @@ use crate::export::{Exporter, Format};
 use crate::laid_out::LaidOut;
 use crate::layout;
 use crate::machine::MachineTable;
-use crate::options::{Layout, Options};
+use crate::options::{Layout, Options, PartsBy};
 use crate::report::Report;
 use crate::style;
 use std::borrow::Cow;
@@ -133,6 +133,8 @@ enum Table {
     Pivot,
     /// `--top`.
     Top,
+    /// `--by`: the parts of merged runs.
+    Parts(PartsBy),
 }
 
 /// The layout a command line asks for.
@@ -229,6 +231,16 @@ fn choose(
 /// else runs as columns or as rows (`--layout`; machines always get rows, and `auto` gives rows
 /// with `--columns` or many runs).
 fn table(report: &Report, format: Format, opts: &Options) -> Result<Table, Error> {
+    if let Some(by) = opts.by {
+        let others: Vec<&str> = opts.given().into_iter().filter(|f| *f != "--by").collect();
+        if !others.is_empty() {
+            return Err(Error::Flags(format!(
+                "--by lays out the parts of merged runs, a row each, in fixed columns; it takes no {}",
+                others.join(", ")
+            )));
+        }
+        return Ok(Table::Parts(by));
+    }
     if opts.is_pivot() {
         if opts.layout != Layout::Auto || !opts.sort.is_empty() {
             return Err(Error::Flags(
@@ -265,6 +277,7 @@ impl Table {
             Table::Long => layout::long::lay_out(report, opts),
             Table::Pivot => layout::pivot::lay_out(report, opts),
             Table::Top => layout::top::lay_out(report, opts),
+            Table::Parts(by) => layout::parts::lay_out(report, by),
         }
     }
 }

@@ -83,6 +83,9 @@ Examples:
   # five-turn chats arriving at 0.5/s, 2-6 s think time, split over two fire processes
   arrivals --rate 0.5 --turns 5 --think-time 2s..6s -n 40 --shard 0/2
 
+  # this host's part of one plan, from Slurm's (or a Kubernetes Indexed Job's) numbering
+  arrivals --rate 30 -n 900 --seed 7 --shard auto
+
   # replay a Mooncake trace twice as fast, its first 500 rows
   arrivals --trace mooncake_trace.jsonl --time-scale 0.5 -n 500 > replay.ndjson
 

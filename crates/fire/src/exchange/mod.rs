@@ -63,6 +63,8 @@ pub(crate) struct Ctx {
     pub live: Arc<Counters>,
     /// Write each request's generated text in its `done` (`--record-text`).
     pub record_text: bool,
+    /// This host's clock against the server's, from the responses' `Date` headers.
+    pub server_clock: crate::server_clock::ServerClock,
 }
 
 /// One request of the send loop, from before its task first runs to its `done`. It writes the
@@ -244,7 +246,10 @@ async fn exchange(
 ) -> Result<(), Failure> {
     let req = send::request(ctx, body, own_headers, st.id)?;
     let mut watch = Watch::start(ctx.limits, tokio::time::Instant::now());
+    let send_ns = ctx.clock.now_ns();
     let (mut lease, resp) = send::send(ctx, &mut watch, req).await?;
+    ctx.server_clock
+        .observe(resp.headers(), send_ns, ctx.clock.now_ns());
     let body = read::head(&mut watch, lease.as_mut(), resp, st).await?;
     read::stream(ctx, &mut watch, lease, body, st).await
 }

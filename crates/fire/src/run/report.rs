@@ -46,13 +46,15 @@ pub(super) fn report(running: Running) -> Result<(), Error> {
     let counts = ctx.live.snapshot();
     // A refused schedule is bad input, not a run: it gets no account of the client's pace.
     let client = dispatched.is_ok().then(|| {
-        selfcheck::record(
+        let mut client = selfcheck::record(
             &counts,
             ctx.clock.now_ns(),
             network_cpu.cpu(),
             u32::from(config.threads),
             selfcheck::process_usage(),
-        )
+        );
+        client.server_clock_offset_ms = ctx.server_clock.bounds_ms();
+        client
     });
     if let Some(client) = &client {
         ctx.sink.record(&Record::Client(client.clone()));

@@ -201,6 +201,7 @@ fn request_context(
         verdict: Verdict::new(config.on_unreachable()),
         live,
         record_text: config.record_text,
+        server_clock: crate::server_clock::ServerClock::new(&recorder.clock),
     }
 }
 

@@ -15,6 +15,7 @@ use crate::report::Report;
 
 pub(crate) mod charts;
 pub(crate) mod long;
+pub(crate) mod parts;
 pub(crate) mod pivot;
 pub(crate) mod plots;
 pub(crate) mod top;
