@@ -31,7 +31,9 @@
 #   every node: a shared filesystem, or the same path on each; default: PATH).
 #
 # Output: $OUT/parts/partI.ndjson (fire's events of part I) and partI.err (its stderr),
-# $OUT/merged.ndjson (reduce's merged run), $OUT/table.md (printed on stdout too).
+# $OUT/merged.ndjson (reduce's merged run), $OUT/table.md (its figures) and
+# $OUT/parts.md (`table --by shard`: a row per part, its host, status, start, lost requests), both
+# printed on stdout too.
 #
 # Exit status: 0 when every part ended and the merged run is comparable; 1 when a part failed
 # or was lost, or the run is not comparable (the table is printed all the same); 2 for bad
@@ -111,6 +113,8 @@ rstatus=0
 "$(tool reduce)" "${parts[@]}" > "$OUT/merged.ndjson" || rstatus=$?
 [ "$rstatus" -le 1 ] || { say "reduce failed ($rstatus)"; exit 1; }
 "$(tool table)" "$OUT/merged.ndjson" | tee "$OUT/table.md"
+# A row per part: its host, whether it reported, how late it started, what it lost.
+"$(tool table)" --by shard "$OUT/merged.ndjson" | tee "$OUT/parts.md"
 # The merged run's verdict: `comparable`, or why not (a lost part, the start spread, the skew).
 verdict=$(jq -rs '[.[] | select(.type == "summary")] | last
   | "\(.verdict.comparable)\t\(.verdict.reason)"' "$OUT/merged.ndjson")

@@ -22,7 +22,9 @@
 # default: PATH), SSH (the ssh command, default `ssh`; parallel's --ssh).
 #
 # Output: $OUT/parts/partI.ndjson (fire's events of part I) and partI.ndjson.err (its stderr),
-# $OUT/merged.ndjson (reduce's merged run), $OUT/table.md (printed on stdout too).
+# $OUT/merged.ndjson (reduce's merged run), $OUT/table.md (its figures) and
+# $OUT/parts.md (`table --by shard`: a row per part, its host, status, start, lost requests), both
+# printed on stdout too.
 #
 # Exit status: 0 when every part ended and the merged run is comparable; 1 when a part failed
 # or was lost, or the run is not comparable (the table is printed all the same); 2 for bad
@@ -95,6 +97,8 @@ rstatus=0
 "$(tool reduce)" "${parts[@]}" > "$OUT/merged.ndjson" || rstatus=$?
 [ "$rstatus" -le 1 ] || { say "reduce failed ($rstatus)"; exit 1; }
 "$(tool table)" "$OUT/merged.ndjson" | tee "$OUT/table.md"
+# A row per part: its host, whether it reported, how late it started, what it lost.
+"$(tool table)" --by shard "$OUT/merged.ndjson" | tee "$OUT/parts.md"
 verdict=$(jq -rs '[.[] | select(.type == "summary")] | last
   | "\(.verdict.comparable)\t\(.verdict.reason)"' "$OUT/merged.ndjson")
 say "verdict: ${verdict#*$'\t'}"

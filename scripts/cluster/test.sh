@@ -151,6 +151,9 @@ if [ -z "$LOCAL" ]; then
   wait "$recipe" || status=$?
   [ "$status" -eq 1 ] || { cat "$T/slurm-kill.log" >&2; fail "slurm.sh exited $status after a lost part, not 1"; }
   check_lost_part "$T/slurm-kill/merged.ndjson" 1 host2
+  grep -E '\bhost2\b.*\blost\b' "$T/slurm-kill/parts.md" >/dev/null ||
+    fail "the recipe's per-part table has no lost row for host2: $(cat "$T/slurm-kill/parts.md")"
+  echo "cluster:   the recipe's table --by shard: $(grep -E '\bhost2\b' "$T/slurm-kill/parts.md" | tr -s ' ')" >&2
 else
   step "2, 3. skipped: the Slurm steps need root"
 fi
