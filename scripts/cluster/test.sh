@@ -115,8 +115,9 @@ URL=$(head -n 1 "$T/simserve.url")
 
 # The plan every check sends: 300 requests at 100/s (3 s), 32 tokens each.
 export NUM_PROMPTS=300 RATE=100 OUTPUT_TOKENS=32 SEED=7
-# The start spread allowed with --start-at: 1-2 ms here (BENCHMARKS.md, "Cluster"), 13-48 ms
-# without it; 20 ms holds on this shared machine and still fails a run that did not wait.
+# The start spread allowed with --start-at: 0.4-2.5 ms here, a few 6-10 ms under a build
+# (BENCHMARKS.md, "Cluster"), 3-103 ms without it; 20 ms holds on this shared machine and still
+# fails most runs that did not wait.
 SPREAD_LIMIT_MS=${SPREAD_LIMIT_MS:-20}
 
 # bg CMD...: run CMD in the background and wait for it, so that Ctrl-C and SIGTERM reach this
