@@ -106,8 +106,15 @@ else
   port=8000
 fi
 step "simserve at $NET_SERVER_ADDR:$port${LOCAL:+ (port 0: a free one)}"
-in_ns srv "$T/bin/simserve" --host "$NET_SERVER_ADDR" --port "$port" --ttft-ms 20 --itl-ms 5 \
-  > "$T/simserve.url" 2> "$T/simserve.log" &
+# Started directly, not through the in_ns function (a function in the background is a subshell,
+# whose PID is not the server's): nsenter execs simserve, so SERVER is its PID.
+if [ -n "$LOCAL" ]; then
+  "$T/bin/simserve" --host "$NET_SERVER_ADDR" --port "$port" --ttft-ms 20 --itl-ms 5 \
+    > "$T/simserve.url" 2> "$T/simserve.log" &
+else
+  nsenter --net="/run/netns/$(ns_name srv)" "$T/bin/simserve" --host "$NET_SERVER_ADDR" \
+    --port "$port" --ttft-ms 20 --itl-ms 5 > "$T/simserve.url" 2> "$T/simserve.log" &
+fi
 SERVER=$!
 for _ in $(seq 100); do [ -s "$T/simserve.url" ] && break; sleep 0.05; done
 URL=$(head -n 1 "$T/simserve.url")
