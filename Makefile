@@ -13,11 +13,12 @@ export TOKENPIPE_REAL_DIR := $(REAL_DIR)
 
 SECONDS ?= 10
 
-.PHONY: help build test bench-build fuzz test-real test-real-llama test-real-llama-cpp-python test-real-vllm lint demo demo-recipes bench soak generated man completions schema install uninstall clean
+.PHONY: help build test bench-build test-cluster fuzz test-real test-real-llama test-real-llama-cpp-python test-real-vllm lint demo demo-recipes bench soak generated man completions schema install uninstall clean
 
 help:
 	@echo "make build        release binaries in $(RELEASE)/"
 	@echo "make test         every test (unit, integration through real pipes, generated files)"
+	@echo "make test-cluster the cluster recipes under real Slurm on three network-namespace hosts (root; installs slurm-wlm and munge; docs/cluster.md)"
 	@echo "make test-real    the whole pipe against real engines serving a tiny local model (docs/real-engines.md)"
 	@echo "make test-real-llama  the same against llama.cpp's llama-server alone"
 	@echo "make test-real-llama-cpp-python  the same against llama-cpp-python's server, which cuts streams"
@@ -42,6 +43,17 @@ test:
 	@set -o pipefail; $(CARGO) test --workspace --locked 2>&1 | tee target/test.log
 	@awk '/^test result:/ { passed += $$4; failed += $$6 } \
 	  END { printf "tests: %d passed, %d failed\n", passed, failed; exit (failed > 0 || passed == 0) }' target/test.log
+
+# The cluster recipes (recipes/cluster/, docs/cluster.md) under real Slurm: three hosts and a
+# server made of network namespaces on a blackholed private subnet, torn down whatever happens.
+# Needs root (skipped with a message without it); installs slurm-wlm and munge when missing.
+# MEASURE=1 also measures BENCHMARKS.md's "Cluster" figures.
+# With the debug binaries (the dev profile `make test` builds them in): the test checks what the
+# recipes and the merge do, not speed; `MEASURE=1 scripts/cluster/test.sh target/release` gives
+# BENCHMARKS.md's figures.
+test-cluster:
+	$(CARGO) build --locked --bins
+	scripts/cluster/test.sh target/debug
 
 # Real engines (docs/real-engines.md): each target installs what it needs under $(REAL_DIR)
 # (skipped when there), makes the tiny model, starts the server on a free loopback port, runs
