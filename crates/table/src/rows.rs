@@ -148,25 +148,9 @@ impl MetricTable {
             }
         }
         for latency in vocab::metrics_of(Family::Latency) {
-            let (shown, metric) = (latency.heading, latency.name);
-            push(
-                format!("Mean {shown} (ms)"),
-                &stat_key(metric, StatName::Mean, "ms"),
-                Kind::Value,
-                &|s| s.stat(metric, StatName::Mean),
-            );
-            for &p in &percentiles {
-                let name = if p == 50.0 {
-                    format!("Median {shown} (ms)")
-                } else {
-                    format!("P{p} {shown} (ms)")
-                };
-                push(
-                    name,
-                    &stat_key(metric, StatName::Percentile(p), "ms"),
-                    Kind::Value,
-                    &|s| s.stat(metric, StatName::Percentile(p)),
-                );
+            let metric = latency.name;
+            for (name, member, stat) in latency_rows(metric, latency.heading, &percentiles) {
+                push(name, &member, Kind::Value, &|s| s.stat(metric, stat));
             }
             if metric == vocab::ITL.name {
                 push(
@@ -183,25 +167,8 @@ impl MetricTable {
             .iter()
             .any(|s| s.stat(ttfa, StatName::Mean).is_some())
         {
-            let shown = vocab::TTFA.heading;
-            push(
-                format!("Mean {shown} (ms)"),
-                &stat_key(ttfa, StatName::Mean, "ms"),
-                Kind::Value,
-                &|s| s.stat(ttfa, StatName::Mean),
-            );
-            for &p in &percentiles {
-                let name = if p == 50.0 {
-                    format!("Median {shown} (ms)")
-                } else {
-                    format!("P{p} {shown} (ms)")
-                };
-                push(
-                    name,
-                    &stat_key(ttfa, StatName::Percentile(p), "ms"),
-                    Kind::Value,
-                    &|s| s.stat(ttfa, StatName::Percentile(p)),
-                );
+            for (name, member, stat) in latency_rows(ttfa, vocab::TTFA.heading, &percentiles) {
+                push(name, &member, Kind::Value, &|s| s.stat(ttfa, stat));
             }
         }
         for figure in SERVED_ROWS {
@@ -269,6 +236,27 @@ impl MetricTable {
             ..Grid::default()
         }
     }
+}
+
+/// The rows of a latency metric: its mean, then each percentile shown (p50 as the median), as
+/// (row name, summary member, statistic).
+fn latency_rows(metric: &str, shown: &str, percentiles: &[f64]) -> Vec<(String, String, StatName)> {
+    let mean = StatName::Mean;
+    let mut rows = vec![(
+        format!("Mean {shown} (ms)"),
+        stat_key(metric, mean, "ms"),
+        mean,
+    )];
+    for &p in percentiles {
+        let name = if p == 50.0 {
+            format!("Median {shown} (ms)")
+        } else {
+            format!("P{p} {shown} (ms)")
+        };
+        let stat = StatName::Percentile(p);
+        rows.push((name, stat_key(metric, stat, "ms"), stat));
+    }
+    rows
 }
 
 #[cfg(test)]
