@@ -7,9 +7,9 @@ use crate::start_at::{self, Start};
 #[derive(Debug, Clone, Default, clap::Args)]
 #[command(next_help_heading = "Several hosts")]
 pub(super) struct StartArgs {
-    /// Start the run at TIME, after the setup (runtime, client, model, --preconnect
-    /// connections, the first scrape): the run's t = 0 is that instant, on every host given
-    /// the same TIME. TIME is RFC 3339 (`2026-11-27T21:00:00.250Z`), or `+DUR` (`+5s`) after
+    /// Start the run at TIME: fire sleeps until 2 s before it, does its setup (runtime,
+    /// client, model, --preconnect connections, the first scrape), then waits for the instant;
+    /// the run's t = 0 is TIME, on every host given the same TIME. TIME is RFC 3339 (`2026-11-27T21:00:00.250Z`), or `+DUR` (`+5s`) after
     /// the reference in TOKENPIPE_START_BASE (RFC 3339 or Unix seconds), else
     /// SLURM_JOB_START_TIME. A TIME up to 60 s past is a warning and starts at once; further
     /// past, or more than 24 h ahead, is an error. The header records `start_at` and

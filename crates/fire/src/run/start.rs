@@ -52,6 +52,9 @@ pub(super) struct Running {
 /// Starts everything `plan` needs; `Err` is bad input, a server that cannot be reached, or a
 /// thread or runtime that could not be started.
 pub(super) fn start(mut plan: Plan) -> Result<Running, Error> {
+    if let Some(at_ns) = plan.config.start.at_ns {
+        crate::start_at::wait_before_setup(at_ns, &plan.stop)?;
+    }
     let mut network = Network::ready(&plan)?;
     if let Some(at_ns) = plan.config.start.at_ns {
         crate::start_at::wait(at_ns, &plan.stop)?;
