@@ -46,11 +46,10 @@ test:
 
 # The cluster recipes (recipes/cluster/, docs/cluster.md) under real Slurm: three hosts and a
 # server made of network namespaces on a blackholed private subnet, torn down whatever happens.
-# Needs root (skipped with a message without it); installs slurm-wlm and munge when missing.
-# MEASURE=1 also measures BENCHMARKS.md's "Cluster" figures.
-# With the debug binaries (the dev profile `make test` builds them in): the test checks what the
-# recipes and the merge do, not speed; `MEASURE=1 scripts/cluster/test.sh target/release` gives
-# BENCHMARKS.md's figures.
+# Needs root (the Slurm steps are skipped with a message without it); installs slurm-wlm and
+# munge when missing. It runs the debug binaries `make test` builds: it checks what the recipes
+# and the merge do, not speed (`make build && MEASURE=1 scripts/cluster/test.sh target/release`
+# measures BENCHMARKS.md's "Cluster" figures).
 test-cluster:
 	$(CARGO) build --locked --bins
 	scripts/cluster/test.sh target/debug
