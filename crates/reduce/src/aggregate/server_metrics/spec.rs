@@ -68,17 +68,9 @@ pub(super) fn fill(a: &ServerMetricsAggregator, s: &mut Summary) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aggregate::server_metrics::tests::scrape;
     use crate::aggregate::{Aggregator, RunSpan};
-    use tokenpipe_format::{ScrapePhase, ServerMetrics};
-
-    fn scrape(phase: ScrapePhase, pairs: &[(&str, f64)]) -> ServerMetrics {
-        ServerMetrics {
-            at_ns: 0,
-            phase,
-            url: "http://h/metrics".into(),
-            samples: pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-        }
-    }
+    use tokenpipe_format::ScrapePhase;
 
     #[test]
     fn labels_are_read_whole() {

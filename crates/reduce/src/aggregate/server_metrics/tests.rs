@@ -1,6 +1,7 @@
 use super::*;
 
-fn scrape(phase: ScrapePhase, pairs: &[(&str, f64)]) -> ServerMetrics {
+/// A scrape at time 0 of `pairs` (series → value), for this module's tests and its children's.
+pub(super) fn scrape(phase: ScrapePhase, pairs: &[(&str, f64)]) -> ServerMetrics {
     ServerMetrics {
         at_ns: 0,
         phase,
