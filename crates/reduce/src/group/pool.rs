@@ -49,11 +49,7 @@ pub fn pooled_counts(runs: &[Summary], into: &mut Summary) {
     into.request_throughput_per_s = per_s(counted(|s| s.request_throughput_per_s));
     into.output_throughput_tokens_per_s = per_s(counted(|s| s.output_throughput_tokens_per_s));
     into.total_throughput_tokens_per_s = per_s(counted(|s| s.total_throughput_tokens_per_s));
-    let all_u = |f: fn(&Summary) -> Option<u64>| {
-        runs.iter()
-            .map(f)
-            .try_fold(0u64, |sum, x| Some(sum.saturating_add(x?)))
-    };
+    let all_u = |f: fn(&Summary) -> Option<u64>| sum_all(runs, f);
     into.requests_scheduled = all_u(|s| s.requests_scheduled);
     into.requests_sent = all_u(|s| s.requests_sent);
     into.requests_failed_server = all_u(|s| s.requests_failed_server);
@@ -120,11 +116,7 @@ fn pooled_live_figures(runs: &[Summary], into: &mut Summary) {
 /// the usage's hit ratio weighted by each run's prompt tokens, the server's recomputed from
 /// its summed hits and lookups (else, SGLang's gauge, averaged).
 fn pooled_reasoning_and_cache(runs: &[Summary], into: &mut Summary) {
-    let all_u = |f: fn(&Summary) -> Option<u64>| {
-        runs.iter()
-            .map(f)
-            .try_fold(0u64, |sum, x| Some(sum.saturating_add(x?)))
-    };
+    let all_u = |f: fn(&Summary) -> Option<u64>| sum_all(runs, f);
     into.reasoning_tokens = all_u(|s| s.reasoning_tokens);
     into.answer_tokens = all_u(|s| s.answer_tokens);
     into.cached_prompt_tokens = all_u(|s| s.cached_prompt_tokens);
@@ -156,11 +148,7 @@ fn pooled_reasoning_and_cache(runs: &[Summary], into: &mut Summary) {
 /// averaged over the runs (each run's mean is over its own scrapes; the observation counts
 /// behind them are not kept, so the runs weigh the same).
 fn pooled_server_figures(runs: &[Summary], into: &mut Summary) {
-    let all_u = |f: fn(&Summary) -> Option<u64>| {
-        runs.iter()
-            .map(f)
-            .try_fold(0u64, |sum, x| Some(sum.saturating_add(x?)))
-    };
+    let all_u = |f: fn(&Summary) -> Option<u64>| sum_all(runs, f);
     let mean_f = |f: fn(&Summary) -> Option<f64>| {
         let values: Option<Vec<f64>> = runs.iter().map(f).collect();
         let values = values?;
@@ -196,6 +184,13 @@ pub fn jitter(itl: Option<&Stat>) -> Option<f64> {
     let m = itl?.moments(&[50.0, 99.0])?;
     let (p50, p99) = (m.p(50.0)?, m.p(99.0)?);
     (p50 > 0.0).then(|| p99 / p50)
+}
+
+/// The sum of `f` over the runs, when every run has it.
+fn sum_all(runs: &[Summary], f: fn(&Summary) -> Option<u64>) -> Option<u64> {
+    runs.iter()
+        .map(f)
+        .try_fold(0u64, |sum, x| Some(sum.saturating_add(x?)))
 }
 
 #[cfg(test)]
