@@ -52,7 +52,13 @@ done
 . scripts/cluster/checks.sh
 
 step() { echo "cluster: $*" >&2; }
-fail() { echo "cluster: FAILED: $*" >&2; exit 1; }
+# The reason is printed again after the daemons' logs, as the last line: a CI log shows its tail.
+FAILED=
+fail() {
+  FAILED=$*
+  echo "cluster: FAILED: $*" >&2
+  exit 1
+}
 
 # A machine whose package source fails is told apart from a test that fails, as CI's Chromium
 # install is: the Slurm steps are skipped, loudly, and the rest runs on loopback.
@@ -92,6 +98,8 @@ cleanup() {
   else
     step "namespaces, routes and links as before; no process left in the test's namespaces"
   fi
+  [ -z "$FAILED" ] || echo "cluster: FAILED: $FAILED" >&2
+  [ "$status" -eq 0 ] || [ -n "$FAILED" ] || echo "cluster: FAILED: exit status $status (see above)" >&2
   exit "$status"
 }
 trap cleanup EXIT
