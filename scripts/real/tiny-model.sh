@@ -22,7 +22,8 @@ made_by() {
 complete() {
   local f
   for f in tokenizer.json tokenizer_config.json special_tokens_map.json config.json \
-    generation_config.json model.safetensors tiny.gguf; do
+    generation_config.json model.safetensors tiny.gguf think/tokenizer.json \
+    think/tokenizer_config.json think/config.json think/model.safetensors; do
     [ -s "$TINY/$f" ] || return 1
   done
   [ "$(cat "$STAMP" 2>/dev/null)" = "$(made_by)" ]
@@ -43,6 +44,7 @@ main() {
   say "model directory: $TINY ($(du -sh "$TINY" | cut -f1))"
   say "tokenizer:       $TINY/tokenizer.json"
   say "GGUF:            $TINY/tiny.gguf"
+  say "thinking model:  $TINY/think"
 }
 
 # On one line, so that bash has read everything before it runs (see llama-server.sh).

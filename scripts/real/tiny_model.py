@@ -19,6 +19,12 @@ exists is complete):
   parameters.
 - tiny.gguf: the same model for llama.cpp (arch llama, tokenizer gpt2 with the same ids, merges,
   specials and chat template; the same weights, q and k permuted as llama.cpp's converter does).
+- think/: the same model as a thinking one, for vLLM's reasoning parsers, which look `<think>`
+  and `</think>` up as single tokens: the tokenizer with those two added (ids 8,192 and 8,193,
+  not special, as DeepSeek-R1 and Qwen3 have them), a chat template whose generation prompt
+  opens `<think>`, and the weights with two more rows of embedding and output drawn from a
+  second seed. Every other token, weight and count is the base model's, so the base model (and
+  every test of it) is unchanged.
 
 Training is deterministic: the same Python (its standard library is the corpus) and the same
 `tokenizers` version give a byte-identical tokenizer.json, and the weights depend on SEED alone.
@@ -34,17 +40,28 @@ import sysconfig
 import gguf
 import numpy as np
 from safetensors.numpy import save_file
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
 
 VOCAB = 8192
 CORPUS_BYTES = 12 << 20
 SEED = 20240611
+THINK_SEED = 20240612
+THINK_TOKENS = ["<think>", "</think>"]
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 CHAT_TEMPLATE = (
     "{% for message in messages %}"
     "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
     "{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+# As tests/fixtures/real/thinking.jinja (the llama-server reasoning test's): a thinking
+# model's template, which opens the thinking in the prompt, so all the model writes is reasoning
+# until it writes `</think>` (or the server's thinking budget makes it).
+THINK_CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n<think>\\n' }}{% endif %}"
 )
 CONFIG = {
     "architectures": ["LlamaForCausalLM"],
@@ -102,7 +119,9 @@ def train_tokenizer():
     return tok
 
 
-def tokenizer_files(out, tok):
+def tokenizer_files(out, tok, template=CHAT_TEMPLATE, added_after=()):
+    """The tokenizer files; `added_after` are (id, text) tokens added after training, not
+    special."""
     tok.save(str(out / "tokenizer.json"), pretty=False)
     added = {
         str(i): {
@@ -115,13 +134,15 @@ def tokenizer_files(out, tok):
         }
         for i, s in enumerate(SPECIALS)
     }
+    for i, s in added_after:
+        added[str(i)] = dict(added["0"], content=s, normalized=True, special=False)
     config = {
         "added_tokens_decoder": added,
         "bos_token": "<|endoftext|>",
         "eos_token": "<|im_end|>",
         "pad_token": "<|endoftext|>",
         "unk_token": None,
-        "chat_template": CHAT_TEMPLATE,
+        "chat_template": template,
         "clean_up_tokenization_spaces": False,
         "model_max_length": CONFIG["max_position_embeddings"],
         "tokenizer_class": "PreTrainedTokenizerFast",
@@ -249,6 +270,29 @@ def write_gguf(path, tok, w):
     writer.close()
 
 
+def write_think_model(out, tok, w):
+    """think/: the base model with `<think>` and `</think>` added (see the module's doc)."""
+    out.mkdir()
+    base = tok.get_vocab_size()
+    tok.add_tokens([AddedToken(t, special=False, normalized=True) for t in THINK_TOKENS])
+    vocab = tok.get_vocab_size()
+    ids = [tok.token_to_id(t) for t in THINK_TOKENS]
+    assert ids == list(range(base, vocab)), ids
+    tokenizer_files(out, tok, THINK_CHAT_TEMPLATE, zip(ids, THINK_TOKENS))
+    write_json(out / "config.json", dict(CONFIG, vocab_size=vocab))
+    write_json(
+        out / "generation_config.json",
+        {"bos_token_id": CONFIG["bos_token_id"], "eos_token_id": CONFIG["eos_token_id"]},
+    )
+    rng = np.random.default_rng(THINK_SEED)
+    h, sd = CONFIG["hidden_size"], CONFIG["initializer_range"]
+    think = dict(w)
+    for name in ("model.embed_tokens.weight", "lm_head.weight"):
+        rows = (rng.standard_normal((vocab - base, h), dtype=np.float32) * sd).astype(np.float16)
+        think[name] = np.concatenate([w[name], rows])
+    save_file(think, str(out / "model.safetensors"), metadata={"format": "pt"})
+
+
 def write_json(path, value):
     path.write_text(json.dumps(value, indent=2, sort_keys=True) + "\n")
 
@@ -273,6 +317,7 @@ def main():
     w = weights(vocab)
     save_file(w, str(tmp / "model.safetensors"), metadata={"format": "pt"})
     write_gguf(tmp / "tiny.gguf", tok, w)
+    write_think_model(tmp / "think", tok, w)
 
     params = sum(a.size for a in w.values())
     shutil.rmtree(out, ignore_errors=True)

@@ -12,6 +12,8 @@
 //! model, starts the server and runs them with `--ignored`, passing `TOKENPIPE_VLLM_URL` (the
 //! server's base URL, `…/v1`) and `TOKENPIPE_TINY_DIR` (the model directory).
 
+mod reasoning;
+
 use crate::common;
 use crate::common::real;
 use common::*;

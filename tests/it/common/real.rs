@@ -315,3 +315,148 @@ pub fn raw_stream(url: &str, path: &str, body: &Value) -> Vec<Value> {
         .map(|d| serde_json::from_str(d).unwrap_or_else(|e| panic!("chunk {d:?}: {e}")))
         .collect()
 }
+
+/// A server a test starts itself, configured otherwise than the one its make target runs (a
+/// thinking template, a reasoning parser), on a free port: stopped with its whole process
+/// group when dropped, since an engine may run its work in child processes (vLLM's engine core).
+pub struct OwnServer {
+    child: std::process::Child,
+    /// Its base URL, `…/v1`.
+    pub url: String,
+    log: std::path::PathBuf,
+}
+
+impl OwnServer {
+    /// Starts `command` with `--host 127.0.0.1 --port PORT` added, its output in a log file,
+    /// and waits until `/v1/models` answers; a panic with the log's tail when the server exits
+    /// first or does not answer within `limit`. `what` names it in messages.
+    pub fn start(mut command: std::process::Command, what: &str, limit: Duration) -> OwnServer {
+        use std::os::unix::process::CommandExt;
+        let port = free_port().to_string();
+        let log = temp_path(&format!("{what}-{port}.log"));
+        let file = std::fs::File::create(&log).expect("server log");
+        let child = command
+            .args(["--host", "127.0.0.1", "--port", &port])
+            .stdin(std::process::Stdio::null())
+            .stdout(file.try_clone().expect("server log"))
+            .stderr(file)
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let mut server = OwnServer {
+            child,
+            url: format!("http://127.0.0.1:{port}/v1"),
+            log,
+        };
+        let started = Instant::now();
+        loop {
+            let up = std::process::Command::new("curl")
+                .args(["-sf", "-o", "/dev/null", &format!("{}/models", server.url)])
+                .status()
+                .is_ok_and(|s| s.success());
+            if up {
+                return server;
+            }
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!(
+                    "{what} exited ({status}) before answering:\n{}",
+                    server.log_tail()
+                );
+            }
+            if started.elapsed() > limit {
+                panic!("{what} did not answer in {limit:?}:\n{}", server.log_tail());
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+
+    /// The last 25 lines of the server's log.
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(25)..].join("\n")
+    }
+}
+
+impl Drop for OwnServer {
+    /// SIGTERM to the group, SIGKILL after 30 s if the leader still runs.
+    fn drop(&mut self) {
+        let group = format!("-{}", self.child.id());
+        let signal = |name: &str| {
+            let _ = std::process::Command::new("kill")
+                .args([name, "--", &group])
+                .stderr(std::process::Stdio::null())
+                .status();
+        };
+        signal("-TERM");
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(30) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        signal("-KILL");
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+/// arrivals' flags for the thinking-model tests: 4 chat requests of 32 tokens, 16 out, 2 at a
+/// time.
+pub const THINKING_ARRIVALS: [&str; 8] = [
+    "--concurrency",
+    "2",
+    "-n",
+    "4",
+    "--input-tokens",
+    "32",
+    "--output-tokens",
+    "16",
+];
+
+/// A thinking model's run, whose server closes the thinking after at most `budget` tokens: each
+/// of the `n` requests succeeded, its reasoning events (1 to `budget` tokens, `done`'s
+/// `reasoning_tokens`) all came before its answer events, of which there was at least one, and
+/// `answer_tokens` is the rest of the output; reduce's time to first answer is later than its
+/// TTFT, and its reasoning tokens are the requests' sum.
+pub fn check_reasoning_then_answer(run: &Run, n: usize, budget: u64) {
+    let dones = run.dones();
+    assert_eq!(dones.len(), n);
+    for d in &dones {
+        assert_eq!(d["ok"], true, "{d}");
+        let reasoning = d["reasoning_tokens"].as_u64().unwrap_or(0);
+        assert!((1..=budget).contains(&reasoning), "{d}");
+        let completion = d["completion_tokens"].as_u64().unwrap();
+        assert_eq!(
+            d["answer_tokens"].as_u64(),
+            Some(completion - reasoning),
+            "{d}"
+        );
+        let kinds: Vec<bool> = run
+            .events
+            .iter()
+            .filter(|r| r["type"] == "token" && r["id"] == d["id"])
+            .map(|t| t["reasoning"] == Value::Bool(true))
+            .collect();
+        let thinking = kinds.iter().take_while(|&&r| r).count();
+        assert_eq!(
+            thinking as u64, reasoning,
+            "reasoning events first: {kinds:?}"
+        );
+        assert!(
+            kinds.len() > thinking,
+            "an answer after the reasoning: {kinds:?}"
+        );
+        assert!(kinds[thinking..].iter().all(|&r| !r), "{kinds:?}");
+    }
+    let s = &run.summary;
+    let ms = |key: &str| s[key].as_f64().unwrap_or_else(|| panic!("{key} in {s}"));
+    assert!(ms("ttfa_p50_ms") > ms("ttft_p50_ms"), "{s}");
+    assert!(ms("reasoning_duration_p50_ms") > 0.0, "{s}");
+    let reasoning: u64 = dones
+        .iter()
+        .map(|d| d["reasoning_tokens"].as_u64().unwrap())
+        .sum();
+    assert_eq!(s["reasoning_tokens"].as_u64(), Some(reasoning), "{s}");
+}
