@@ -402,18 +402,29 @@ impl Drop for OwnServer {
     }
 }
 
-/// arrivals' flags for the thinking-model tests: 4 chat requests of 32 tokens, 16 out, 2 at a
-/// time.
-pub const THINKING_ARRIVALS: [&str; 8] = [
-    "--concurrency",
-    "2",
-    "-n",
-    "4",
-    "--input-tokens",
-    "32",
-    "--output-tokens",
-    "16",
-];
+/// A thinking-model test's run against `real`: 4 chat requests of 32 tokens, 16 out, 2 at a
+/// time, with `fire` flags added, no `/metrics` scrapes.
+pub fn thinking_run(real: &Real, fire: &[&str]) -> Run {
+    let options = PipeOptions {
+        label: "thinking",
+        seed: "7",
+        server_metrics: false,
+        fire_status: 0,
+    };
+    let arrivals = [
+        "--concurrency",
+        "2",
+        "-n",
+        "4",
+        "--input-tokens",
+        "32",
+        "--output-tokens",
+        "16",
+    ];
+    let mut fire_args = vec!["--api", "chat"];
+    fire_args.extend_from_slice(fire);
+    pipe_with(real, &options, &arrivals, &fire_args)
+}
 
 /// A thinking model's run, whose server closes the thinking after at most `budget` tokens: each
 /// of the `n` requests succeeded, its reasoning events (1 to `budget` tokens, `done`'s

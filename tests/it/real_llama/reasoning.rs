@@ -40,14 +40,7 @@ fn a_thinking_template_streams_reasoning_before_the_answer() {
     let server = start();
     let mut real = Real::from_env("TOKENPIPE_LLAMA_URL", "test-real-llama");
     real.url = server.url.clone();
-    let options = PipeOptions {
-        label: "thinking",
-        seed: "7",
-        server_metrics: false,
-        fire_status: 0,
-    };
-    let arrivals = THINKING_ARRIVALS;
-    let run = pipe_with(&real, &options, &arrivals, &["--api", "chat"]);
+    let run = thinking_run(&real, &[]);
     // llama-server's usage has no reasoning_tokens: fire counts the reasoning events.
     check_reasoning_then_answer(&run, 4, 4);
 }

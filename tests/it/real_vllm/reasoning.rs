@@ -73,18 +73,7 @@ fn a_thinking_model_streams_reasoning_before_the_answer() {
         "vLLM counted the reasoning this time: docs/real-engines.md must say so ({usage})"
     );
 
-    let options = PipeOptions {
-        label: "thinking",
-        seed: "7",
-        server_metrics: false,
-        fire_status: 0,
-    };
     let budget = format!("{{\"thinking_token_budget\":{BUDGET}}}");
-    let run = pipe_with(
-        &real,
-        &options,
-        &THINKING_ARRIVALS,
-        &["--api", "chat", "--extra-body", &budget],
-    );
+    let run = thinking_run(&real, &["--extra-body", &budget]);
     check_reasoning_then_answer(&run, 4, BUDGET);
 }
