@@ -57,12 +57,8 @@ CHAT_TEMPLATE = (
 # As tests/fixtures/real/thinking.jinja (the llama-server reasoning test's): a thinking
 # model's template, which opens the thinking in the prompt, so all the model writes is reasoning
 # until it writes `</think>` (or the server's thinking budget makes it).
-THINK_CHAT_TEMPLATE = (
-    "{% for message in messages %}"
-    "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
-    "{% endfor %}"
-    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n<think>\\n' }}{% endif %}"
-)
+THINK_CHAT_TEMPLATE = CHAT_TEMPLATE.replace("assistant\\n' }}", "assistant\\n<think>\\n' }}")
+assert THINK_CHAT_TEMPLATE != CHAT_TEMPLATE
 CONFIG = {
     "architectures": ["LlamaForCausalLM"],
     "model_type": "llama",
