@@ -379,7 +379,8 @@ impl OwnServer {
 }
 
 impl Drop for OwnServer {
-    /// SIGTERM to the group, SIGKILL after 30 s if the leader still runs.
+    /// SIGTERM to the group; once the leader has ended (or after 30 s), SIGKILL to whatever is
+    /// left of the group.
     fn drop(&mut self) {
         let group = format!("-{}", self.child.id());
         let signal = |name: &str| {
