@@ -209,9 +209,14 @@ impl Lease<'_> {
         }
     }
 
-    /// Polls `fut` and the connection together, in this task, until `fut` is done.
+    /// Polls `fut` and the connection together, in this task, until `fut` is done; `fut`
+    /// first, since it may hand the connection something (a request to send).
     pub fn drive<F: Future + Unpin>(&mut self, fut: F) -> Drive<'_, F> {
-        drive(Some(self), fut)
+        Drive {
+            conn: self.conn.as_deref_mut(),
+            fut,
+            fut_first: true,
+        }
     }
 
     /// Gives the connection back to the pool for the next request, once hyper has it idle
@@ -227,11 +232,15 @@ impl Lease<'_> {
     }
 }
 
-/// `fut` polled together with the connection of `lease`; with no lease (HTTP/2), `fut` alone.
+/// A response body's next frame (`fut`) polled together with the connection of `lease`; with no
+/// lease (HTTP/2), `fut` alone. The connection is polled first: only its poll hands a frame
+/// over (hyper's body channel holds one, and the poll of `fut` right after takes it), so
+/// polling `fut` before it would find nothing, twice per token.
 pub fn drive<'c, F: Future + Unpin>(lease: Option<&'c mut Lease<'_>>, fut: F) -> Drive<'c, F> {
     Drive {
         conn: lease.and_then(|l| l.conn.as_deref_mut()),
         fut,
+        fut_first: false,
     }
 }
 
@@ -239,6 +248,8 @@ pub fn drive<'c, F: Future + Unpin>(lease: Option<&'c mut Lease<'_>>, fut: F) ->
 pub struct Drive<'c, F> {
     conn: Option<&'c mut Conn>,
     fut: F,
+    /// Poll `fut` before the connection too: it may be ready without it, or hand it work.
+    fut_first: bool,
 }
 
 impl<F: Future + Unpin> Future for Drive<'_, F> {
@@ -249,8 +260,10 @@ impl<F: Future + Unpin> Future for Drive<'_, F> {
         let Some(conn) = this.conn.as_mut().filter(|c| !c.ended) else {
             return Pin::new(&mut this.fut).poll(cx);
         };
-        if let Poll::Ready(out) = Conn::take(&mut this.fut) {
-            return Poll::Ready(out);
+        if this.fut_first {
+            if let Poll::Ready(out) = Conn::take(&mut this.fut) {
+                return Poll::Ready(out);
+            }
         }
         let ended = conn.poll_io(cx);
         match Conn::take(&mut this.fut) {
