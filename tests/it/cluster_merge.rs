@@ -69,6 +69,19 @@ fn file(name: &str, bytes: &[u8]) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// Waits for each part's fire, which must succeed, and keeps its output in `{prefix}{i}.ndjson`.
+fn finish_parts(parts: Vec<std::process::Child>, prefix: &str) -> Vec<String> {
+    parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let out = c.wait_with_output().expect("fire");
+            assert_ok(&out, "fire part");
+            file(&format!("{prefix}{i}.ndjson"), &out.stdout)
+        })
+        .collect()
+}
+
 /// reduce FILES: its one summary and its stderr.
 fn merge(files: &[String]) -> (serde_json::Value, String) {
     let args: Vec<&str> = files.iter().map(String::as_str).collect();
@@ -90,15 +103,7 @@ fn three_hosts_merge_into_the_unsharded_run() {
     let parts: Vec<_> = (0..3)
         .map(|i| spawn_part(&server.url, i, Some(&at)))
         .collect();
-    let files: Vec<String> = parts
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let out = c.wait_with_output().expect("fire");
-            assert_ok(&out, "fire part");
-            file(&format!("merge-part{i}.ndjson"), &out.stdout)
-        })
-        .collect();
+    let files = finish_parts(parts, "merge-part");
     let whole = run(
         &cmd("fire", &["--url", &server.url, "--quiet"]),
         &schedule(None),
@@ -215,15 +220,7 @@ fn a_killed_an_empty_and_a_header_only_part_are_counted_not_fatal() {
     send_signal(killed.id() as i32, libc::SIGKILL);
     let (out, _) = read_until_exit(killed, Duration::from_secs(10));
     let killed = file("lost-part2.ndjson", &out.stdout);
-    let files: Vec<String> = parts
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let out = c.wait_with_output().expect("fire");
-            assert_ok(&out, "fire part");
-            file(&format!("lost-part{i}.ndjson"), &out.stdout)
-        })
-        .collect();
+    let files = finish_parts(parts, "lost-part");
     let empty = file("lost-empty.ndjson", b"");
     let (merged, stderr) = merge(&[files[0].clone(), files[1].clone(), killed.clone(), empty]);
     assert!(stderr.contains("is empty"), "{stderr}");
