@@ -79,8 +79,9 @@ pub struct Done {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_event_ns: Option<u64>,
     /// Output tokens spent reasoning: `usage.completion_tokens_details.reasoning_tokens` when
-    /// the server sent a positive one (vLLM sends 0 when the template opens the thinking), else the tokens of this request's `reasoning` token events. Omitted
-    /// when the answer had no reasoning at all (format 1.10).
+    /// the server sent a positive one (vLLM sends 0 when the template opens the thinking),
+    /// else the tokens of this request's `reasoning` token events. Omitted when the answer had
+    /// no reasoning at all (format 1.10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,
     /// Output tokens of the answer proper: the output (usage, else counted) less
