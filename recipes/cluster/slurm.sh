@@ -37,7 +37,7 @@
 #
 # Exit status: 0 when every part ended and the merged run is comparable; 1 when a part failed
 # or was lost, or the run is not comparable (the table is printed all the same); 2 for bad
-# usage.
+# usage; 3 when there was nothing to merge (no part wrote a run: their stderr is printed).
 set -euo pipefail
 
 say() { echo "slurm.sh: $*" >&2; }
@@ -99,19 +99,28 @@ status=0
 srun --nodes="$NODES" --ntasks="$NTASKS" --kill-on-bad-exit=0 \
   --output="$OUT/parts/part%t.ndjson" --error="$OUT/parts/part%t.err" \
   bash -c "$PART" || status=$?
-if [ "$status" -ne 0 ]; then
-  say "srun exited $status: a part failed (its stderr: $OUT/parts/part*.err); merging what there is"
+part_errors() {
   for f in "$OUT"/parts/part*.err; do
     [ -s "$f" ] && sed "s|^|$(basename "$f" .err): |" "$f" >&2
   done
+  return 0
+}
+if [ "$status" -ne 0 ]; then
+  say "srun exited $status: a part failed (its stderr: $OUT/parts/part*.err); merging what there is"
+  part_errors
 fi
 
 # Every part's file, in index order; reduce counts a lost or empty part, and names a missing one.
-mapfile -t parts < <(ls "$OUT"/parts/part*.ndjson 2>/dev/null | sort -V)
-[ ${#parts[@]} -gt 0 ] || { say "no part wrote anything under $OUT/parts"; exit 1; }
+# Every part file, the empty ones too: reduce counts those as missing.
+mapfile -t parts < <(find "$OUT/parts" -name 'part*.ndjson' | sort -V)
+if [ -z "$(find "$OUT/parts" -name 'part*.ndjson' -size +0)" ]; then
+  say "no part wrote anything under $OUT/parts: nothing to merge"
+  [ "$status" -ne 0 ] || part_errors
+  exit 3
+fi
 rstatus=0
 "$(tool reduce)" "${parts[@]}" > "$OUT/merged.ndjson" || rstatus=$?
-[ "$rstatus" -le 1 ] || { say "reduce failed ($rstatus)"; exit 1; }
+[ "$rstatus" -le 1 ] || { say "reduce failed ($rstatus): nothing merged"; exit 3; }
 "$(tool table)" "$OUT/merged.ndjson" | tee "$OUT/table.md"
 # A row per part: its host, whether it reported, how late it started, what it lost.
 "$(tool table)" --by shard "$OUT/merged.ndjson" | tee "$OUT/parts.md"

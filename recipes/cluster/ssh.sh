@@ -28,7 +28,7 @@
 #
 # Exit status: 0 when every part ended and the merged run is comparable; 1 when a part failed
 # or was lost, or the run is not comparable (the table is printed all the same); 2 for bad
-# usage.
+# usage; 3 when there was nothing to merge (no part wrote a run: their stderr is printed).
 set -euo pipefail
 
 say() { echo "ssh.sh: $*" >&2; }
@@ -77,6 +77,12 @@ rate=
 cmd+=" $(q "$(tool arrivals)") -n $(q "$NUM_PROMPTS") $rate --seed $(q "$SEED")"
 cmd+=" --output-tokens $(q "$OUTPUT_TOKENS") ${ARRIVALS_ARGS:-} --shard {}/$n"
 cmd+=" | $(q "$(tool fire)") --url $(q "$URL") $model --host \"\$PARALLEL_SSHHOST\" $start ${FIRE_ARGS:-}"
+# Run by bash whatever the remote login shell is: parallel's remote worker runs the command
+# with $SHELL there, and sh (dash) stops at `set -o pipefail` before anything runs. The
+# command goes in single quotes (each ' in it closed, escaped and reopened), where parallel
+# still replaces {}.
+sq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
+cmd="exec bash -c $(sq "$cmd")"
 
 logins=$(printf '1/%s,' "${hosts[@]}")
 say "$n parts on ${hosts[*]}, $NUM_PROMPTS requests at $RATE/s in all, start at +$START_DELAY"
@@ -84,18 +90,27 @@ status=0
 parallel --will-cite --ssh "${SSH:-ssh}" -S "${logins%,}" --jobs 1 --halt never \
   --results "$OUT/parts/part{}.ndjson" "$cmd" ::: $(seq 0 $((n - 1))) >/dev/null || status=$?
 rm -f "$OUT"/parts/part*.ndjson.seq
-if [ "$status" -ne 0 ]; then
-  say "$status part(s) failed (their stderr: $OUT/parts/part*.ndjson.err); merging what there is"
+part_errors() {
   for f in "$OUT"/parts/part*.ndjson.err; do
     [ -s "$f" ] && sed "s|^|$(basename "$f" .ndjson.err): |" "$f" >&2
   done
+  return 0
+}
+if [ "$status" -ne 0 ]; then
+  say "$status part(s) failed (their stderr: $OUT/parts/part*.ndjson.err); merging what there is"
+  part_errors
 fi
 
-mapfile -t parts < <(ls "$OUT"/parts/part*.ndjson 2>/dev/null | sort -V)
-[ ${#parts[@]} -gt 0 ] || { say "no part wrote anything under $OUT/parts"; exit 1; }
+# Every part file, the empty ones too: reduce counts those as missing.
+mapfile -t parts < <(find "$OUT/parts" -name 'part*.ndjson' | sort -V)
+if [ -z "$(find "$OUT/parts" -name 'part*.ndjson' -size +0)" ]; then
+  say "no part wrote anything under $OUT/parts: nothing to merge"
+  [ "$status" -ne 0 ] || part_errors
+  exit 3
+fi
 rstatus=0
 "$(tool reduce)" "${parts[@]}" > "$OUT/merged.ndjson" || rstatus=$?
-[ "$rstatus" -le 1 ] || { say "reduce failed ($rstatus)"; exit 1; }
+[ "$rstatus" -le 1 ] || { say "reduce failed ($rstatus): nothing merged"; exit 3; }
 "$(tool table)" "$OUT/merged.ndjson" | tee "$OUT/table.md"
 # A row per part: its host, whether it reported, how late it started, what it lost.
 "$(tool table)" --by shard "$OUT/merged.ndjson" | tee "$OUT/parts.md"

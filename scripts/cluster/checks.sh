@@ -23,6 +23,7 @@ check_merged_equals_full() {
   local m f k
   m=$(summary "$1")
   f=$(summary "$2")
+  [ "$m" != null ] || fail "no summary in $1 ($(wc -l < "$1") lines)"
   for k in requests_ok output_tokens input_tokens; do
     within "$k" "$(jq ".$k" <<< "$m")" "$(jq ".$k" <<< "$f")" 0 0
   done

@@ -11,6 +11,11 @@ case $host in
   h1 | h2 | h3) ;;
   *) echo "ssh-standin: $host is not one of the test's hosts (h1, h2, h3)" >&2; exit 255 ;;
 esac
+# sshd sets SHELL to the user's login shell, and parallel's remote worker runs the command with
+# it: so does the stand-in, rather than pass on this environment's (unset under some CI
+# runners); TOKENPIPE_STANDIN_SHELL stands for another login shell (the test gives /bin/sh).
+SHELL=${TOKENPIPE_STANDIN_SHELL:-$(getent passwd "$(id -u)" | cut -d: -f7)}
+export SHELL=${SHELL:-/bin/sh}
 # TOKENPIPE_STANDIN_LOCAL=1 (the test without root): every host is this machine.
 [ -z "${TOKENPIPE_STANDIN_LOCAL:-}" ] || exec bash -c "$*"
 [ -e "/run/netns/tpc-$host" ] || { echo "ssh-standin: no namespace tpc-$host" >&2; exit 255; }

@@ -51,7 +51,14 @@ done
 . scripts/cluster/slurm-up.sh
 . scripts/cluster/checks.sh
 
-step() { echo "cluster: $*" >&2; }
+STEP=
+# Logs of the running step (a recipe's stderr), printed on failure after the daemons' logs.
+STEP_LOGS=()
+step() {
+  STEP=$*
+  STEP_LOGS=()
+  echo "cluster: $*" >&2
+}
 # The reason is printed again after the daemons' logs, as the last line: a CI log shows its tail.
 FAILED=
 fail() {
@@ -76,12 +83,15 @@ state() {
 }
 BEFORE=$(state)
 cleanup() {
-  local status=$?
+  local status=$? failed_step=$STEP
   set +e
   trap - INT TERM
   if [ "$status" -ne 0 ]; then
     slurm_logs
     [ -f "$T/simserve.log" ] && { echo "----- simserve.log" >&2; tail -n 20 "$T/simserve.log" >&2; }
+    for f in "${STEP_LOGS[@]}"; do
+      [ -f "$f" ] && { echo "----- $(basename "$f") (last 40 lines)" >&2; tail -n 40 "$f" >&2; }
+    done
   fi
   step "teardown: daemons, namespaces, blackhole route, $T"
   [ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null
@@ -98,8 +108,9 @@ cleanup() {
   else
     step "namespaces, routes and links as before; no process left in the test's namespaces"
   fi
-  [ -z "$FAILED" ] || echo "cluster: FAILED: $FAILED" >&2
-  [ "$status" -eq 0 ] || [ -n "$FAILED" ] || echo "cluster: FAILED: exit status $status (see above)" >&2
+  [ -z "$FAILED" ] || echo "cluster: FAILED in step \"$failed_step\": $FAILED" >&2
+  [ "$status" -eq 0 ] || [ -n "$FAILED" ] ||
+    echo "cluster: FAILED in step \"$failed_step\": exit status $status (see above)" >&2
   exit "$status"
 }
 trap cleanup EXIT
@@ -158,6 +169,7 @@ bg in_ns h1 bash -c '"$TOKENPIPE_BIN/arrivals" -n "$NUM_PROMPTS" --rate "$RATE" 
 
 if [ -z "$LOCAL" ]; then
   step "2. recipes/cluster/slurm.sh: three parts under srun, --start-at +2s"
+  STEP_LOGS=("$T/slurm-ok.log")
   status=0
   bg in_ns ctl env OUT="$T/slurm-ok" START_DELAY=2s recipes/cluster/slurm.sh "$URL" \
     > "$T/slurm-ok.table" 2> "$T/slurm-ok.log" || status=$?
@@ -168,6 +180,7 @@ if [ -z "$LOCAL" ]; then
   check_parts_ok "$T/slurm-ok/merged.ndjson" 3 "$SPREAD_LIMIT_MS"
 
   step "3. recipes/cluster/slurm.sh with part 1's fire killed mid-run"
+  STEP_LOGS=("$T/slurm-kill.log")
   status=0
   in_ns ctl env OUT="$T/slurm-kill" START_DELAY=1s recipes/cluster/slurm.sh "$URL" \
     > "$T/slurm-kill.table" 2> "$T/slurm-kill.log" &
@@ -184,6 +197,7 @@ else
 fi
 
 step "4. recipes/cluster/k8s-job.yaml's container command, JOB_COMPLETION_INDEX 0-2"
+STEP_LOGS=("$T/k8s-part0.err" "$T/k8s-part1.err" "$T/k8s-part2.err")
 k8s_command recipes/cluster/k8s-job.yaml > "$T/k8s-command.sh"
 [ -s "$T/k8s-command.sh" ] || fail "no container command found in recipes/cluster/k8s-job.yaml"
 START_AT=$(date -u -d '+2 sec' +%Y-%m-%dT%H:%M:%S.%NZ)
@@ -201,6 +215,7 @@ check_merged_equals_full "$T/k8s.ndjson" "$T/full.summary.ndjson"
 check_parts_ok "$T/k8s.ndjson" 3 "$SPREAD_LIMIT_MS"
 
 step "5. step 4's parts with part 2's file emptied"
+STEP_LOGS=("$T/empty.err")
 mkdir -p "$T/empty"
 cp "$T"/k8s-part*.ndjson "$T/empty/"
 : > "$T/empty/k8s-part2.ndjson"
@@ -210,11 +225,14 @@ status=0
 [ "$status" -le 1 ] || { cat "$T/empty.err" >&2; fail "reduce exited $status on an empty part"; }
 check_empty_part "$T/empty.ndjson" "$T/empty.err" 2
 
-step "6. recipes/cluster/ssh.sh over GNU parallel, ssh-standin.sh in place of ssh"
+step "6. recipes/cluster/ssh.sh over GNU parallel, ssh-standin.sh in place of ssh, login shell sh"
+STEP_LOGS=("$T/ssh.log")
 status=0
 # 4 s: parallel starts its ssh jobs one after another, each a perl worker, over a second or
 # more on this loaded machine.
-bg in_ns ctl env OUT="$T/ssh" START_DELAY=4s HOSTS="h1 h2 h3" \
+# The hosts' login shell is sh, as a plain Debian account's is: the recipe must not depend on
+# it (parallel's remote worker runs the command with it).
+bg in_ns ctl env OUT="$T/ssh" START_DELAY=4s HOSTS="h1 h2 h3" TOKENPIPE_STANDIN_SHELL=/bin/sh \
   SSH="$REPO/scripts/cluster/ssh-standin.sh" recipes/cluster/ssh.sh "$URL" \
   > "$T/ssh.table" 2> "$T/ssh.log" || status=$?
 [ "$status" -le 1 ] || { cat "$T/ssh.log" >&2; fail "ssh.sh exited $status"; }
