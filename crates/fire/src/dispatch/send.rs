@@ -212,7 +212,7 @@ fn start(
     }
     let flow = job.flow;
     let request = exchange::Request::new(ctx.clone(), job);
-    tasks.spawn(async move { (request.run().await, flow) });
+    tasks.spawn(request.run(flow));
     true
 }
 
