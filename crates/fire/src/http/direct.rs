@@ -5,13 +5,16 @@
 //! request task holds the connection itself ([`Lease`]) and polls it together with whatever it
 //! waits on (the response head, the next body frame): one task per request, and a task that
 //! finds a whole read of events takes them all in one poll. hyper's body channel stays (its
-//! dispatcher hands every frame over it, whoever polls), so below saturation this costs what
-//! the legacy client does; with thousands of streams on one network thread it needs half the
-//! CPU per token (BENCHMARKS.md). A connection whose response was read to its end goes back to
-//! [`DirectPool`] for the next request; one dropped half-way (a failure, a cancel) is closed
-//! with it.
+//! dispatcher hands every frame over it, whoever polls), and taking a frame from it wakes the
+//! connection's poller, which is this task: the connection is polled with a waker that holds
+//! that wake back ([`super::gate`]), since the task polls the connection again anyway. So a
+//! token costs one wake-up below saturation, and with thousands of streams on one network
+//! thread half the CPU of the legacy client (BENCHMARKS.md). A connection whose response was
+//! read to its end goes back to [`DirectPool`] for the next request; one dropped half-way (a
+//! failure, a cancel) is closed with it.
 
 use super::connector::{Connector, Stream};
+use super::gate::GateWaker;
 use crate::sync::lock;
 use bytes::Bytes;
 use http_body_util::Full;
@@ -33,15 +36,29 @@ struct Conn {
     io: Connection<Stream, Full<Bytes>>,
     /// The connection's future finished (closed or failed): it must not be polled again.
     ended: bool,
+    /// The waker the connection is polled with: the task's, but for what taking a frame out
+    /// of hyper's channel wakes (see [`super::gate`]).
+    gate: GateWaker,
 }
 
 impl Conn {
-    /// Lets the connection read, decode and write; true once it has ended.
-    fn poll_io(&mut self, cx: &mut Context<'_>) -> bool {
-        if !self.ended && Pin::new(&mut self.io).poll(cx).is_ready() {
-            self.ended = true;
+    /// Lets the connection read, decode and write, waking `task` when it has more to do; true
+    /// once it has ended.
+    fn poll_io(&mut self, task: &Waker) -> bool {
+        if !self.ended {
+            let mut cx = Context::from_waker(self.gate.waker(task));
+            if Pin::new(&mut self.io).poll(&mut cx).is_ready() {
+                self.ended = true;
+            }
         }
         self.ended
+    }
+
+    /// [`Conn::take`] with the gate held: the wake it gives the connection (a frame taken
+    /// frees hyper's channel) is held back. True beside the result when one was: the caller
+    /// then polls the connection again before it waits.
+    fn take_held<F: Future + Unpin>(&self, fut: &mut F) -> (Poll<F::Output>, bool) {
+        self.gate.held(|| Self::take(fut))
     }
 
     /// Polls `fut`, which takes what the connection handed over, with a waker that does
@@ -123,6 +140,7 @@ impl DirectPool {
                 sender,
                 io,
                 ended: false,
+                gate: GateWaker::new(),
             })),
             reused: false,
         };
@@ -168,7 +186,7 @@ impl Lease<'_> {
         };
         // The connection first: idle, it reads, and so sees a close by the server.
         let ok = std::future::poll_fn(|cx| {
-            if conn.poll_io(cx) {
+            if conn.poll_io(cx.waker()) {
                 return Poll::Ready(false);
             }
             conn.sender.poll_ready(cx).map(|r| r.is_ok())
@@ -224,8 +242,8 @@ impl Lease<'_> {
     pub fn release(mut self) {
         if let Some(mut conn) = self.conn.take() {
             // Let the connection see the end of its response, so that it takes requests again.
-            let mut cx = Context::from_waker(Waker::noop());
-            if !conn.poll_io(&mut cx) && !conn.sender.is_closed() {
+            if !conn.poll_io(Waker::noop()) && !conn.sender.is_closed() {
+                conn.gate.forget();
                 self.pool.give_back(conn);
             }
         }
@@ -236,6 +254,10 @@ impl Lease<'_> {
 /// lease (HTTP/2), `fut` alone. The connection is polled first: only its poll hands a frame
 /// over (hyper's body channel holds one, and the poll of `fut` right after takes it), so
 /// polling `fut` before it would find nothing, twice per token.
+///
+/// A caller that gets a frame polls a new drive for the next one before it waits, or ends
+/// with the body: the connection's poll that taking the frame called for (see `Conn::take_held`)
+/// is that drive's first.
 pub fn drive<'c, F: Future + Unpin>(lease: Option<&'c mut Lease<'_>>, fut: F) -> Drive<'c, F> {
     Drive {
         conn: lease.and_then(|l| l.conn.as_deref_mut()),
@@ -261,17 +283,31 @@ impl<F: Future + Unpin> Future for Drive<'_, F> {
             return Pin::new(&mut this.fut).poll(cx);
         };
         if this.fut_first {
-            if let Poll::Ready(out) = Conn::take(&mut this.fut) {
+            if let (Poll::Ready(out), missed) = conn.take_held(&mut this.fut) {
+                if missed {
+                    conn.poll_io(cx.waker());
+                }
                 return Poll::Ready(out);
             }
         }
-        let ended = conn.poll_io(cx);
-        match Conn::take(&mut this.fut) {
-            Poll::Ready(out) => Poll::Ready(out),
-            // The connection ended without a word for `fut` (never, by hyper's channels): wait
-            // for it the ordinary way.
-            Poll::Pending if ended => Pin::new(&mut this.fut).poll(cx),
-            Poll::Pending => Poll::Pending,
+        loop {
+            let ended = conn.poll_io(cx.waker());
+            match conn.take_held(&mut this.fut) {
+                (Poll::Ready(out), missed) => {
+                    // A body's caller polls the connection first thing next (see `drive`); a
+                    // send's may not.
+                    if missed && this.fut_first {
+                        conn.poll_io(cx.waker());
+                    }
+                    return Poll::Ready(out);
+                }
+                // The connection ended without a word for `fut` (never, by hyper's channels):
+                // wait for it the ordinary way.
+                (Poll::Pending, _) if ended => return Pin::new(&mut this.fut).poll(cx),
+                // Taking woke the connection: it may have more to hand over.
+                (Poll::Pending, true) => continue,
+                (Poll::Pending, false) => return Poll::Pending,
+            }
         }
     }
 }

@@ -18,6 +18,7 @@
 
 mod connector;
 pub mod direct;
+mod gate;
 pub mod preconnect;
 mod refusal;
 mod tls;
