@@ -57,6 +57,9 @@ pub struct Watch {
     deadlines: Deadlines,
     /// Armed no later than the earliest deadline in force; none until a deadline exists.
     timer: Option<Pin<Box<Sleep>>>,
+    /// The timer was polled, so it holds this request's waker and wakes it when it fires (a
+    /// reset keeps the waker): it is polled again only once it has fired.
+    timer_polled: bool,
 }
 
 #[derive(Debug)]
@@ -79,6 +82,7 @@ impl Watch {
         Self {
             deadlines,
             timer: None,
+            timer_polled: false,
         }
     }
 
@@ -100,7 +104,8 @@ impl Watch {
     }
 
     /// Awaits `fut` within the limits that apply now. The work per wake-up is one poll of
-    /// `fut` and one of the armed timer; deadlines are only computed when the timer fires.
+    /// `fut` and a look at whether the timer fired (it is polled only then, and once to arm
+    /// it); deadlines are only computed when it fires.
     pub async fn wait<F: Future>(
         &mut self,
         content_seen: bool,
@@ -108,17 +113,25 @@ impl Watch {
     ) -> Result<F::Output, Expired> {
         let mut fut = pin!(fut);
         let deadlines = &self.deadlines;
+        let polled = &mut self.timer_polled;
         let timer = match &mut self.timer {
             Some(timer) => timer,
             empty => match deadlines.earliest(content_seen) {
                 None => return Ok(fut.await),
-                Some((at, _)) => empty.insert(Box::pin(tokio::time::sleep_until(at))),
+                Some((at, _)) => {
+                    *polled = false;
+                    empty.insert(Box::pin(tokio::time::sleep_until(at)))
+                }
             },
         };
         poll_fn(|cx| {
             if let Poll::Ready(out) = fut.as_mut().poll(cx) {
                 return Poll::Ready(Ok(out));
             }
+            if *polled && !timer.is_elapsed() {
+                return Poll::Pending;
+            }
+            *polled = true;
             while timer.as_mut().poll(cx).is_ready() {
                 // The timer was armed at the earliest deadline known then; a read since may
                 // have moved the idle deadline, and content may have lifted the first-token one.
