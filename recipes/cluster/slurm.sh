@@ -110,8 +110,8 @@ if [ "$status" -ne 0 ]; then
   part_errors
 fi
 
-# Every part's file, in index order; reduce counts a lost or empty part, and names a missing one.
-# Every part file, the empty ones too: reduce counts those as missing.
+# Every part's file, in index order, the empty ones too; reduce counts a lost or empty part, and
+# names a missing one.
 mapfile -t parts < <(find "$OUT/parts" -name 'part*.ndjson' | sort -V)
 if [ -z "$(find "$OUT/parts" -name 'part*.ndjson' -size +0)" ]; then
   say "no part wrote anything under $OUT/parts: nothing to merge"
