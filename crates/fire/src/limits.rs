@@ -67,17 +67,25 @@ struct Deadlines {
     limits: Limits,
     first_token_at: Option<Instant>,
     whole_at: Option<Instant>,
-    last_read: Option<Instant>,
+    /// The send, on the timer's clock and on the run clock: a read's run-clock stamp becomes
+    /// an instant of the timer's clock only when a deadline is worked out.
+    sent: Instant,
+    sent_ns: u64,
+    /// The last read of the body, on the run clock.
+    last_read_ns: Option<u64>,
 }
 
 impl Watch {
-    /// Starts watching a request sent at `sent`.
-    pub fn start(limits: Limits, sent: Instant) -> Self {
+    /// Starts watching a request sent at `sent`, which is `sent_ns` on the run clock (the
+    /// clock of the stamps [`read`](Self::read) is given).
+    pub fn start(limits: Limits, sent: Instant, sent_ns: u64) -> Self {
         let deadlines = Deadlines {
             limits,
             first_token_at: limits.first_token.map(|d| sent + d),
             whole_at: limits.whole.and_then(|d| sent.checked_add(d)),
-            last_read: None,
+            sent,
+            sent_ns,
+            last_read_ns: None,
         };
         Self {
             deadlines,
@@ -86,10 +94,11 @@ impl Watch {
         }
     }
 
-    /// Notes a read of the body: the idle limit counts from here. Later reads only move the
+    /// Notes a read of the body at `at_ns` on the run clock (the frame's own stamp, so that a
+    /// frame costs one clock read): the idle limit counts from here. Later reads only move the
     /// idle deadline away; the first one brings it in, so the timer may have to come forward.
-    pub fn read(&mut self, at: Instant) {
-        let first = self.deadlines.last_read.replace(at).is_none();
+    pub fn read(&mut self, at_ns: u64) {
+        let first = self.deadlines.last_read_ns.replace(at_ns).is_none();
         if let (true, Some(timer)) = (
             first && self.deadlines.limits.idle.is_some(),
             &mut self.timer,
@@ -160,10 +169,15 @@ impl Deadlines {
                 let kind = ErrorKind::FirstTokenTimeout;
                 (at, Expired { kind, limit })
             });
-        let idle = self.last_read.zip(self.limits.idle).map(|(last, limit)| {
-            let kind = ErrorKind::IdleTimeout;
-            (last + limit, Expired { kind, limit })
-        });
+        let idle = self
+            .last_read_ns
+            .zip(self.limits.idle)
+            .and_then(|(last, limit)| {
+                let since_sent = Duration::from_nanos(last.saturating_sub(self.sent_ns));
+                let at = self.sent.checked_add(since_sent)?.checked_add(limit)?;
+                let kind = ErrorKind::IdleTimeout;
+                Some((at, Expired { kind, limit }))
+            });
         let whole = self.whole_at.zip(self.limits.whole).map(|(at, limit)| {
             let kind = ErrorKind::Timeout;
             (at, Expired { kind, limit })
@@ -188,13 +202,14 @@ mod tests {
         };
         let slow = || tokio::time::sleep(Duration::from_secs(10));
         // Before the first byte only the first-token limit applies.
-        let mut w = Watch::start(limits, Instant::now());
+        let mut w = Watch::start(limits, Instant::now(), 0);
         let e = w.wait(false, slow()).await.unwrap_err();
         assert_eq!(e.kind, ErrorKind::FirstTokenTimeout);
         assert!(e.message().contains("0.500 s"), "{}", e.message());
         // After a read, the idle limit ends first.
-        let mut w = Watch::start(limits, Instant::now());
-        w.read(Instant::now());
+        let sent = Instant::now();
+        let mut w = Watch::start(limits, sent, 0);
+        w.read(run_clock(sent));
         let e = w.wait(false, slow()).await.unwrap_err();
         assert_eq!(e.kind, ErrorKind::IdleTimeout);
         assert!(e.message().contains("0.100 s"), "{}", e.message());
@@ -203,12 +218,13 @@ mod tests {
             idle: Some(Duration::from_secs(60)),
             ..limits
         };
-        let mut w = Watch::start(relaxed, Instant::now());
-        w.read(Instant::now());
+        let sent = Instant::now();
+        let mut w = Watch::start(relaxed, sent, 0);
+        w.read(run_clock(sent));
         let e = w.wait(false, slow()).await.unwrap_err();
         assert_eq!(e.kind, ErrorKind::FirstTokenTimeout);
         assert!(w.wait(true, slow()).await.is_ok());
-        let mut off = Watch::start(Limits::default(), Instant::now());
+        let mut off = Watch::start(Limits::default(), Instant::now(), 0);
         assert!(off.wait(false, slow()).await.is_ok());
     }
 
@@ -220,7 +236,7 @@ mod tests {
             whole: Some(Duration::from_millis(1_000)),
         };
         let start = Instant::now();
-        let mut w = Watch::start(limits, start);
+        let mut w = Watch::start(limits, start, 0);
         // A read every 60 ms: the idle limit never passes, though the timer was armed at the
         // first read's deadline and fires many times.
         let mut ended = None;
@@ -229,7 +245,7 @@ mod tests {
                 .wait(true, tokio::time::sleep(Duration::from_millis(60)))
                 .await
             {
-                Ok(()) => w.read(Instant::now()),
+                Ok(()) => w.read(run_clock(start)),
                 Err(e) => {
                     ended = Some(e);
                     break;
@@ -242,13 +258,19 @@ mod tests {
         assert!(e.message().contains("1.000 s"), "{}", e.message());
         // Silence past the idle limit fails at that limit, not later, also when the timer was
         // armed (at the whole-request limit) before the first read brought the idle one in.
-        let mut w = Watch::start(limits, Instant::now());
+        let sent = Instant::now();
+        let mut w = Watch::start(limits, sent, 0);
         assert!(w.wait(false, std::future::ready(())).await.is_ok());
-        w.read(Instant::now());
+        w.read(run_clock(sent));
         let before = Instant::now();
         let e = w.wait(true, slow_read()).await.unwrap_err();
         assert_eq!(e.kind, ErrorKind::IdleTimeout);
         assert_eq!(Instant::now() - before, Duration::from_millis(100));
+    }
+
+    /// Now on the run clock of a request sent at `sent`, which was 0 on it.
+    fn run_clock(sent: Instant) -> u64 {
+        u64::try_from((Instant::now() - sent).as_nanos()).unwrap_or(u64::MAX)
     }
 
     fn slow_read() -> tokio::time::Sleep {

@@ -257,8 +257,8 @@ async fn exchange(
     st: &mut StreamState,
 ) -> Result<(), Failure> {
     let req = send::request(ctx, body, own_headers, st.id)?;
-    let mut watch = Watch::start(ctx.limits, tokio::time::Instant::now());
     let send_ns = ctx.clock.now_ns();
+    let mut watch = Watch::start(ctx.limits, tokio::time::Instant::now(), send_ns);
     // Sending (a connection leased or opened, the request written) and reading the head are
     // boxed: they are the request task's largest states (3.6 and 0.8 KiB) and over before the
     // first token. Inline, they would make every task that large, and the few bytes each

@@ -75,7 +75,9 @@ pub(super) async fn stream(
         .wait(st.events > 0, direct::drive(lease.as_mut(), body.frame()))
         .await?
     {
-        watch.read(tokio::time::Instant::now());
+        // The frame's stamp, which is also its read for the idle limit: one clock read a frame.
+        let at_ns = ctx.clock.now_ns();
+        watch.read(at_ns);
         let frame = match frame {
             Ok(frame) => frame,
             Err(e) => match failed_body(st, &e) {
@@ -90,7 +92,6 @@ pub(super) async fn stream(
         let Ok(data) = frame.into_data() else {
             continue;
         };
-        let at_ns = ctx.clock.now_ns();
         let events_before = st.events;
         let mut failed = None;
         let fed = {
