@@ -178,7 +178,7 @@ struct Args {
     save: Option<PathBuf>,
 
     /// Output bytes held for a slow reader before fire waits for it and writes a `stall`
-    /// record (suffixes K, M, G: KiB, MiB, GiB).
+    /// record (suffixes K, M, G: KiB, MiB, GiB); a token is held as 22 bytes until written.
     #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = parse_bytes)]
     output_buffer: u64,
 

@@ -6,7 +6,7 @@
 
 use crate::api::{chunk::append_text, ChunkPrefix, Dialect};
 use crate::failure::{error_chain, snippet, Failure};
-use tokenpipe_format::writer::encode_token;
+use crate::sink::staged::stage_token;
 use tokenpipe_format::{ErrorKind, Token};
 
 /// What one stream said so far; survives a timeout or cancel so partial counts are kept.
@@ -196,7 +196,7 @@ impl StreamState {
                 .counted_reasoning
                 .saturating_add(u64::from(token.tokens));
         }
-        encode_token(out, token);
+        stage_token(out, token);
     }
 
     /// The output's reasoning and answer tokens (`done.reasoning_tokens`, `answer_tokens`):

@@ -2,8 +2,8 @@
 //! buffers go to writer threads that own stdout and the `--save` file (see `writer`).
 //!
 //! Network tasks never write to the pipe and never flush: a token costs one uncontended lock
-//! and a few dozen bytes of formatting. When the buffer passes 64 KiB it is swapped for a
-//! recycled one and queued for the writers without blocking.
+//! and a 22-byte slot, which the writers format (`staged`). When the buffer passes 64 KiB it is
+//! swapped for a recycled one and queued for the writers without blocking.
 //!
 //! Bounded by design: the bytes queued and not yet written are capped (`--output-buffer`,
 //! [`DEFAULT_OUTPUT_BUFFER`] by default). Below the cap a slow reader of `fire`'s output costs
@@ -12,6 +12,7 @@
 //! a `stall` record when it ends, and the first one is announced on stderr. A closed stdout
 //! stops the run (see `Stop`); the saved file is still written to the end.
 
+pub mod staged;
 mod writer;
 
 use std::io;
@@ -31,8 +32,9 @@ const FLUSH_AT: usize = 64 * 1024;
 /// Recycled buffers kept for reuse.
 const SPARES: usize = 64;
 
-/// The default cap on output bytes waiting for a slow reader: a minute of a heavy run's events
-/// (about 4 million tokens), well within a benchmarking host's memory.
+/// The default cap on output bytes waiting for a slow reader: a minute or more of a heavy run's
+/// events (about 12 million tokens as the writers' 22-byte slots, 4 million as written), well
+/// within a benchmarking host's memory.
 pub const DEFAULT_OUTPUT_BUFFER: u64 = 256 << 20;
 
 /// Shared, cheap-to-lock record buffer in front of the writer threads.

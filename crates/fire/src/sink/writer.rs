@@ -1,5 +1,6 @@
 //! The writer threads behind the sink: one per output (stdout, and the `--save` file), each
-//! writing every full buffer in order. A buffer is shared by the writers and counted as queued
+//! writing every full buffer in order, its token slots formatted (`staged`; each writer formats
+//! its own copy, so `--save` formats the tokens twice, off the network thread). A buffer is shared by the writers and counted as queued
 //! until the last of them has written it; then it is recycled. Writers never stop each other:
 //! a stdout whose reader went away (or stalls) does not hold back the saved file.
 
@@ -112,9 +113,13 @@ fn write_loop(
     spare: SyncSender<Vec<u8>>,
 ) -> io::Result<()> {
     let mut failed: Option<io::Error> = None;
+    // The records as written: each buffer's token slots made into lines (`staged`).
+    let mut text = Vec::new();
     for buf in rx {
         if failed.is_none() {
-            if let Err(e) = output.out.write_all(&buf).and_then(|_| output.out.flush()) {
+            text.clear();
+            super::staged::expand(&buf, &mut text);
+            if let Err(e) = output.out.write_all(&text).and_then(|_| output.out.flush()) {
                 if let Some(f) = output.on_error.take() {
                     f(&e);
                 }

@@ -197,6 +197,7 @@ pub struct Stall {
     pub at_ns: u64,
     /// How long the network thread was held.
     pub duration_ns: u64,
-    /// Bytes waiting for the reader when the wait began (the bound that was hit).
+    /// Bytes waiting for the reader when the wait began (the bound that was hit; `fire` holds a
+    /// token as 22 bytes until it is written).
     pub buffered_bytes: u64,
 }

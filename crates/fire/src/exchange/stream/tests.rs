@@ -35,7 +35,7 @@ fn events_become_tokens_and_usage() {
     .unwrap();
     st.on_event(b"[DONE]", 10, &mut out).ok().unwrap();
     assert_eq!(
-        String::from_utf8(out).unwrap(),
+        crate::sink::staged::expanded(&out),
         "{\"type\":\"token\",\"id\":7,\"at_ns\":5,\"tokens\":1}\n{\"type\":\"token\",\"id\":7,\"at_ns\":9,\"tokens\":1}\n"
     );
     assert_eq!(st.events, 2);
@@ -66,7 +66,7 @@ fn usage_on_the_last_event_only_is_not_a_delta() {
     ] {
         st.on_event(data, at, &mut out).ok().unwrap();
     }
-    let text = String::from_utf8(out).unwrap();
+    let text = crate::sink::staged::expanded(&out);
     assert_eq!(text.matches("\"tokens\":1}").count(), 3, "{text}");
     assert_eq!(st.completion_tokens, Some(3));
 }
@@ -89,7 +89,7 @@ fn nothing_after_done_counts() {
     st.on_event(b"{not json", 51, &mut out).ok().unwrap();
     assert_eq!(st.events, 1);
     assert_eq!(st.done_marker_ns, Some(2));
-    assert_eq!(String::from_utf8(out).unwrap().lines().count(), 1);
+    assert_eq!(crate::sink::staged::expanded(&out).lines().count(), 1);
 }
 
 #[test]
@@ -110,7 +110,7 @@ fn continuous_usage_counts_tokens_per_event() {
     )
     .ok()
     .unwrap();
-    let text = String::from_utf8(out).unwrap();
+    let text = crate::sink::staged::expanded(&out);
     assert!(text.contains("\"at_ns\":1,\"tokens\":2"), "{text}");
     assert!(text.contains("\"at_ns\":2,\"tokens\":1"), "{text}");
 }
@@ -121,8 +121,7 @@ fn tokens_of(st: &mut StreamState, events: &[(&str, u64)]) -> Vec<(u64, bool)> {
     for (data, at) in events {
         st.on_event(data.as_bytes(), *at, &mut out).ok().unwrap();
     }
-    String::from_utf8(out)
-        .unwrap()
+    crate::sink::staged::expanded(&out)
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
@@ -372,9 +371,7 @@ fn continuous_usage_growth_without_text_is_an_empty_token() {
     .ok()
     .unwrap();
     st2.on_event(br#"{"choices":[{"delta":{"content":""},"finish_reason":"length"}],"usage":{"completion_tokens":3}}"#, 3, &mut out).ok().unwrap();
-    assert!(String::from_utf8(out)
-        .unwrap()
-        .contains("\"tokens\":2,\"empty\":true"));
+    assert!(crate::sink::staged::expanded(&out).contains("\"tokens\":2,\"empty\":true"));
 }
 
 /// A thinking model's stream: reasoning deltas (vLLM's `reasoning_content`, newer vLLM's and
@@ -401,7 +398,7 @@ fn reasoning_events_are_marked_and_split_from_the_answer() {
         ] {
             st.on_event(data, at, &mut out).ok().unwrap();
         }
-        (String::from_utf8(out).unwrap(), st)
+        (crate::sink::staged::expanded(&out), st)
     };
     let (text, st) = run(br#"{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":8}}}"#);
     assert_eq!(
