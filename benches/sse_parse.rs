@@ -2,7 +2,9 @@
 //! over the chunks real servers send, cut into frames the way a socket delivers them; the same
 //! read as `fire` does it, with what the stream's earlier chunks showed
 //! (`Dialect::read_stream_chunk`: a repeated start skipped, or only the answer string read); and
-//! the cost of writing a `token` record (`encode_token`) into a plain buffer and into the `Sink`.
+//! the cost of a `token` record: formatting it (`encode_token`) into a plain buffer, staging it
+//! into the `Sink` as the network thread does (`stage_token`), and the writers' formatting of the
+//! staged slots (`expand`).
 //!
 //! Run with `cargo bench --bench sse_parse` (or `make bench`); `FIRE_BENCH=quick` runs each case
 //! for a tenth of the time. Prints a markdown table for BENCHMARKS.md. Figures are wall time of
@@ -12,6 +14,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 use tokenpipe_fire::api::scan::scan;
 use tokenpipe_fire::api::{read_chunk, reference, Api, ChunkPrefix};
+use tokenpipe_fire::sink::staged::{expand, stage_token};
 use tokenpipe_fire::sink::{Output, Sink};
 use tokenpipe_fire::sse_split::SseSplitter;
 use tokenpipe_format::clock::RunClock;
@@ -148,7 +151,7 @@ fn run(frames: &[Vec<u8>], work: Work, budget: Duration) -> ((u64, u64, f64), u6
 
 /// ns per `token` record: into a plain buffer, and into the `Sink` (lock, encode, unlock, and
 /// its hand-over to a writer thread every 64 KiB).
-fn token_cost(budget: Duration) -> (f64, f64) {
+fn token_cost(budget: Duration) -> (f64, f64, f64) {
     let token = |i: u64| Token {
         id: i & 0xffff,
         at_ns: 1_000_000_000 + i * 10_000,
@@ -181,13 +184,25 @@ fn token_cost(budget: Duration) -> (f64, f64) {
     let (mut n, started) = (0u64, Instant::now());
     while started.elapsed() < budget {
         for _ in 0..1024 {
-            encode_token(sink.lock().buf(), &token(n));
+            stage_token(sink.lock().buf(), &token(n));
             n += 1;
         }
     }
     let locked = started.elapsed().as_secs_f64() * 1e9 / n as f64;
     sink.finish().expect("sink finish");
-    (plain, locked)
+    let mut staged = Vec::with_capacity(64 << 10);
+    for n in 0..3000 {
+        stage_token(&mut staged, &token(n));
+    }
+    let mut text = Vec::with_capacity(256 << 10);
+    let (mut n, started) = (0u64, Instant::now());
+    while started.elapsed() < budget {
+        text.clear();
+        expand(black_box(&staged), &mut text);
+        n += 3000;
+    }
+    let expanded = started.elapsed().as_secs_f64() * 1e9 / n as f64;
+    (plain, locked, expanded)
 }
 
 fn main() {
@@ -227,10 +242,13 @@ fn main() {
             }
         }
     }
-    let (plain, locked) = token_cost(budget);
+    let (plain, locked, expanded) = token_cost(budget);
     println!();
     println!("| token record | ns/token |");
     println!("|---|---:|");
     println!("| encode_token into a Vec | {plain:.1} |");
-    println!("| encode_token under Sink::lock (one lock per token) | {locked:.1} |");
+    println!(
+        "| stage_token under Sink::lock (one lock per token; the network thread) | {locked:.1} |"
+    );
+    println!("| expand, a buffer of 3,000 slots (the writer thread) | {expanded:.1} |");
 }
