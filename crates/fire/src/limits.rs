@@ -81,7 +81,7 @@ impl Watch {
     pub fn start(limits: Limits, sent: Instant, sent_ns: u64) -> Self {
         let deadlines = Deadlines {
             limits,
-            first_token_at: limits.first_token.map(|d| sent + d),
+            first_token_at: limits.first_token.and_then(|d| sent.checked_add(d)),
             whole_at: limits.whole.and_then(|d| sent.checked_add(d)),
             sent,
             sent_ns,
