@@ -181,7 +181,12 @@ fn stopped_sweep(signal: i32) -> (std::process::Output, Vec<serde_json::Value>, 
     send_signal(-(child.id() as i32), signal);
     let signalled = Instant::now();
     let (out, timed_out) = read_until_exit(child, Duration::from_secs(30));
-    assert!(!timed_out, "sweep outlived the signal");
+    // What sweep and the point's tools said, to tell which of them held on.
+    assert!(
+        !timed_out,
+        "sweep outlived the signal; its stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let recs = records(&out.stdout);
     (out, recs, signalled.elapsed())
 }
