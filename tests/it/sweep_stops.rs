@@ -162,7 +162,18 @@ fn stopped_sweep(signal: i32) -> (std::process::Output, Vec<serde_json::Value>, 
         saved.display()
     );
     let argv = cmd("sweep", &["--scan", "rate=20,40", "--", &command]);
-    let child = Command::new(&argv[0])
+    let mut sweep = Command::new(&argv[0]);
+    // sweep keeps a stop signal ignored if it was ignored when it started (a background job's
+    // SIGINT), so the test gives it the default disposition whatever ran the tests.
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        sweep.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let child = sweep
         .args(&argv[1..])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
