@@ -12,7 +12,7 @@
 
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
-use std::task::Poll;
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tokenpipe_format::ErrorKind;
 use tokio::time::{Instant, Sleep};
@@ -60,6 +60,12 @@ pub struct Watch {
     /// The timer was polled, so it holds this request's waker and wakes it when it fires (a
     /// reset keeps the waker): it is polled again only once it has fired.
     timer_polled: bool,
+    /// The timer's deadline on the run clock, to compare a read's stamp with.
+    timer_due_ns: u64,
+    /// The stamp of a read noted since the last wait found nothing: a wait that finds nothing
+    /// right after it needs no look at the timer when the timer was not due by then (it
+    /// would have woken the task, which then looks).
+    fresh_read_ns: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -91,6 +97,8 @@ impl Watch {
             deadlines,
             timer: None,
             timer_polled: false,
+            timer_due_ns: 0,
+            fresh_read_ns: None,
         }
     }
 
@@ -98,6 +106,7 @@ impl Watch {
     /// frame costs one clock read): the idle limit counts from here. Later reads only move the
     /// idle deadline away; the first one brings it in, so the timer may have to come forward.
     pub fn read(&mut self, at_ns: u64) {
+        self.fresh_read_ns = Some(at_ns);
         let first = self.deadlines.last_read_ns.replace(at_ns).is_none();
         if let (true, Some(timer)) = (
             first && self.deadlines.limits.idle.is_some(),
@@ -107,58 +116,74 @@ impl Watch {
             if let Some((due, _)) = self.deadlines.earliest(false) {
                 if due < timer.deadline() {
                     timer.as_mut().reset(due);
+                    self.timer_due_ns = self.deadlines.run_clock_ns(due);
                 }
             }
         }
     }
 
-    /// Awaits `fut` within the limits that apply now. The work per wake-up is one poll of
-    /// `fut` and a look at whether the timer fired (it is polled only then, and once to arm
-    /// it); deadlines are only computed when it fires.
+    /// Awaits `fut` within the limits that apply now.
     pub async fn wait<F: Future>(
         &mut self,
         content_seen: bool,
         fut: F,
     ) -> Result<F::Output, Expired> {
         let mut fut = pin!(fut);
-        let deadlines = &self.deadlines;
-        let polled = &mut self.timer_polled;
+        poll_fn(|cx| match fut.as_mut().poll(cx) {
+            Poll::Ready(out) => Poll::Ready(Ok(out)),
+            Poll::Pending => self.poll_expired(cx, content_seen).map(Err),
+        })
+        .await
+    }
+
+    /// For a wait whose poll found nothing: ready with the limit that passed, if one did, else
+    /// pending with the timer set to wake the task at the earliest deadline. The work per
+    /// wake-up is a look at whether the timer fired, and not even that right after a read the
+    /// timer was not due at (it is polled only once it fired, and once to arm it); deadlines
+    /// are only computed when it fires.
+    pub fn poll_expired(&mut self, cx: &mut Context<'_>, content_seen: bool) -> Poll<Expired> {
+        let fresh_read_ns = self.fresh_read_ns.take();
         let timer = match &mut self.timer {
             Some(timer) => timer,
-            empty => match deadlines.earliest(content_seen) {
-                None => return Ok(fut.await),
+            empty => match self.deadlines.earliest(content_seen) {
+                None => return Poll::Pending,
                 Some((at, _)) => {
-                    *polled = false;
+                    self.timer_polled = false;
+                    self.timer_due_ns = self.deadlines.run_clock_ns(at);
                     empty.insert(Box::pin(tokio::time::sleep_until(at)))
                 }
             },
         };
-        poll_fn(|cx| {
-            if let Poll::Ready(out) = fut.as_mut().poll(cx) {
-                return Poll::Ready(Ok(out));
-            }
-            if *polled && !timer.is_elapsed() {
+        // A read is stamped after the wake that led to it: a timer that had fired by then
+        // finds its stamp at or past its deadline, and one that fires after it wakes the task.
+        let not_due_at_read = fresh_read_ns.is_some_and(|at| at < self.timer_due_ns);
+        if self.timer_polled && (not_due_at_read || !timer.is_elapsed()) {
+            return Poll::Pending;
+        }
+        self.timer_polled = true;
+        while timer.as_mut().poll(cx).is_ready() {
+            // The timer was armed at the earliest deadline known then; a read since may
+            // have moved the idle deadline, and content may have lifted the first-token one.
+            let Some((at, expired)) = self.deadlines.earliest(content_seen) else {
                 return Poll::Pending;
+            };
+            if at <= Instant::now() {
+                return Poll::Ready(expired);
             }
-            *polled = true;
-            while timer.as_mut().poll(cx).is_ready() {
-                // The timer was armed at the earliest deadline known then; a read since may
-                // have moved the idle deadline, and content may have lifted the first-token one.
-                let Some((at, expired)) = deadlines.earliest(content_seen) else {
-                    return Poll::Pending;
-                };
-                if at <= Instant::now() {
-                    return Poll::Ready(Err(expired));
-                }
-                timer.as_mut().reset(at);
-            }
-            Poll::Pending
-        })
-        .await
+            timer.as_mut().reset(at);
+            self.timer_due_ns = self.deadlines.run_clock_ns(at);
+        }
+        Poll::Pending
     }
 }
 
 impl Deadlines {
+    /// `at` on the run clock (the clock of the read stamps).
+    fn run_clock_ns(&self, at: Instant) -> u64 {
+        let since_sent = u64::try_from(at.saturating_duration_since(self.sent).as_nanos());
+        self.sent_ns.saturating_add(since_sent.unwrap_or(u64::MAX))
+    }
+
     /// The earliest deadline of the next wait, given whether content has come yet.
     fn earliest(&self, content_seen: bool) -> Option<(Instant, Expired)> {
         let first = self

@@ -13,6 +13,7 @@ use crate::sse_split::SseSplitter;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER};
+use std::task::{Context, Poll};
 use tokenpipe_format::ErrorKind;
 
 /// The most of a refused answer's body read for its error message.
@@ -71,46 +72,20 @@ pub(super) async fn stream(
     st: &mut StreamState,
 ) -> Result<(), Failure> {
     let mut sse = SseSplitter::new();
-    while let Some(frame) = watch
-        .wait(st.events > 0, direct::drive(lease.as_mut(), body.frame()))
-        .await?
-    {
-        // The frame's stamp, which is also its read for the idle limit: one clock read a frame.
-        let at_ns = ctx.clock.now_ns();
-        watch.read(at_ns);
-        let frame = match frame {
-            Ok(frame) => frame,
-            Err(e) => match failed_body(st, &e) {
-                Some(failure) => return Err(failure),
-                // The connection broke, so it cannot carry another request.
-                None => {
-                    lease = None;
-                    break;
-                }
-            },
+    let ended = {
+        let mut reading = Reading {
+            ctx,
+            watch,
+            lease: lease.as_mut(),
+            body: &mut body,
+            st: &mut *st,
+            sse: &mut sse,
         };
-        let Ok(data) = frame.into_data() else {
-            continue;
-        };
-        let events_before = st.events;
-        let mut failed = None;
-        let fed = {
-            let mut out = ctx.sink.lock();
-            sse.feed(&data, |event| match st.on_event(event, at_ns, out.buf()) {
-                Ok(()) => true,
-                Err(f) => {
-                    failed = Some(f);
-                    false
-                }
-            })
-        };
-        ctx.live.tokens(st.events - events_before);
-        if let Some(f) = failed {
-            return Err(f);
-        }
-        if let Err(too_long) = fed {
-            return Err(Failure::new(ErrorKind::Parse, too_long.to_string()));
-        }
+        std::future::poll_fn(|cx| reading.poll(cx)).await?
+    };
+    if ended == BodyEnd::Broken {
+        // The connection broke, so it cannot carry another request.
+        lease = None;
     }
     st.end_ns = Some(st.done_marker_ns.unwrap_or_else(|| ctx.clock.now_ns()));
     // The response was read to its end: the connection can carry the next request.
@@ -118,6 +93,89 @@ pub(super) async fn stream(
         lease.release();
     }
     st.check_end(sse.has_partial())
+}
+
+/// How a body read to its end ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BodyEnd {
+    /// Its last frame came.
+    Clean,
+    /// The connection broke after the answer was whole (see `failed_body`).
+    Broken,
+}
+
+/// A body being read: one poll takes every frame the connection has and waits for the next
+/// within the limits. A hand-written poll rather than an `await` per frame, so that a token's
+/// wake-up runs one compact loop instead of stepping through the states of three futures
+/// made anew for each frame (the wait, the connection's drive, the frame).
+struct Reading<'a, 'l, 'p> {
+    ctx: &'a Ctx,
+    watch: &'a mut Watch,
+    lease: Option<&'l mut Lease<'p>>,
+    body: &'a mut Incoming,
+    st: &'a mut StreamState,
+    sse: &'a mut SseSplitter,
+}
+
+impl Reading<'_, '_, '_> {
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<BodyEnd, Failure>> {
+        loop {
+            let frame = match direct::poll_body(self.lease.as_deref_mut(), self.body, cx) {
+                Poll::Ready(frame) => frame,
+                Poll::Pending => {
+                    return match self.watch.poll_expired(cx, self.st.events > 0) {
+                        Poll::Ready(expired) => Poll::Ready(Err(expired.into())),
+                        Poll::Pending => Poll::Pending,
+                    }
+                }
+            };
+            let Some(frame) = frame else {
+                return Poll::Ready(Ok(BodyEnd::Clean));
+            };
+            // The frame's stamp, which is also its read for the idle limit: one clock read a
+            // frame.
+            let at_ns = self.ctx.clock.now_ns();
+            self.watch.read(at_ns);
+            let frame = match frame {
+                Ok(frame) => frame,
+                Err(e) => {
+                    return Poll::Ready(match failed_body(self.st, &e) {
+                        Some(failure) => Err(failure),
+                        None => Ok(BodyEnd::Broken),
+                    })
+                }
+            };
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            if let Err(failure) = self.feed(&data, at_ns) {
+                return Poll::Ready(Err(failure));
+            }
+        }
+    }
+
+    /// Hands the events of a frame that arrived at `at_ns` to the stream rules.
+    fn feed(&mut self, data: &[u8], at_ns: u64) -> Result<(), Failure> {
+        let st = &mut *self.st;
+        let events_before = st.events;
+        let mut failed = None;
+        let fed = {
+            let mut out = self.ctx.sink.lock();
+            self.sse
+                .feed(data, |event| match st.on_event(event, at_ns, out.buf()) {
+                    Ok(()) => true,
+                    Err(f) => {
+                        failed = Some(f);
+                        false
+                    }
+                })
+        };
+        self.ctx.live.tokens(st.events - events_before);
+        if let Some(f) = failed {
+            return Err(f);
+        }
+        fed.map_err(|too_long| Failure::new(ErrorKind::Parse, too_long.to_string()))
+    }
 }
 
 /// True for `text/event-stream` (any parameters, any case). A response with no content type

@@ -18,6 +18,7 @@ use super::gate::GateWaker;
 use crate::sync::lock;
 use bytes::Bytes;
 use http_body_util::Full;
+use hyper::body::{Body as _, Frame, Incoming};
 use hyper::client::conn::http1::{self, Connection, SendRequest};
 use hyper::header::{HeaderValue, HOST};
 use hyper::Uri;
@@ -57,16 +58,16 @@ impl Conn {
     /// [`Conn::take`] with the gate held: the wake it gives the connection (a frame taken
     /// frees hyper's channel) is held back. True beside the result when one was: the caller
     /// then polls the connection again before it waits.
-    fn take_held<F: Future + Unpin>(&self, fut: &mut F) -> (Poll<F::Output>, bool) {
-        self.gate.held(|| Self::take(fut))
+    fn take_held<T>(&self, take: &mut impl FnMut(&mut Context<'_>) -> Poll<T>) -> (Poll<T>, bool) {
+        self.gate.held(|| Self::take(take))
     }
 
-    /// Polls `fut`, which takes what the connection handed over, with a waker that does
+    /// Polls `take`, which takes what the connection handed over, with a waker that does
     /// nothing: everything that makes it ready (the head, a frame, the end, an error) happens
     /// inside the connection's poll, which registers the task for the socket, and hyper's
     /// channel would otherwise wake the task again for what it is about to read anyway.
-    fn take<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
-        Pin::new(fut).poll(&mut Context::from_waker(Waker::noop()))
+    fn take<T>(take: &mut impl FnMut(&mut Context<'_>) -> Poll<T>) -> Poll<T> {
+        take(&mut Context::from_waker(Waker::noop()))
     }
 }
 
@@ -279,35 +280,61 @@ impl<F: Future + Unpin> Future for Drive<'_, F> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = &mut *self;
-        let Some(conn) = this.conn.as_mut().filter(|c| !c.ended) else {
-            return Pin::new(&mut this.fut).poll(cx);
-        };
-        if this.fut_first {
-            if let (Poll::Ready(out), missed) = conn.take_held(&mut this.fut) {
-                if missed {
+        let fut = &mut this.fut;
+        poll_driven(this.conn.as_deref_mut(), this.fut_first, cx, |cx| {
+            Pin::new(&mut *fut).poll(cx)
+        })
+    }
+}
+
+/// The next frame of the response body `body`, polled together with the connection of `lease`
+/// as [`drive`] does (for a caller that polls by hand rather than awaiting a future per frame).
+pub fn poll_body(
+    lease: Option<&mut Lease<'_>>,
+    body: &mut Incoming,
+    cx: &mut Context<'_>,
+) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    let conn = lease.and_then(|l| l.conn.as_deref_mut());
+    poll_driven(conn, false, cx, |cx| Pin::new(&mut *body).poll_frame(cx))
+}
+
+/// Polls what `take` takes from the connection `conn` (the task's waker in `cx` for the
+/// connection, a waker that does nothing for `take`, see [`Conn::take`]) until `take` is
+/// ready; with no connection, `take` alone. `take_first`: try `take` before the connection.
+fn poll_driven<T>(
+    conn: Option<&mut Conn>,
+    take_first: bool,
+    cx: &mut Context<'_>,
+    mut take: impl FnMut(&mut Context<'_>) -> Poll<T>,
+) -> Poll<T> {
+    let Some(conn) = conn.filter(|c| !c.ended) else {
+        return take(cx);
+    };
+    if take_first {
+        if let (Poll::Ready(out), missed) = conn.take_held(&mut take) {
+            if missed {
+                conn.poll_io(cx.waker());
+            }
+            return Poll::Ready(out);
+        }
+    }
+    loop {
+        let ended = conn.poll_io(cx.waker());
+        match conn.take_held(&mut take) {
+            (Poll::Ready(out), missed) => {
+                // A body's caller polls the connection first thing next (see `drive`); a
+                // send's may not.
+                if missed && take_first {
                     conn.poll_io(cx.waker());
                 }
                 return Poll::Ready(out);
             }
-        }
-        loop {
-            let ended = conn.poll_io(cx.waker());
-            match conn.take_held(&mut this.fut) {
-                (Poll::Ready(out), missed) => {
-                    // A body's caller polls the connection first thing next (see `drive`); a
-                    // send's may not.
-                    if missed && this.fut_first {
-                        conn.poll_io(cx.waker());
-                    }
-                    return Poll::Ready(out);
-                }
-                // The connection ended without a word for `fut` (never, by hyper's channels):
-                // wait for it the ordinary way.
-                (Poll::Pending, _) if ended => return Pin::new(&mut this.fut).poll(cx),
-                // Taking woke the connection: it may have more to hand over.
-                (Poll::Pending, true) => continue,
-                (Poll::Pending, false) => return Poll::Pending,
-            }
+            // The connection ended without a word for `take` (never, by hyper's channels):
+            // wait for it the ordinary way.
+            (Poll::Pending, _) if ended => return take(cx),
+            // Taking woke the connection: it may have more to hand over.
+            (Poll::Pending, true) => continue,
+            (Poll::Pending, false) => return Poll::Pending,
         }
     }
 }
