@@ -14,7 +14,12 @@
 //! Run with `cargo bench --bench fire_overhead` (or `make bench`; about ten minutes). Set
 //! `FIRE_BENCH=quick` for a short smoke run, `FIRE_BENCH_ONLY=TEXT` to run only the
 //! scenarios whose name contains TEXT, and `FIRE_BENCH_REPS=N` to run each scenario's two
-//! clients N times, alternated (fire, floor, fire, floor, …), to see the spread.
+//! clients N times, alternated (fire, floor, fire, floor, …), to see the spread; each
+//! scenario then ends with a line of the pooled ratio of their CPU per token.
+//!
+//! With two or more CPUs, the client runs on the first and the server on the last
+//! (`FIRE_BENCH_PIN=0` leaves both to the scheduler): pinned apart, every run meets the same
+//! placement, and one pair's CPU ratio spreads by a few percent instead of ten or more.
 
 mod overhead;
 
@@ -62,14 +67,33 @@ fn main() {
     for s in &scenarios {
         let schedule = dir.join("schedule.ndjson");
         write_schedule(s, &schedule);
+        let mut cpu = [Vec::new(), Vec::new()];
         for _ in 0..reps.max(1) {
-            for client in [Client::Fire, Client::Floor] {
+            for (i, client) in [Client::Fire, Client::Floor].into_iter().enumerate() {
                 let f = measure::run(client, &schedule, &dir);
                 print_row(s, client, &f);
+                cpu[i].push(f.cpu_per_m_tokens());
             }
         }
+        print_ratio(s, &cpu[0], &cpu[1]);
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The pooled ratio of fire's CPU per token to the floor's over a scenario's pairs (sums of
+/// s per 1M tokens), and the median of the pairs' own ratios.
+fn print_ratio(s: &Scenario, fire: &[f64], floor: &[f64]) {
+    let pooled = fire.iter().sum::<f64>() / floor.iter().sum::<f64>();
+    let mut pairs: Vec<f64> = fire.iter().zip(floor).map(|(a, b)| a / b).collect();
+    pairs.sort_by(f64::total_cmp);
+    println!(
+        "| {} | fire / floor CPU per token over {} pairs: **{pooled:.3}×** pooled, median pair {:.3}× (pairs {:.3}–{:.3}) |",
+        s.name,
+        pairs.len(),
+        pairs[pairs.len() / 2],
+        pairs[0],
+        pairs[pairs.len() - 1],
+    );
 }
 
 fn print_row(s: &Scenario, client: Client, f: &Figures) {

@@ -66,23 +66,27 @@ pub fn run(client: Client, schedule: &Path, dir: &Path) -> Figures {
     let stamps = dir.join("stamps.ndjson");
     let token_stamps = dir.join("token-stamps.jsonl");
     let out = dir.join("client.out");
-    let (mut server, url) = start_server(&stamps, &token_stamps);
+    let cpus = cpus();
+    let (mut server, url) = start_server(&stamps, &token_stamps, cpus.map(|(_, s)| s));
     let started = Instant::now();
-    let child = match client {
-        Client::Fire => Command::new(env!("CARGO_BIN_EXE_fire"))
-            .args(["--url", &url, "--api", "chat"])
-            .arg(schedule)
-            .stdout(File::create(&out).expect("events file"))
-            .spawn()
-            .expect("start fire"),
-        Client::Floor => Command::new(std::env::current_exe().expect("own path"))
-            .arg("--floor")
-            .arg(&url)
-            .arg(schedule)
-            .arg(&out)
-            .spawn()
-            .expect("start the floor client"),
+    let mut cmd = match client {
+        Client::Fire => {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_fire"));
+            c.args(["--url", &url, "--api", "chat"])
+                .arg(schedule)
+                .stdout(File::create(&out).expect("events file"));
+            c
+        }
+        Client::Floor => {
+            let mut c = Command::new(std::env::current_exe().expect("own path"));
+            c.arg("--floor").arg(&url).arg(schedule).arg(&out);
+            c
+        }
     };
+    if let Some((client_cpu, _)) = cpus {
+        pin(&mut cmd, client_cpu);
+    }
+    let child = cmd.spawn().expect("start the client");
     let (user_s, sys_s, max_rss_kib) = wait_with_rusage(child);
     let wall_s = started.elapsed().as_secs_f64();
     // SAFETY: signalling our own child so it flushes its stamps.
@@ -111,22 +115,64 @@ pub fn run(client: Client, schedule: &Path, dir: &Path) -> Figures {
     f
 }
 
-fn start_server(stamps: &Path, token_stamps: &Path) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_simserve"))
-        .args(["--port", "0", "--ttft-ms", &TTFT_MS.to_string()])
+fn start_server(stamps: &Path, token_stamps: &Path, cpu: Option<usize>) -> (Child, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_simserve"));
+    cmd.args(["--port", "0", "--ttft-ms", &TTFT_MS.to_string()])
         .args(["--itl-ms", &ITL_MS.to_string()])
         .arg("--stamps")
         .arg(stamps)
         .arg("--token-stamps")
         .arg(token_stamps)
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start simserve");
+        .stdout(Stdio::piped());
+    if let Some(cpu) = cpu {
+        pin(&mut cmd, cpu);
+    }
+    let mut child = cmd.spawn().expect("start simserve");
     let mut line = String::new();
     BufReader::new(child.stdout.take().expect("stdout"))
         .read_line(&mut line)
         .expect("simserve url");
     (child, line.trim().to_string())
+}
+
+/// The CPUs the client and the server run on: the first and the last this process may use,
+/// when it may use two or more and `FIRE_BENCH_PIN` is not `0`. Pinned apart, each run of a
+/// client meets the same placement (on a two-core box the scheduler otherwise moves the client
+/// onto the server's core and back, which spreads one client's CPU time by ±10 %, more than
+/// the differences measured).
+fn cpus() -> Option<(usize, usize)> {
+    if std::env::var("FIRE_BENCH_PIN").as_deref() == Ok("0") {
+        return None;
+    }
+    // SAFETY: a zeroed cpu_set_t is an empty set; sched_getaffinity fills it for this process.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    if unsafe { libc::sched_getaffinity(0, size, &mut set) } != 0 {
+        return None;
+    }
+    let allowed: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect();
+    match allowed[..] {
+        [first, .., last] => Some((first, last)),
+        _ => None,
+    }
+}
+
+/// Makes the command's process run on `cpu` only.
+fn pin(cmd: &mut Command, cpu: usize) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: sched_setaffinity is async-signal-safe, and the set is built before the fork.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Waits for the child and returns its user and system CPU seconds and peak RSS in KiB.
