@@ -56,12 +56,10 @@ impl Expired {
 pub struct Watch {
     deadlines: Deadlines,
     /// Armed no later than the earliest deadline in force; none until a deadline exists.
-    timer: Option<Pin<Box<Sleep>>>,
+    timer: Option<Timer>,
     /// The timer was polled, so it holds this request's waker and wakes it when it fires (a
     /// reset keeps the waker): it is polled again only once it has fired.
     timer_polled: bool,
-    /// The timer's deadline on the run clock, to compare a read's stamp with.
-    timer_due_ns: u64,
     /// The stamp of a read noted since the last wait found nothing: a wait that finds nothing
     /// right after it needs no look at the timer when the timer was not due by then (it
     /// would have woken the task, which then looks).
@@ -97,7 +95,6 @@ impl Watch {
             deadlines,
             timer: None,
             timer_polled: false,
-            timer_due_ns: 0,
             fresh_read_ns: None,
         }
     }
@@ -114,9 +111,8 @@ impl Watch {
         ) {
             // The earliest with or without content: firing early only means working it out again.
             if let Some((due, _)) = self.deadlines.earliest(false) {
-                if due < timer.deadline() {
-                    timer.as_mut().reset(due);
-                    self.timer_due_ns = self.deadlines.run_clock_ns(due);
+                if due < timer.sleep.deadline() {
+                    timer.reset(due, &self.deadlines);
                 }
             }
         }
@@ -149,19 +145,18 @@ impl Watch {
                 None => return Poll::Pending,
                 Some((at, _)) => {
                     self.timer_polled = false;
-                    self.timer_due_ns = self.deadlines.run_clock_ns(at);
-                    empty.insert(Box::pin(tokio::time::sleep_until(at)))
+                    empty.insert(Timer::new(at, &self.deadlines))
                 }
             },
         };
         // A read is stamped after the wake that led to it: a timer that had fired by then
         // finds its stamp at or past its deadline, and one that fires after it wakes the task.
-        let not_due_at_read = fresh_read_ns.is_some_and(|at| at < self.timer_due_ns);
-        if self.timer_polled && (not_due_at_read || !timer.is_elapsed()) {
+        let not_due_at_read = fresh_read_ns.is_some_and(|at| at < timer.due_ns);
+        if self.timer_polled && (not_due_at_read || !timer.sleep.is_elapsed()) {
             return Poll::Pending;
         }
         self.timer_polled = true;
-        while timer.as_mut().poll(cx).is_ready() {
+        while timer.sleep.as_mut().poll(cx).is_ready() {
             // The timer was armed at the earliest deadline known then; a read since may
             // have moved the idle deadline, and content may have lifted the first-token one.
             let Some((at, expired)) = self.deadlines.earliest(content_seen) else {
@@ -170,10 +165,32 @@ impl Watch {
             if at <= Instant::now() {
                 return Poll::Ready(expired);
             }
-            timer.as_mut().reset(at);
-            self.timer_due_ns = self.deadlines.run_clock_ns(at);
+            timer.reset(at, &self.deadlines);
         }
         Poll::Pending
+    }
+}
+
+/// The request's timer, and its deadline on the run clock too: a read's stamp is compared with
+/// that without touching the timer, which lies in an allocation of its own.
+#[derive(Debug)]
+struct Timer {
+    sleep: Pin<Box<Sleep>>,
+    due_ns: u64,
+}
+
+impl Timer {
+    fn new(at: Instant, deadlines: &Deadlines) -> Self {
+        Self {
+            sleep: Box::pin(tokio::time::sleep_until(at)),
+            due_ns: deadlines.run_clock_ns(at),
+        }
+    }
+
+    /// Moves the timer to `at`; it keeps the waker it holds.
+    fn reset(&mut self, at: Instant, deadlines: &Deadlines) {
+        self.sleep.as_mut().reset(at);
+        self.due_ns = deadlines.run_clock_ns(at);
     }
 }
 

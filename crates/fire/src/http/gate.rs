@@ -5,8 +5,8 @@
 //! connection, polled with this task's waker: every token would wake its task once more, to poll
 //! the connection that the task polls again anyway before it waits (`direct::poll_driven`).
 //! Wakes that come while the gate is held are not passed on but noted, so that the task, still
-//! running, polls the connection once more itself. A wake from anywhere else (the socket, from the I/O
-//! driver) goes through to the task.
+//! running, polls the connection once more itself. A wake from anywhere else (the socket, from
+//! the I/O driver) goes through to the task.
 
 use crate::sync::lock;
 use std::sync::atomic::{AtomicBool, Ordering};
