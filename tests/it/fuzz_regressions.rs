@@ -54,3 +54,33 @@ fn a_first_event_before_its_send_is_refused_naming_the_line() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// A percentile written `-0` (`reduce --percentiles=-0,50`, sweep's `--slo 'ttft.p-0<=2s'`):
+/// it was kept as the float -0, so reduce wrote the member `ttft_p-0_ms`, which no reader
+/// takes back (table showed a row "P-0 TTFT" with no value), and sweep bounded a member no
+/// summary has. The `flags` target found it (fuzz/seeds/flags/slo-negative-zero-percentile).
+/// `-0` now reads as 0.
+#[test]
+fn a_negative_zero_percentile_is_the_0th() {
+    let events = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/llama_benchy/c1-depth0.ndjson"
+    );
+    let out = run(&cmd("reduce", &["--percentiles=-0,50", events]), b"");
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(summary.contains(r#""ttft_p0_ms":"#), "{summary}");
+    assert!(!summary.contains("p-0"), "{summary}");
+    let table = run(&cmd("table", &[]), &out.stdout);
+    let shown = String::from_utf8_lossy(&table.stdout);
+    assert_eq!(table.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("P0 TTFT (ms)") && !shown.contains("P-0"),
+        "{shown}"
+    );
+}

@@ -334,7 +334,9 @@ pub fn parse_percentile(s: &str) -> Result<f64, String> {
     if !(0.0..=100.0).contains(&p) {
         return Err(format!("a percentile is from 0 to 100, got `{s}`"));
     }
-    Ok(p)
+    // `-0` is 0: adding 0 turns the negative zero positive, so that a member is `p0`, not
+    // `p-0`, which nothing reads back.
+    Ok(p + 0.0)
 }
 
 #[cfg(test)]
@@ -345,6 +347,8 @@ mod tests {
     fn percentiles_are_numbers_from_0_to_100() {
         assert_eq!(parse_percentile(" 99.9"), Ok(99.9));
         assert_eq!(parse_percentile("0"), Ok(0.0));
+        let zero = parse_percentile("-0").unwrap();
+        assert!(zero == 0.0 && zero.is_sign_positive(), "{zero}");
         assert!(parse_percentile("100.5")
             .unwrap_err()
             .contains("from 0 to 100"));

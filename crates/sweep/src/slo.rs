@@ -150,6 +150,8 @@ mod tests {
             parse_bound("e2el.p99.9<=1.5s").unwrap().key(),
             "e2el_p99.9_ms"
         );
+        // The flags fuzz target's find: `p-0` named a member nothing reads back.
+        assert_eq!(parse_bound("ttft.p-0<=2").unwrap().key(), "ttft_p0_ms");
         for bad in [
             "ttft<=2s",
             "ttft.p99=2s",
