@@ -74,9 +74,11 @@ fn continuous_usage_counts_each_step_s_tokens_so_itl_per_event_and_per_token_dif
         .map(|t| t["tokens"].as_u64().unwrap())
         .collect();
     assert_eq!(tokens, [1, 4, 4, 4]);
-    // One step every 8 ms: 8 ms per event, 2 ms per token.
+    // One step every 8 ms: 8 ms per event, 2 ms per token. Twelve gaps in all, so a first
+    // token read a few ms late on a busy machine (its later tokens on time) shortens the mean
+    // by a twelfth of that: the range is wide, and still far from a mean per token.
     let (per_event, per_token) = (f(&s, "itl_mean_ms"), f(&s, "itl_token_mean_ms"));
-    assert!((7.0..12.0).contains(&per_event), "{per_event}");
+    assert!((5.0..12.0).contains(&per_event), "{per_event}");
     assert!(
         (per_token * 4.0 - per_event).abs() < 0.5,
         "{per_token} {per_event}"
