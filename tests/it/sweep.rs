@@ -42,8 +42,8 @@ fn values_of(record: &serde_json::Value) -> Vec<f64> {
 /// 2 + 8c ms, so `tpot.p50<=37ms` holds up to c = 4 (34 ms) and not at 5 (42 ms).
 ///
 /// The bound sits between the two, away from both. A wave's requests reach the engine over a
-/// millisecond or so; those that miss the first step start a step later and end alone with
-/// fewer sequences, so their last gap is short and their TPOT below 2 + 8c. With six tokens
+/// millisecond or so; those that miss the first step start a step later and finish in a step
+/// of fewer sequences, so their last gap is short and their TPOT below 2 + 8c. With six tokens
 /// (five gaps) c = 5 came out at 39.8 ms against a bound of 40. Answers of 16 tokens dilute the
 /// short gap to a fifteenth: at c = 5 a wave split 2 + 2 + 1 gives its last request 38.8 ms,
 /// the others 40.9 or more. A busy machine makes a token late but not the engine's steps, which
